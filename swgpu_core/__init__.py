@@ -1,0 +1,8 @@
+"""swgpu: exact Smith-Waterman database search on NVIDIA GPUs.
+
+The data path reads top to bottom: FASTA (:mod:`.fasta`) -> database (:mod:`.database`)
+-> plan (:mod:`.plan`) -> device search (:mod:`.backends`) -> hits (:mod:`.search`)
+-> alignments -> reports (:mod:`.outfmt`).
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,79 @@
+"""Residue alphabets and their byte codes.
+
+The database stores residues as small integer codes so that kernels can index a
+substitution profile directly. Protein codes follow the order of the NCBI/Biopython
+BLOSUM tables (``ARNDCQEGHILKMFPSTWYVBZX*``), then the rare letters U (selenocysteine),
+O (pyrrolysine) and J (Leu/Ile) get codes of their own: the database does not depend on
+the matrix chosen at search time, and :mod:`swgpu_core.scoring` scores U, O and J as X
+unless the matrix defines them. Lower case is accepted and upper-cased.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+INVALID = 255
+
+
+@dataclass(frozen=True)
+class Alphabet:
+    """An ordered set of residue letters; a letter's code is its position."""
+
+    name: str
+    letters: str
+    #: letters accepted on input and stored under another letter's code
+    aliases: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def size(self) -> int:
+        return len(self.letters)
+
+    @property
+    def encode_table(self) -> np.ndarray:
+        """256-entry lookup from byte to code; :data:`INVALID` marks non-residues."""
+        table = np.full(256, INVALID, dtype=np.uint8)
+        for code, letter in enumerate(self.letters):
+            table[ord(letter)] = code
+            table[ord(letter.lower())] = code
+        for letter, target in self.aliases:
+            table[ord(letter)] = self.letters.index(target)
+            table[ord(letter.lower())] = self.letters.index(target)
+        return table
+
+    @property
+    def decode_table(self) -> np.ndarray:
+        return np.frombuffer(self.letters.encode("ascii"), dtype=np.uint8).copy()
+
+    def encode(self, sequence: str | bytes) -> np.ndarray:
+        """Codes for ``sequence``; raises ``ValueError`` naming the first bad character."""
+        raw = np.frombuffer(sequence.encode("ascii", "replace") if isinstance(sequence, str) else sequence, dtype=np.uint8)
+        codes = _ENCODE_CACHE.setdefault(self.name, self.encode_table)[raw]
+        bad = np.flatnonzero(codes == INVALID)
+        if bad.size:
+            pos = int(bad[0])
+            char = chr(raw[pos]) if 32 < raw[pos] < 127 else f"byte 0x{raw[pos]:02x}"
+            raise ValueError(f"unknown residue {char!r} at position {pos + 1}")
+        return codes
+
+    def decode(self, codes: np.ndarray) -> str:
+        return self.decode_table[np.asarray(codes, dtype=np.uint8)].tobytes().decode("ascii")
+
+
+_ENCODE_CACHE: dict[str, np.ndarray] = {}
+
+#: 20 standard amino acids, the ambiguity codes B Z X, the stop ``*``, then U O J.
+PROTEIN = Alphabet("protein", "ARNDCQEGHILKMFPSTWYVBZX*UOJ")
+
+#: Nucleotides; U is stored as T, IUPAC ambiguity codes are kept so that a matrix can score them.
+DNA = Alphabet("dna", "ACGTNRYSWKMBDHV", aliases=(("U", "T"),))
+
+ALPHABETS = {a.name: a for a in (PROTEIN, DNA)}
+
+
+def get_alphabet(name: str) -> Alphabet:
+    try:
+        return ALPHABETS[name]
+    except KeyError:
+        raise ValueError(f"unknown alphabet {name!r} (known: {', '.join(ALPHABETS)})") from None

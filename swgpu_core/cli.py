@@ -1,0 +1,48 @@
+"""The ``swgpu`` command: a thin client of the Python API.
+
+Each subcommand lives in :mod:`swgpu_core.commands` as a module with ``NAME``, ``HELP``,
+``add_arguments(parser)`` and ``run(args) -> int``; they are discovered here, so adding
+a command touches no other file. A :class:`~swgpu_core.errors.SwgpuError` becomes one
+line on stderr and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Sequence
+
+from . import __version__, commands
+from .errors import SwgpuError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="swgpu", description="Exact Smith-Waterman database search on GPUs and CPUs.")
+    parser.add_argument("--version", action="version", version=f"swgpu {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{commands.__name__}.{info.name}")
+        p = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
+        module.add_arguments(p)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args._run(args) or 0)
+    except SwgpuError as exc:
+        print(f"swgpu {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"swgpu {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""Database search: scan every chunk with a backend, keep each query's top hits.
+
+Ties are broken by one rule on every backend: higher score first, then the subject that
+comes first in the source FASTA.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .backends import Backend
+from .database import Database
+from .fasta import EncodedSequence
+from .progress import progress_bar
+from .scoring import Scoring
+
+
+@dataclass
+class QueryHits:
+    """The best subjects for one query, best first."""
+
+    query: EncodedSequence
+    subjects: np.ndarray  # sorted-numbering database indices, int64
+    scores: np.ndarray  # int32
+
+    def __len__(self) -> int:
+        return int(self.subjects.size)
+
+
+@dataclass
+class SearchResult:
+    db: Database
+    scoring: Scoring
+    backend: str
+    hits: list[QueryHits]
+    seconds: float
+    cells: int = field(default=0)
+
+    @property
+    def gcups(self) -> float:
+        return self.cells / self.seconds / 1e9 if self.seconds > 0 else 0.0
+
+
+def select_top(db: Database, subjects: np.ndarray, scores: np.ndarray, top: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``top`` best by score, ties to the earlier subject of the source FASTA."""
+    order = np.lexsort((db.order[subjects], -scores.astype(np.int64)))[:top]
+    return subjects[order], scores[order]
+
+
+def search(
+    db: Database,
+    queries: list[EncodedSequence],
+    scoring: Scoring,
+    backend: Backend,
+    *,
+    top: int = 50,
+    chunks: list[int] | None = None,
+    show_progress: bool = True,
+) -> SearchResult:
+    """Scan ``queries`` against ``db`` (or the listed chunks of it) and keep the top hits."""
+    selected = [db.chunks[i] for i in chunks] if chunks is not None else db.chunks
+    found: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in queries]
+    started = time.perf_counter()
+    total = sum(c.n_residues for c in selected) * len(queries)
+    bar = progress_bar(total=total, desc=f"search ({backend.name})", unit="res", unit_scale=True, disable=not show_progress)
+    for chunk in selected:
+        per_query = backend.scan_chunk(db, chunk, queries, top)
+        for lst, cand in zip(found, per_query):
+            lst.append(cand)
+        bar.update(chunk.n_residues * len(queries))
+    bar.close()
+    seconds = time.perf_counter() - started
+    hits = []
+    for query, lst in zip(queries, found):
+        subjects = np.concatenate([c[0] for c in lst]) if lst else np.zeros(0, np.int64)
+        scores = np.concatenate([c[1] for c in lst]) if lst else np.zeros(0, np.int32)
+        subjects, scores = select_top(db, subjects, scores, top)
+        hits.append(QueryHits(query, subjects, scores))
+    cells = sum(len(q) for q in queries) * sum(c.n_residues for c in selected)
+    return SearchResult(db, scoring, backend.name, hits, seconds, cells)
