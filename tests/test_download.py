@@ -1,0 +1,217 @@
+"""swgpu download: resume, verification, release records; against a local HTTP server only."""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import os
+import subprocess
+import sys
+import threading
+import time
+from email.utils import formatdate
+from pathlib import Path
+
+import pytest
+
+from swgpu_core.download import DownloadError, fetch, parse_checksum_file, read_release, version_path
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    """Serves files of ``root`` with ETag, Last-Modified, Range and If-Range; can cut a body short."""
+
+    root: Path
+    cut_after: int | None = None  # bytes of body to send before dropping the connection
+    log: list[tuple[str, str, dict]]
+
+    def _file(self) -> Path | None:
+        path = self.root / self.path.lstrip("/")
+        return path if path.is_file() else None
+
+    def _validators(self, path: Path) -> tuple[str, str]:
+        st = path.stat()
+        return f'"{st.st_size}-{st.st_mtime_ns}"', formatdate(st.st_mtime, usegmt=True)
+
+    def do_HEAD(self) -> None:
+        self._serve(body=False)
+
+    def do_GET(self) -> None:
+        self._serve(body=True)
+
+    def _serve(self, body: bool) -> None:
+        self.log.append((self.command, self.path, dict(self.headers)))
+        path = self._file()
+        if path is None:
+            self.send_error(404)
+            return
+        data = path.read_bytes()
+        etag, modified = self._validators(path)
+        start = 0
+        rng, if_range = self.headers.get("Range"), self.headers.get("If-Range")
+        if rng and (if_range is None or if_range in (etag, modified)):
+            start = int(rng.removeprefix("bytes=").split("-")[0])
+            if start >= len(data):
+                self.send_error(416)
+                return
+        self.send_response(206 if start else 200)
+        self.send_header("Content-Length", str(len(data) - start))
+        self.send_header("ETag", etag)
+        self.send_header("Last-Modified", modified)
+        if start:
+            self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+        self.end_headers()
+        if body:
+            payload = data[start:]
+            if type(self).cut_after is not None:
+                payload = payload[: type(self).cut_after]
+                self.wfile.write(payload)
+                self.wfile.flush()
+                self.close_connection = True
+                return
+            self.wfile.write(payload)
+
+    def log_message(self, *args) -> None:  # keep pytest output quiet
+        pass
+
+
+@pytest.fixture
+def server(tmp_path):
+    root = tmp_path / "www"
+    root.mkdir()
+    handler = type("H", (_Handler,), {"root": root, "log": [], "cut_after": None})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield root, f"http://127.0.0.1:{httpd.server_address[1]}", handler
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def _publish(path: Path, data: bytes) -> None:
+    """Write ``data`` and move the modification time so validators change as with a new release."""
+    previous = path.stat().st_mtime if path.exists() else time.time() - 100
+    path.write_bytes(data)
+    os.utime(path, (previous + 10, previous + 10))
+
+
+def test_http_download_records_release_and_skips_unchanged(server, tmp_path):
+    root, url, handler = server
+    data = os.urandom(300_000)
+    _publish(root / "db.fasta.gz", data)
+    dest = tmp_path / "out" / "db.fasta.gz"
+    release, changed = fetch(f"{url}/db.fasta.gz", dest, progress=False)
+    assert changed and dest.read_bytes() == data
+    recorded = read_release(version_path(dest))
+    assert recorded == release and recorded.sha256 == hashlib.sha256(data).hexdigest()
+    assert recorded.etag and recorded.last_modified and recorded.size == len(data)
+    assert sorted(p.name for p in dest.parent.iterdir()) == ["db.fasta.gz", "db.fasta.gz.version.json"]
+
+    stamps = (dest.stat().st_mtime_ns, version_path(dest).stat().st_mtime_ns)
+    handler.log.clear()
+    _, changed = fetch(f"{url}/db.fasta.gz", dest, progress=False)
+    assert not changed
+    assert [c for c, _, _ in handler.log] == ["HEAD"]  # no data transferred
+    assert (dest.stat().st_mtime_ns, version_path(dest).stat().st_mtime_ns) == stamps
+
+    new = os.urandom(200_000)
+    _publish(root / "db.fasta.gz", new)
+    release2, changed = fetch(f"{url}/db.fasta.gz", dest, progress=False)
+    assert changed and dest.read_bytes() == new and release2.sha256 != release.sha256
+
+
+def test_interrupted_download_leaves_no_final_file_and_resumes(server, tmp_path):
+    root, url, handler = server
+    data = os.urandom(500_000)
+    _publish(root / "big.gz", data)
+    dest = tmp_path / "big.gz"
+    handler.cut_after = 123_456
+    with pytest.raises(DownloadError):
+        fetch(f"{url}/big.gz", dest, progress=False, timeout=5)
+    assert not dest.exists() and not version_path(dest).exists()
+    part = tmp_path / ".big.gz.part"
+    assert part.stat().st_size == 123_456
+
+    handler.cut_after = None
+    handler.log.clear()
+    _, changed = fetch(f"{url}/big.gz", dest, progress=False)
+    assert changed and dest.read_bytes() == data and not part.exists()
+    get = [h for c, _, h in handler.log if c == "GET"][0]
+    assert get["Range"] == "bytes=123456-" and get["If-Range"]
+
+
+def test_resume_across_a_new_release_restarts(server, tmp_path):
+    root, url, handler = server
+    _publish(root / "db.gz", os.urandom(400_000))
+    dest = tmp_path / "db.gz"
+    handler.cut_after = 50_000
+    with pytest.raises(DownloadError):
+        fetch(f"{url}/db.gz", dest, progress=False, timeout=5)
+    new = os.urandom(400_000)
+    _publish(root / "db.gz", new)  # the server's If-Range no longer matches: full body
+    handler.cut_after = None
+    fetch(f"{url}/db.gz", dest, progress=False)
+    assert dest.read_bytes() == new
+
+
+def test_published_checksum_is_verified(server, tmp_path):
+    root, url, _ = server
+    data = b">a\nMKV\n" * 1000
+    _publish(root / "nr.gz", data)
+    (root / "nr.gz.md5").write_text(f"{hashlib.md5(data).hexdigest()}  nr.gz\n")
+    release, _ = fetch(f"{url}/nr.gz", tmp_path / "nr.gz", checksum_url=f"{url}/nr.gz.md5", progress=False)
+    assert release.checksums == {"md5": hashlib.md5(data).hexdigest()}
+
+    (root / "nr.gz.md5").write_text(f"{'0' * 32}  nr.gz\n")  # the published checksum moved on...
+    with pytest.raises(DownloadError, match="md5"):  # ...and the bytes do not match it
+        fetch(f"{url}/nr.gz", tmp_path / "nr.gz", checksum_url=f"{url}/nr.gz.md5", progress=False)
+    assert (tmp_path / "nr.gz").read_bytes() == data  # the previous release is untouched
+    assert not (tmp_path / ".nr.gz.part").exists()
+
+
+def test_configured_checksum_and_size(server, tmp_path):
+    root, url, _ = server
+    _publish(root / "x.gz", b"0123456789")
+    with pytest.raises(DownloadError, match="sha256"):
+        fetch(f"{url}/x.gz", tmp_path / "x.gz", sha256="ab" * 32, progress=False)
+    with pytest.raises(DownloadError, match="size"):
+        fetch(f"{url}/x.gz", tmp_path / "x.gz", size=11, progress=False)
+    assert list(tmp_path.glob("*x.gz*")) == []
+    good = hashlib.sha256(b"0123456789").hexdigest()
+    _, changed = fetch(f"{url}/x.gz", tmp_path / "x.gz", sha256=good.upper(), size=10, progress=False)
+    assert changed
+
+
+def test_local_source(tmp_path):
+    src = tmp_path / "src.fasta"
+    src.write_text(">a\nMKV\n")
+    dest = tmp_path / "copy" / "db.fasta"
+    _, changed = fetch(str(src), dest, progress=False)
+    assert changed and dest.read_text() == ">a\nMKV\n"
+    stamp = version_path(dest).stat().st_mtime_ns
+    os.utime(src, (time.time() + 5, time.time() + 5))  # touched, same bytes: same release
+    assert fetch(str(src), dest, progress=False)[1] is False
+    assert version_path(dest).stat().st_mtime_ns == stamp
+    src.write_text(">a\nMKVL\n")
+    assert fetch(str(src), dest, progress=False)[1] is True
+    assert dest.read_text() == ">a\nMKVL\n"
+
+
+def test_parse_checksum_file_formats():
+    md5 = "d41d8cd98f00b204e9800998ecf8427e"
+    sha = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    assert parse_checksum_file(f"{md5}  other.gz\n{md5.upper()} *nr.gz\n", "nr.gz") == ("md5", md5)
+    assert parse_checksum_file(f"SHA256 (pdb_seqres.txt.gz) = {sha}\n", "pdb_seqres.txt.gz") == ("sha256", sha)
+    assert parse_checksum_file(f"{sha}\n", "anything") == ("sha256", sha)
+    with pytest.raises(DownloadError):
+        parse_checksum_file(f"{md5}  a\n{md5}  b\n", "c")
+
+
+def test_cli_error_is_one_line(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "swgpu_core", "download", str(tmp_path / "missing.fasta"), str(tmp_path / "out.fasta")],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "missing.fasta" in proc.stderr
+    assert not (tmp_path / "out.fasta").exists()

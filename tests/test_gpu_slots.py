@@ -1,0 +1,116 @@
+"""GPU slot claiming, tested without a GPU: device lists are given or faked."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from swgpu_core import gpu_slots
+from swgpu_core.gpu_slots import ENV, NoFreeSlot, acquire, claim_gpu, release
+
+SWGPU = [sys.executable, "-m", "swgpu_core"]
+
+
+@pytest.fixture(autouse=True)
+def no_scheduler_env(monkeypatch):
+    monkeypatch.delenv(ENV, raising=False)
+
+
+def _env_without_cuda() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != ENV}
+
+
+def test_concurrent_jobs_never_share_a_slot(tmp_path):
+    """Six jobs on two slots: at most one job per device at any time, both devices used."""
+    record = tmp_path / "record.jsonl"
+    job = (
+        "import json, os, time; t0 = time.time(); time.sleep(0.4); "
+        f"open({str(record)!r}, 'a').write(json.dumps([os.environ['{ENV}'], t0, time.time()]) + '\\n')"
+    )
+    procs = [
+        subprocess.Popen(
+            [*SWGPU, "gpu-run", "--slot-dir", str(tmp_path / "slots"), "--devices", "0,1", "--", sys.executable, "-c", job],
+            env=_env_without_cuda(),
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(6)
+    ]
+    assert all(p.wait(timeout=60) == 0 for p in procs)
+    runs = [json.loads(line) for line in record.read_text().splitlines()]
+    assert len(runs) == 6 and {d for d, _, _ in runs} == {"0", "1"}
+    for device in ("0", "1"):
+        spans = sorted((a, b) for d, a, b in runs if d == device)
+        assert all(prev[1] <= nxt[0] for prev, nxt in zip(spans, spans[1:])), f"device {device} shared: {spans}"
+
+
+def test_a_killed_job_releases_its_slot(tmp_path):
+    slots = tmp_path / "slots"
+    holder = subprocess.Popen(
+        [*SWGPU, "gpu-run", "--slot-dir", str(slots), "--devices", "7", "--", sys.executable, "-c", "import time; time.sleep(60)"],
+        env=_env_without_cuda(),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stderr.readline().strip().endswith(f"{ENV}=7")  # the slot is held now
+    with pytest.raises(NoFreeSlot):
+        acquire(slots, ["7"], wait=0.3)
+    holder.send_signal(signal.SIGKILL)
+    holder.wait()
+    slot = acquire(slots, ["7"], wait=5)
+    assert slot.device == "7"
+    release(slot)
+
+
+def test_claim_sets_and_restores_the_environment(tmp_path):
+    with claim_gpu(tmp_path, ["3"]) as device:
+        assert device == "3" and os.environ[ENV] == "3"
+        other = subprocess.run(
+            [*SWGPU, "gpu-run", "--slot-dir", str(tmp_path), "--devices", "3", "--wait", "0", "--", "true"],
+            env=_env_without_cuda(),
+            capture_output=True,
+            text=True,
+        )
+        assert other.returncode == 2 and "busy" in other.stderr
+    assert ENV not in os.environ
+    with claim_gpu(tmp_path, ["3"]) as device:  # released on exit
+        assert device == "3"
+
+
+def test_scheduler_assignment_is_honoured(tmp_path, monkeypatch):
+    monkeypatch.setenv(ENV, "2")
+    with claim_gpu(tmp_path / "slots", ["0", "1"]) as device:
+        assert device == "2" and os.environ[ENV] == "2"
+    assert not (tmp_path / "slots").exists()  # nothing was locked
+    assert os.environ[ENV] == "2"
+
+
+def test_no_gpu_means_no_slot(tmp_path, monkeypatch):
+    monkeypatch.setattr(gpu_slots.shutil, "which", lambda _: None)
+    with claim_gpu(tmp_path) as device:
+        assert device is None and ENV not in os.environ
+
+
+def test_devices_come_from_nvidia_smi(tmp_path, monkeypatch):
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text(
+        "#!/bin/sh\necho 'GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-a)'\necho 'GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-b)'\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    assert gpu_slots.nvidia_smi_devices() == ["0", "1"]
+    first, second = acquire(tmp_path / "slots"), acquire(tmp_path / "slots")
+    assert {first.device, second.device} == {"0", "1"}
+    release(first)
+    release(second)
+
+
+def test_gpu_run_without_command_is_an_error(tmp_path):
+    proc = subprocess.run([*SWGPU, "gpu-run", "--slot-dir", str(tmp_path)], capture_output=True, text=True)
+    assert proc.returncode == 2 and "no command" in proc.stderr
