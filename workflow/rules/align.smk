@@ -1,0 +1,27 @@
+# Traceback of the merged top hits, one file per configured format.
+
+
+rule align:
+    input:
+        db="results/{db}/db",
+        queries=config["queries"],
+        hits="results/{db}/hits.npz",
+    output:
+        "results/{db}/alignments/alignments.{fmt}",
+    log:
+        "results/{db}/logs/align.{fmt}.log",
+    benchmark:
+        "results/{db}/benchmarks/align.{fmt}.tsv"
+    conda:
+        "../../envs/swgpu.yaml"
+    resources:
+        gpu=1 if uses_gpu() else 0,
+    params:
+        gpu_run=gpu_run_prefix(),
+        outfmt=lambda wildcards: (
+            f"--outfmt '{config['align']['outfmt']}'" if wildcards.fmt == "tsv" else ""
+        ),
+        extra=config["align"]["extra"],
+    shell:
+        "{params.gpu_run} swgpu align --db {input.db} --query {input.queries}"
+        " --hits {input.hits} --out {output} {params.outfmt} {params.extra} > {log} 2>&1"

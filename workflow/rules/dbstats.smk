@@ -1,0 +1,23 @@
+# Length characterisation: histogram plot and table.
+
+
+rule dbstats:
+    input:
+        "results/{db}/db",
+    output:
+        png=report(
+            "results/{db}/dbstats/lengths.png",
+            caption="../report/dbstats.rst",
+            category="Database",
+            labels={"database": "{db}", "figure": "length histogram"},
+        ),
+        tsv="results/{db}/dbstats/lengths.tsv",
+        txt="results/{db}/dbstats/stats.txt",
+    log:
+        "results/{db}/logs/dbstats.log",
+    benchmark:
+        "results/{db}/benchmarks/dbstats.tsv"
+    conda:
+        "../../envs/swgpu.yaml"
+    shell:
+        "swgpu dbstats {input} --png {output.png} --tsv {output.tsv} > {output.txt} 2> {log}"

@@ -1,0 +1,39 @@
+# A database's source file and its release record (ETag/Last-Modified/SHA-256),
+# results/{db}/source/{db}.fasta[.gz] and the same name + .version.json.
+
+
+rule download:
+    input:
+        local_source,
+    output:
+        fasta="results/{db}/source/{db}{suffix}",
+        release="results/{db}/source/{db}{suffix}.version.json",
+    log:
+        "results/{db}/logs/download{suffix}.log",
+    benchmark:
+        "results/{db}/benchmarks/download{suffix}.tsv"
+    wildcard_constraints:
+        suffix=r"\.fasta(\.gz)?",
+    conda:
+        "../../envs/swgpu.yaml"
+    params:
+        command=lambda wildcards: download_command(wildcards.db),
+    shell:
+        "{params.command} > {log} 2>&1"
+
+
+# Scheduled runs: `snakemake refresh` asks every source whether its release changed and
+# rewrites the source file and its .version.json only when it did, so the following plain
+# `snakemake` re-runs exactly the chain of the changed databases. It has no output, so
+# it runs whenever it is asked for and never as part of the default target.
+rule refresh:
+    log:
+        "results/logs/refresh.log",
+    benchmark:
+        "results/benchmarks/refresh.tsv"
+    conda:
+        "../../envs/swgpu.yaml"
+    params:
+        commands=" && ".join(download_command(db) for db in config["databases"]),
+    shell:
+        "({params.commands}) > {log} 2>&1 && cat {log}"

@@ -1,0 +1,24 @@
+# Threshold choice between the inter- and intra-task kernels.
+
+
+rule plan:
+    input:
+        "results/{db}/db",
+    output:
+        json="results/{db}/plan/plan.json",
+        png=report(
+            "results/{db}/plan/plan.png",
+            caption="../report/plan.rst",
+            category="Database",
+            labels={"database": "{db}", "figure": "predicted speed"},
+        ),
+    log:
+        "results/{db}/logs/plan.log",
+    benchmark:
+        "results/{db}/benchmarks/plan.tsv"
+    conda:
+        "../../envs/swgpu.yaml"
+    params:
+        extra=config["plan"]["extra"],
+    shell:
+        "swgpu plan {input} --json {output.json} --png {output.png} {params.extra} > {log} 2>&1"

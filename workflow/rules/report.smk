@@ -1,0 +1,27 @@
+# The self-contained HTML report of one database's run.
+
+
+rule report:
+    input:
+        db="results/{db}/db",
+        queries=config["queries"],
+        hits="results/{db}/hits.npz",
+        plan=plan_json,
+    output:
+        report(
+            "results/{db}/report.html",
+            caption="../report/report.rst",
+            category="Report",
+            labels={"database": "{db}", "file": "HTML report"},
+        ),
+    log:
+        "results/{db}/logs/report.log",
+    benchmark:
+        "results/{db}/benchmarks/report.tsv"
+    conda:
+        "../../envs/swgpu.yaml"
+    params:
+        extra=config["report"]["extra"],
+    shell:
+        "swgpu report --db {input.db} --query {input.queries} --hits {input.hits}"
+        " --out {output} {params.extra} > {log} 2>&1"
