@@ -66,11 +66,17 @@ def search(
     started = time.perf_counter()
     total = sum(c.n_residues for c in selected) * len(queries)
     bar = progress_bar(total=total, desc=f"search ({backend.name})", unit="res", unit_scale=True, disable=not show_progress)
-    for chunk in selected:
-        per_query = backend.scan_chunk(db, chunk, queries, top)
+    scan = getattr(backend, "scan", None)
+    if scan is not None:  # the backend schedules chunks itself (several GPUs, prefetch)
+        per_chunk = scan(db, selected, queries, top, on_chunk=lambda c: bar.update(c.n_residues * len(queries)))
+    else:
+        per_chunk = []
+        for chunk in selected:
+            per_chunk.append(backend.scan_chunk(db, chunk, queries, top))
+            bar.update(chunk.n_residues * len(queries))
+    for per_query in per_chunk:
         for lst, cand in zip(found, per_query):
             lst.append(cand)
-        bar.update(chunk.n_residues * len(queries))
     bar.close()
     seconds = time.perf_counter() - started
     hits = []

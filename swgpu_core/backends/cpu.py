@@ -20,6 +20,31 @@ from ..scoring import Scoring
 from . import candidates
 
 
+def opal_alphabet(scoring: Scoring) -> tuple[str, np.ndarray, np.ndarray]:
+    """Letters for Opal, a code-to-letter table and the matrix over those letters.
+
+    Opal accepts only the letters A-Z, while our protein code has 27 symbols (``*`` and
+    U O J beside the 23 of BLOSUM tables). Codes whose matrix row and column are equal
+    (U, O, J score as X unless the matrix defines them) share a letter, which leaves
+    enough letters for all distinct symbols.
+    """
+    m = scoring.matrix
+    reps: list[int] = []
+    klass = np.empty(m.shape[0], dtype=np.intp)
+    for code in range(m.shape[0]):
+        same = [k for k, r in enumerate(reps) if np.array_equal(m[code], m[r]) and np.array_equal(m[:, code], m[:, r])]
+        if same:
+            klass[code] = same[0]
+        else:
+            klass[code] = len(reps)
+            reps.append(code)
+    if len(reps) > 26:
+        raise ValueError(f"{scoring.matrix_name}: more than 26 distinct residue scores, too many for the CPU backend")
+    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[: len(reps)]
+    table = np.frombuffer(letters.encode(), dtype=np.uint8)[klass]
+    return letters, table, m[np.ix_(reps, reps)]
+
+
 class CpuBackend:
     """Exact scores on the CPU; one pyopal database per chunk, built on first use."""
 
@@ -28,8 +53,8 @@ class CpuBackend:
     def __init__(self, scoring: Scoring, threads: int = 0):
         self.scoring = scoring
         self.threads = threads or len(os.sched_getaffinity(0))
-        letters = scoring.alphabet.letters
-        self._matrix = ScoringMatrix(scoring.matrix.tolist(), alphabet=letters, name=scoring.matrix_name)
+        letters, self._to_letter, matrix = opal_alphabet(scoring)
+        self._matrix = ScoringMatrix(matrix.tolist(), alphabet=letters, name=scoring.matrix_name)
         self._aligner = pyopal.Aligner(self._matrix, gap_open=scoring.first_gap_cost, gap_extend=scoring.gap_extend)
         self._pool = ThreadPool(self.threads) if self.threads > 1 else None
         self._cache: dict[tuple[str, int], pyopal.Database] = {}
@@ -38,9 +63,8 @@ class CpuBackend:
         key = (str(db.path), chunk.index)
         if key not in self._cache:
             self._cache.clear()  # one chunk at a time keeps memory bounded
-            decode = db.alphabet.decode_table
             residues = db.residues[chunk.residue_start : chunk.residue_stop]
-            text = decode[residues].tobytes()
+            text = self._to_letter[residues].tobytes()
             offs = db.offsets[chunk.first : chunk.stop + 1] - chunk.residue_start
             seqs = [text[offs[i] : offs[i + 1]] for i in range(chunk.n_sequences)]
             self._cache[key] = pyopal.Database(seqs, self._aligner.alphabet)
@@ -49,7 +73,7 @@ class CpuBackend:
     def scores(self, db: Database, chunk: Chunk, query: EncodedSequence) -> np.ndarray:
         """Every subject's exact score in the chunk, int32, in sorted numbering order."""
         target = self._chunk_database(db, chunk)
-        qtext = db.alphabet.decode(query.codes)
+        qtext = self._to_letter[query.codes].tobytes()
         n = chunk.n_sequences
         if self._pool is None or n < 256:
             results = self._aligner.align(qtext, target, mode="score")

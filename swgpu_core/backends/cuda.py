@@ -1,0 +1,275 @@
+"""CUDA backend: the scan kernels over a length-sorted chunk, exact scores, top hits.
+
+Per chunk, subjects up to the length threshold go to the inter-task kernel (a few lanes
+of a warp per pair of subjects) and longer ones to the intra-task kernel (a block per
+pair), launched on two streams so the long tail overlaps the bulk. Both run in packed
+16-bit arithmetic; subjects whose score may have overflowed are rescored in 32 bits, so
+every score is exact. Only the candidates that can enter a query's top list leave the GPU.
+
+Chunks are uploaded once and kept while they fit the memory budget; otherwise each chunk
+is staged through pinned host memory and copied on a separate stream while the previous
+chunk is being scanned.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+try:
+    import cupy as cp
+except ImportError as exc:  # re-raised with an actionable message
+    raise ImportError("CuPy is not installed (pip install 'swgpu_core[cuda13]' or '[cuda12]')") from exc
+
+from ..database import Chunk, Database
+from ..fasta import EncodedSequence
+from ..scoring import Scoring
+from . import candidates
+from .cuda_kernels import ScanKernels, Shape, build_profile, pick_shapes
+
+try:
+    _N_DEVICES = cp.cuda.runtime.getDeviceCount()
+except cp.cuda.runtime.CUDARuntimeError as exc:
+    raise ImportError(f"no CUDA device ({exc})") from exc
+if _N_DEVICES == 0:
+    raise ImportError("no CUDA device")
+
+DEFAULT_THRESHOLD = 3072
+
+
+@dataclass
+class DeviceChunk:
+    """A chunk's residues and offsets in device memory."""
+
+    chunk: Chunk
+    residues: cp.ndarray
+    offsets: cp.ndarray
+    lengths: np.ndarray  # host copy, for the threshold split
+    subjects: cp.ndarray  # 0..n-1, the kernels' subject list for a whole-chunk scan
+    ready: cp.cuda.Event
+    pinned: object  # the staging buffer, alive until the copy is done
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.residues.nbytes + self.offsets.nbytes)
+
+
+class DeviceWorker:
+    """Everything one GPU needs: kernels, streams, resident chunks, scratch buffers."""
+
+    def __init__(self, device_id: int, scoring: Scoring, threshold: int | None, budget: int | None, arith: str | None):
+        self.device_id = device_id
+        self.scoring = scoring
+        self.threshold = threshold
+        with cp.cuda.Device(device_id):
+            self.kernels = ScanKernels(arith)
+            self.name = cp.cuda.runtime.getDeviceProperties(device_id)["name"].decode()
+            self.compute = cp.cuda.Stream(non_blocking=True)
+            self.long = cp.cuda.Stream(non_blocking=True)
+            self.copy = cp.cuda.Stream(non_blocking=True)
+            free, _total = cp.cuda.runtime.memGetInfo()
+        self.budget = budget if budget is not None else int(free * 0.6)
+        self.resident: dict[tuple[str, int], DeviceChunk] = {}
+        self.kernel_seconds = 0.0
+        self.cells = 0
+        self.last_timing: dict = {}
+        self._scratch: dict[str, cp.ndarray] = {}
+
+    # -- memory ------------------------------------------------------------------------
+    def _buffer(self, name: str, size: int, dtype) -> cp.ndarray:
+        buf = self._scratch.get(name)
+        if buf is None or buf.size < size:
+            self._scratch.pop(name, None)
+            buf = cp.empty(max(size, 1), dtype=dtype)
+            self._scratch[name] = buf
+        return buf[:size]
+
+    def upload(self, db: Database, chunk: Chunk) -> DeviceChunk:
+        """Copy a chunk to the device on the copy stream (pinned staging), or reuse it."""
+        key = (str(db.path), chunk.index)
+        if key in self.resident:
+            return self.resident[key]
+        with cp.cuda.Device(self.device_id):
+            size = chunk.n_residues
+            used = sum(d.nbytes for d in self.resident.values())
+            if used + size > self.budget:
+                self.copy.synchronize()
+                self.compute.synchronize()
+                self.long.synchronize()
+                self.resident.clear()
+            host_res = db.residues[chunk.residue_start : chunk.residue_stop]
+            host_off = np.asarray(db.offsets[chunk.first : chunk.stop + 1]) - chunk.residue_start
+            size_aligned = -(-size // 8) * 8
+            pinned = cp.cuda.alloc_pinned_memory(size_aligned + host_off.nbytes)
+            staging = np.frombuffer(pinned, dtype=np.uint8, count=size)
+            staging[:] = host_res
+            off_staging = np.frombuffer(pinned, dtype=np.int64, count=host_off.size, offset=size_aligned)
+            off_staging[:] = host_off
+            residues = cp.empty(size, dtype=np.uint8)
+            offsets = cp.empty(host_off.size, dtype=np.int64)
+            residues.set(staging, stream=self.copy)
+            offsets.set(off_staging, stream=self.copy)
+            with self.copy:
+                subjects = cp.arange(chunk.n_sequences, dtype=np.int32)
+            lengths = np.asarray(db.lengths[chunk.first : chunk.stop])
+            ready = cp.cuda.Event()
+            ready.record(self.copy)
+            dev = DeviceChunk(chunk, residues, offsets, lengths, subjects, ready, pinned)
+            self.resident[key] = dev
+            return dev
+
+    # -- scan ----------------------------------------------------------------------------
+    def split(self, dev: DeviceChunk) -> int:
+        """Number of leading (shorter) subjects that go to the inter-task kernel; even."""
+        threshold = self.threshold if self.threshold is not None else DEFAULT_THRESHOLD
+        n_short = int(np.searchsorted(dev.lengths, threshold, side="right"))
+        if n_short % 2 and n_short < dev.lengths.size:
+            n_short += 1
+        return n_short
+
+    def scores(self, dev: DeviceChunk, query: EncodedSequence) -> cp.ndarray:
+        """Exact scores of ``query`` against every subject of the chunk (device int32)."""
+        sc = self.scoring
+        n = dev.chunk.n_sequences
+        with cp.cuda.Device(self.device_id), self.compute:
+            self.compute.wait_event(dev.ready)
+            self.long.wait_event(dev.ready)
+            n_short = self.split(dev)
+            scores = self._buffer("scores", n, np.int32)
+            overflow = self._buffer("overflow", n + 1, np.int32)
+            boundary = self._buffer("boundary", 2 * (dev.chunk.n_residues + 1), np.uint32)
+            subjects = dev.subjects
+            overflow_at = 32767 - sc.max_score
+            start, done = cp.cuda.Event(), cp.cuda.Event()
+            start.record(self.compute)
+            overflow[:1].fill(0)
+            inter, intra = pick_shapes(len(query), n_short)
+            prof_inter = cp.asarray(build_profile(query.codes, sc, inter.cols))
+            prof_intra = cp.asarray(build_profile(query.codes, sc, intra.cols))
+            self.long.wait_event(_record(self.compute))
+            jobs = [  # the long subjects first, so their blocks start before the bulk fills the GPU
+                (intra, self.long, prof_intra, subjects[n_short:], n - n_short),
+                (inter, self.compute, prof_inter, subjects[:n_short], n_short),
+            ]
+            marks = []
+            for shape, stream, prof, subj, count in jobs:
+                marks.append(_record(stream, timing=True))
+                self._launch(shape, False, stream, dev, prof, subj, count, overflow_at, boundary, scores, overflow)
+                marks.append(_record(stream, timing=True))
+            self.compute.wait_event(marks[1])
+            n_over = int(overflow[:1].get(stream=self.compute)[0])
+            if n_over:  # rescore in 32 bits the subjects whose 16-bit lanes may have wrapped
+                redo = cp.sort(overflow[1 : 1 + n_over])
+                is_long = redo >= n_short
+                for shape, prof, sel in ((inter, prof_inter, redo[~is_long]), (intra, prof_intra, redo[is_long])):
+                    sel = cp.ascontiguousarray(sel)
+                    self._launch(shape, True, self.compute, dev, prof, sel, int(sel.size), 0, boundary, scores, overflow)
+            done.record(self.compute)
+            done.synchronize()
+            seconds = cp.cuda.get_elapsed_time(start, done) / 1e3
+            self.last_timing = {
+                "seconds": seconds,
+                "intra_seconds": cp.cuda.get_elapsed_time(marks[0], marks[1]) / 1e3,
+                "inter_seconds": cp.cuda.get_elapsed_time(marks[2], marks[3]) / 1e3,
+                "n_short": n_short,
+                "rescored": n_over,
+                "shapes": (inter.template("16"), intra.template("16")),
+            }
+            self.kernel_seconds += seconds
+            self.cells += len(query) * dev.chunk.n_residues
+            return scores
+
+    def _launch(self, shape: Shape, wide: bool, stream, dev, prof, subj, count, overflow_at, boundary, scores, overflow) -> None:
+        if count == 0:
+            return
+        n_passes = prof.shape[1] // shape.cols
+        args = (
+            dev.residues, dev.offsets, subj, np.int32(count), prof, np.int32(prof.shape[1]), np.int32(n_passes),
+            np.int32(self.scoring.first_gap_cost), np.int32(self.scoring.gap_extend), np.int32(overflow_at),
+            boundary, scores, overflow,
+        )  # fmt: skip
+        self.kernels.launch(shape, wide, args, count, stream)
+
+    def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, next_chunk: Chunk | None):
+        dev = self.upload(db, chunk)
+        if next_chunk is not None:
+            self.upload(db, next_chunk)  # overlaps the copy with this chunk's scan
+        out = []
+        for q in queries:
+            s = self.scores(dev, q)
+            with cp.cuda.Device(self.device_id), self.compute:
+                if s.size > top:
+                    kth = cp.partition(s, s.size - top)[s.size - top]
+                    keep = cp.flatnonzero(s >= kth)
+                    idx, val = keep.get(), s[keep].get()
+                else:
+                    idx, val = np.arange(s.size), s.get()
+            out.append((idx.astype(np.int64) + chunk.first, val.astype(np.int32)))
+        return out
+
+
+def _record(stream: cp.cuda.Stream, timing: bool = False) -> cp.cuda.Event:
+    ev = cp.cuda.Event(disable_timing=not timing)
+    ev.record(stream)
+    return ev
+
+
+class CudaBackend:
+    """Scores on one or more GPUs; chunks are dealt to devices round robin."""
+
+    name = "cuda"
+
+    def __init__(
+        self,
+        scoring: Scoring,
+        devices: list[int] | None = None,
+        *,
+        threshold: int | None = None,
+        memory_budget: int | None = None,
+        arith: str | None = None,
+    ):
+        ids = devices if devices else [0]
+        bad = [d for d in ids if d < 0 or d >= _N_DEVICES]
+        if bad:
+            from ..errors import BackendUnavailable
+
+            raise BackendUnavailable(f"no CUDA device {bad[0]} (this machine has {_N_DEVICES})")
+        self.scoring = scoring
+        self.workers = [DeviceWorker(d, scoring, threshold, memory_budget, arith) for d in ids]
+        self._lock = threading.Lock()
+
+    @property
+    def device_names(self) -> list[str]:
+        return [w.name for w in self.workers]
+
+    @property
+    def kernel_seconds(self) -> float:
+        return max(w.kernel_seconds for w in self.workers)
+
+    def scan(self, db: Database, chunks: list[Chunk], queries: list[EncodedSequence], top: int, on_chunk=None):
+        """Per chunk, per query candidates; devices work on their chunks in parallel threads."""
+        n = len(self.workers)
+        results: dict[int, list] = {}
+
+        def run(w: int) -> None:
+            mine = chunks[w::n]
+            for k, chunk in enumerate(mine):
+                nxt = mine[k + 1] if k + 1 < len(mine) else None
+                res = self.workers[w].scan_chunk(db, chunk, queries, top, nxt)
+                with self._lock:
+                    results[chunk.index] = res
+                if on_chunk is not None:
+                    on_chunk(chunk)
+
+        if n == 1:
+            run(0)
+        else:
+            with ThreadPoolExecutor(n) as pool:
+                list(pool.map(run, range(n)))
+        return [results[c.index] for c in chunks]
+
+    def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int):
+        return self.workers[0].scan_chunk(db, chunk, queries, top, None)

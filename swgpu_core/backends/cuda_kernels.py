@@ -1,0 +1,109 @@
+"""Compile and launch the scan kernels of ``kernels/sw_scan.cu`` through CuPy.
+
+CuPy's NVRTC compiles for the running device's architecture and caches the binary on
+disk (``~/.cupy/kernel_cache``), so a kernel is compiled once per machine. On compute
+capability 9.0 and newer the packed 16-bit kernels use DPX instructions; older GPUs get
+the plain packed path. Overflowed subjects are rescored with the 32-bit arithmetic.
+
+Each kernel shape is a template instance; :func:`pick_shapes` chooses, per query length,
+the pass width that wastes the fewest padded query columns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+
+import cupy as cp
+import numpy as np
+
+from ..scoring import Scoring
+
+PAD_SCORE = -1024
+PROFILE_ROWS = 28
+INTER_BLOCK = 256
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A kernel instance: inter-task (``lanes`` threads of a warp per group) or intra-task
+    (``warps`` warps of a block per group), ``r`` query columns per thread."""
+
+    kind: str  # "inter" or "intra"
+    r: int
+    lanes: int = 32
+    warps: int = 1
+
+    @property
+    def cols(self) -> int:
+        """Query columns per pass."""
+        return self.r * self.lanes * self.warps
+
+    def template(self, arith: str) -> str:
+        if self.kind == "inter":
+            return f"sw_inter<{arith},{self.r},{self.lanes}>"
+        return f"sw_intra<{arith},{self.r},{self.warps}>"
+
+
+INTER_SHAPES = tuple(Shape("inter", 16, g) for g in (8, 16, 32)) + (Shape("inter", 8, 8),)
+#: threads that keep every multiprocessor of a large GPU busy (132 SMs x 2048 threads)
+BUSY_THREADS = 132 * 2048
+INTRA_SHAPES = tuple(Shape("intra", 8, 32, w) for w in (1, 2, 4, 8))
+
+
+def pick_shapes(query_length: int, n_short: int) -> tuple[Shape, Shape]:
+    """(inter, intra) shapes for a query and the number of short subjects.
+
+    Inter: 16 columns per thread (the most efficient step), with the fewest lanes per
+    pair of subjects that still give the GPU enough threads (fewer lanes mean less
+    wavefront fill and drain per pass), unless that pads the query by over 25%, where the
+    8-column shape is used. Intra: the narrowest block that covers the query in one pass
+    (wider blocks shorten the long subjects' critical path only while they have columns).
+    """
+    lanes = 8
+    while lanes < 32 and n_short // 2 * lanes < BUSY_THREADS:
+        lanes *= 2
+    inter = next(s for s in INTER_SHAPES if s.r == 16 and s.lanes == lanes)
+    padded = -(-query_length // inter.cols) * inter.cols
+    if padded > 1.25 * query_length and lanes == 8:
+        inter = INTER_SHAPES[-1]
+    intra = next((s for s in INTRA_SHAPES if s.cols >= query_length), INTRA_SHAPES[-1])
+    return inter, intra
+
+
+def kernel_source() -> str:
+    return resources.files("swgpu_core").joinpath("kernels/sw_scan.cu").read_text()
+
+
+def build_profile(query: np.ndarray, scoring: Scoring, cols: int) -> np.ndarray:
+    """``[PROFILE_ROWS, qpad]`` int16: row r, column j holds S(query[j], r); padding scores PAD_SCORE."""
+    n_passes = max(1, -(-query.size // cols))
+    prof = np.full((PROFILE_ROWS, n_passes * cols), PAD_SCORE, dtype=np.int16)
+    n = scoring.alphabet.size
+    prof[:n, : query.size] = scoring.matrix[query.astype(np.intp)].T[:n]
+    return prof
+
+
+class ScanKernels:
+    """The compiled kernels for the current device, packed 16-bit and 32-bit."""
+
+    def __init__(self, arith: str | None = None):
+        major, minor = cp.cuda.Device().compute_capability[:-1], cp.cuda.Device().compute_capability[-1]
+        self.arith = arith or ("dpx" if int(major) * 10 + int(minor) >= 90 else "plain")
+        self.packed = {"dpx": "DpxS16x2", "plain": "PlainS16x2"}[self.arith]
+        names = [s.template(a) for s in INTER_SHAPES + INTRA_SHAPES for a in (self.packed, "S32")]
+        self.module = cp.RawModule(code=kernel_source(), options=("-std=c++17",), name_expressions=names)
+        self._functions = {n: self.module.get_function(n) for n in names}
+
+    def launch(self, shape: Shape, wide: bool, args: tuple, n_subjects: int, stream: cp.cuda.Stream) -> None:
+        """Launch ``shape`` over ``n_subjects`` subjects: packed 16-bit (two subjects per
+        group) or, with ``wide``, 32-bit. ``args`` follow ``SWGPU_SCAN_PARAMS``."""
+        groups = -(-n_subjects // (1 if wide else 2))
+        if groups == 0:
+            return
+        if shape.kind == "inter":
+            grid, block = -(-groups * shape.lanes // INTER_BLOCK), INTER_BLOCK
+        else:
+            grid, block = groups, shape.warps * 32
+        with stream:
+            self._functions[shape.template("S32" if wide else self.packed)]((grid,), (block,), args)
