@@ -53,8 +53,8 @@ class Alphabet:
         bad = np.flatnonzero(codes == INVALID)
         if bad.size:
             pos = int(bad[0])
-            char = chr(raw[pos]) if 32 < raw[pos] < 127 else f"byte 0x{raw[pos]:02x}"
-            raise ValueError(f"unknown residue {char!r} at position {pos + 1}")
+            char = repr(chr(raw[pos])) if 32 < raw[pos] < 127 else f"byte 0x{raw[pos]:02x}"
+            raise ValueError(f"unknown residue {char} at position {pos + 1}")
         return codes
 
     def decode(self, codes: np.ndarray) -> str:

@@ -36,7 +36,7 @@ import numpy as np
 from . import __version__
 from .alphabet import PROTEIN, Alphabet, get_alphabet
 from .errors import DatabaseError, InputError
-from .fasta import encode_record, read_fasta
+from .fasta import check_fasta_file, encode_record, read_fasta
 from .progress import progress_bar
 
 FORMAT_VERSION = 1
@@ -199,9 +199,15 @@ def build_database(
     fasta, dbdir = os.fspath(fasta), Path(dbdir)
     if chunk_residues < 1:
         raise InputError(f"chunk size must be at least one residue (got {chunk_residues})")
+    check_fasta_file(fasta)
+    _check_replaceable(dbdir)
     started = time.time()
-    dbdir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dbdir.name}.tmp-", dir=dbdir.parent))
+    created = _make_parents(dbdir.parent)
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{dbdir.name}.tmp-", dir=dbdir.parent))
+    except OSError as exc:
+        _remove_empty(created)
+        raise InputError(f"{dbdir}: cannot create the database here ({exc.strerror})") from None
     umask = os.umask(0)
     os.umask(umask)
     tmp.chmod(0o777 & ~umask)  # mkdtemp makes it private; a database is shared like any directory
@@ -214,10 +220,44 @@ def build_database(
             shutil.rmtree(old, ignore_errors=True)
         else:
             tmp.rename(dbdir)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        _remove_empty(created)
+        raise
     return Database(dbdir)
+
+
+def _check_replaceable(dbdir: Path) -> None:
+    """Refuse to replace anything but an earlier database or an empty directory.
+
+    A rebuild swaps the new directory in and deletes the old one, so a mistyped DBDIR
+    (``.``, a project directory) must not be taken for a database.
+    """
+    if not dbdir.exists():
+        return
+    if not dbdir.is_dir():
+        raise InputError(f"{dbdir}: exists and is not a directory; refusing to replace it with a database")
+    if not (dbdir / "manifest.json").is_file() and any(dbdir.iterdir()):
+        raise InputError(f"{dbdir}: exists and is not a swgpu database; refusing to replace it")
+
+
+def _make_parents(directory: Path) -> list[Path]:
+    """Create ``directory`` and missing ancestors; returns those created, outermost first."""
+    missing = [d for d in (directory, *directory.parents) if not d.exists()][::-1]
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{directory}: cannot create directory ({exc.strerror})") from None
+    return missing
+
+
+def _remove_empty(directories: list[Path]) -> None:
+    """Remove the directories a failed build created (innermost first), if still empty."""
+    for d in reversed(directories):
+        try:
+            d.rmdir()
+        except OSError:
+            break
 
 
 def _build_into(fasta: str, out: Path, chunk_residues: int, alphabet: Alphabet, show_progress: bool, started: float) -> None:

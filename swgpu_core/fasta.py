@@ -97,7 +97,7 @@ def read_fasta(path: str | os.PathLike) -> Iterator[FastaRecord]:
                     raise InputError(f"{path}: record {number} ({name}) has qualities: FASTQ, not FASTA")
                 if not name:
                     raise InputError(f"{path}: record {number} has an empty header")
-                yield FastaRecord(name, entry.comment or "", entry.sequence or "")
+                yield FastaRecord(name, (entry.comment or "").strip(), entry.sequence or "")
     except InputError:
         raise
     except (OSError, ValueError, zlib.error) as exc:

@@ -1,0 +1,100 @@
+"""``swgpu search --db DBDIR --query FASTA``: exact Smith-Waterman top hits per query.
+
+Everything that can be wrong with the inputs (output format, matrix, database, queries,
+chunk list) is checked before the scan starts, and the outputs are written atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..atomic import atomic_output
+from ..backends import get_backend
+from ..database import Database
+from ..errors import InputError
+from ..fasta import read_sequences
+from ..hitlist import save_hits
+from ..outfmt import DEFAULT_FIELDS, parse_outfmt, write_table
+from ..scoring import PROTEIN_MATRICES, Scoring
+from ..search import search
+
+NAME = "search"
+HELP = "search protein queries against a database; exact Smith-Waterman scores, top hits per query"
+
+
+def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--matrix", default="BLOSUM62", help=f"substitution matrix ({', '.join(PROTEIN_MATRICES)}; default BLOSUM62)")
+    parser.add_argument("--gap-open", type=int, default=11, help="gap opening cost; a gap of length k costs open + k*extend (default 11)")
+    parser.add_argument("--gap-extend", type=int, default=1, help="gap extension cost (default 1)")
+
+
+def add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--outfmt", default="6 " + " ".join(DEFAULT_FIELDS), help="BLAST tabular format 6 or 7 and field names (default '%(default)s')")
+    parser.add_argument("--top", type=int, default=50, help="hits kept per query (default 50)")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", required=True, help="database directory built by 'swgpu makedb'")
+    parser.add_argument("--query", required=True, help="query FASTA[.gz], one or more protein sequences")
+    parser.add_argument("--out", help="result table, '-' for standard output (default '-', or none when --save-hits is given)")
+    parser.add_argument("--backend", choices=("cpu", "cuda", "auto"), default="auto", help="compute backend (default auto: CUDA if a GPU is usable, else CPU)")
+    add_output_arguments(parser)
+    add_scoring_arguments(parser)
+    parser.add_argument("--threads", type=int, default=0, help="CPU threads (default: all available cores)")
+    parser.add_argument("--devices", help="comma-separated CUDA device indices (default: all visible)")
+    parser.add_argument("--chunks", help="comma-separated chunk indices or ranges (e.g. 0,2-4) to scan (default: all)")
+    parser.add_argument("--save-hits", metavar="PATH", help="also save the raw hit list (.npz) for 'swgpu merge'")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+
+
+def parse_index_list(spec: str, option: str, limit: int | None = None) -> list[int]:
+    """``"0,2-4"`` -> ``[0, 2, 3, 4]``; each index below ``limit`` when given."""
+    out: list[int] = []
+    for part in spec.split(","):
+        part = part.strip()
+        lo, sep, hi = part.partition("-")
+        try:
+            first, last = (int(lo), int(hi)) if sep else (int(part), int(part))
+        except ValueError:
+            raise InputError(f"{option} {spec!r}: {part!r} is not an index or a range like 2-4") from None
+        if first < 0 or last < first:
+            raise InputError(f"{option} {spec!r}: bad range {part!r}")
+        if limit is not None and last >= limit:
+            raise InputError(f"{option} {spec!r}: index {last} out of range (there are {limit})")
+        out.extend(range(first, last + 1))
+    if len(set(out)) != len(out):
+        raise InputError(f"{option} {spec!r}: an index is listed twice")
+    return out
+
+
+def check_top(top: int) -> None:
+    if top < 1:
+        raise InputError(f"--top must be at least 1 (got {top})")
+
+
+def run(args: argparse.Namespace) -> int:
+    fmt = parse_outfmt(args.outfmt)
+    check_top(args.top)
+    if args.threads < 0:
+        raise InputError(f"--threads must be 0 (all cores) or more (got {args.threads})")
+    scoring = Scoring.protein(args.matrix, args.gap_open, args.gap_extend)
+    db = Database(args.db)
+    chunks = parse_index_list(args.chunks, "--chunks", len(db.chunks)) if args.chunks else None
+    devices = parse_index_list(args.devices, "--devices") if args.devices else None
+    queries = read_sequences(args.query, db.alphabet)
+    backend = get_backend(args.backend, scoring, threads=args.threads, devices=devices, quiet=args.quiet)
+    result = search(db, queries, scoring, backend, top=args.top, chunks=chunks, show_progress=not args.quiet)
+    out = args.out if args.out is not None else (None if args.save_hits else "-")
+    if args.save_hits:
+        save_hits(args.save_hits, result, args.top, chunks if chunks is not None else list(range(len(db.chunks))))
+    if out is not None:
+        with atomic_output(out) as fh:
+            write_table(fh, fmt, db, result.hits, program="swgpu search", scoring=scoring.describe())
+    if not args.quiet:
+        print(
+            f"swgpu search: {len(queries)} queries x {db.n_sequences:,} subjects ({result.cells / 1e9:.2f} G cells) "
+            f"in {result.seconds:.2f} s, {result.gcups:.2f} GCUPS on {result.backend}",
+            file=sys.stderr,
+        )
+    return 0

@@ -1,0 +1,171 @@
+"""Every bad input: a one-line error naming the file (and record), exit 2, nothing written."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def assert_one_line_error(rc: int, err: str, *fragments: str) -> None:
+    assert rc == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err and "error:" in lines[0]
+    for fragment in fragments:
+        assert fragment in lines[0], f"{fragment!r} not in {lines[0]!r}"
+
+
+def leftovers(directory: Path, keep: set[str]) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if p.name not in keep)
+
+
+BAD_FASTA = {
+    "empty": (b"", ["empty file"]),
+    "blank": (b"\n  \n\n", ["empty file"]),
+    "text": (b"This is a README, not sequence data.\nACGT\n", ["text, not FASTA"]),
+    "fastq": (b"@r1\nACGT\n+\nIIII\n", ["FASTQ, not FASTA"]),
+    "binary": (bytes(range(256)) * 40, ["binary data"]),
+    "no_residues": (b">a first\nMKV\n>b empty\n>c\nMKV\n", ["record 2 (b)", "no residues"]),
+    "duplicate_id": (b">a\nMKV\n>b\nWW\n>a again\nMKV\n", ["record 3 (a)", "repeats the id of record 1"]),
+    "bad_char": (b">a\nMKV\n>b\nMKV1QE\n", ["record 2 (b)", "unknown residue '1' at position 4"]),
+    "gap_char": (b">a\nMK-VQ\n", ["record 1 (a)", "unknown residue '-' at position 3"]),
+    "space": (b">a\nMK VQ\n", ["record 1 (a)", "unknown residue byte 0x20 at position 3"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_FASTA))
+def test_makedb_rejects_bad_fasta(tmp_path: Path, swgpu, case: str) -> None:
+    data, fragments = BAD_FASTA[case]
+    fasta = tmp_path / f"{case}.fa"
+    fasta.write_bytes(data)
+    rc, out, err = swgpu("makedb", fasta, tmp_path / "out" / "db", "--quiet")
+    assert_one_line_error(rc, err, str(fasta), *fragments)
+    assert leftovers(tmp_path, {fasta.name}) == [], "nothing half-written"
+
+
+def test_makedb_rejects_bad_gzip(tmp_path: Path, swgpu) -> None:
+    fasta = tmp_path / "cut.fa.gz"
+    fasta.write_bytes(gzip.compress(b">a\nMKV\n" * 1000)[:100])
+    rc, out, err = swgpu("makedb", fasta, tmp_path / "db", "--quiet")
+    assert_one_line_error(rc, err, str(fasta))
+    assert leftovers(tmp_path, {fasta.name}) == []
+
+
+def test_makedb_missing_input(tmp_path: Path, swgpu) -> None:
+    rc, out, err = swgpu("makedb", tmp_path / "nope.fa", tmp_path / "db", "--quiet")
+    assert_one_line_error(rc, err, str(tmp_path / "nope.fa"), "no such file")
+    assert leftovers(tmp_path, set()) == []
+
+
+def test_failed_rebuild_keeps_old_database(tmp_path: Path, swgpu) -> None:
+    (tmp_path / "good.fa").write_text(">a\nMKV\n")
+    (tmp_path / "bad.fa").write_text(">a\nMKV\n>a\nMKV\n")
+    assert swgpu("makedb", tmp_path / "good.fa", tmp_path / "db", "--quiet")[0] == 0
+    before = (tmp_path / "db" / "manifest.json").read_text()
+    rc, out, err = swgpu("makedb", tmp_path / "bad.fa", tmp_path / "db", "--quiet")
+    assert_one_line_error(rc, err, str(tmp_path / "bad.fa"), "record 2 (a)")
+    assert (tmp_path / "db" / "manifest.json").read_text() == before
+    assert leftovers(tmp_path, {"good.fa", "bad.fa", "db"}) == []
+
+
+@pytest.fixture
+def small_db(tmp_path: Path, swgpu) -> Path:
+    (tmp_path / "db.fa").write_text(">s1\nMKVLAAGIVGLLLAQ\n>s2\nWWHHKKRRDDEE\n")
+    (tmp_path / "q.fa").write_text(">q1\nMKVLAAG\n")
+    assert swgpu("makedb", tmp_path / "db.fa", tmp_path / "db", "--quiet")[0] == 0
+    return tmp_path / "db"
+
+
+def corrupt(db: Path, how: str) -> str:
+    """Damage ``db`` in one way; returns a fragment the error must contain."""
+    manifest = db / "manifest.json"
+    if how == "missing_dir":
+        os.rename(db, db.with_name("elsewhere"))
+        return "no such database directory"
+    if how == "not_a_database":
+        manifest.unlink()
+        return "no manifest.json"
+    if how == "garbage_manifest":
+        manifest.write_text("{ not json")
+        return "unreadable manifest"
+    if how == "other_version":
+        m = json.loads(manifest.read_text())
+        m["format_version"] = 99
+        manifest.write_text(json.dumps(m))
+        return "format version 99"
+    if how == "missing_file":
+        (db / "lengths.i32.npy").unlink()
+        return "missing lengths.i32.npy"
+    if how == "truncated_residues":
+        with open(db / "residues.u8", "r+b") as fh:
+            fh.truncate(5)
+        return "array sizes disagree"
+    if how == "garbage_array":
+        (db / "offsets.i64.npy").write_bytes(b"\x93NUMPY garbage")
+        return "corrupt database"
+    raise AssertionError(how)
+
+
+@pytest.mark.parametrize(
+    "how", ["missing_dir", "not_a_database", "garbage_manifest", "other_version", "missing_file", "truncated_residues", "garbage_array"]
+)
+@pytest.mark.parametrize("command", ["search", "dbstats"])
+def test_bad_database(small_db: Path, swgpu, how: str, command: str) -> None:
+    fragment = corrupt(small_db, how)
+    out = small_db.parent / "hits.tsv"
+    if command == "search":
+        args = ("search", "--db", small_db, "--query", small_db.parent / "q.fa", "--backend", "cpu", "--out", out, "--quiet")
+    else:
+        args = ("dbstats", small_db, "--png", small_db.parent / "h.png", "--tsv", small_db.parent / "h.tsv")
+    rc, _, err = swgpu(*args)
+    assert_one_line_error(rc, err, str(small_db), fragment)
+    assert not any(small_db.parent.glob("h*")), "no output written"
+
+
+@pytest.mark.parametrize("case", ["empty", "text", "binary", "no_residues", "duplicate_id", "bad_char"])
+def test_search_rejects_bad_query(small_db: Path, swgpu, case: str) -> None:
+    data, fragments = BAD_FASTA[case]
+    query = small_db.parent / f"{case}.fa"
+    query.write_bytes(data)
+    out = small_db.parent / "hits.tsv"
+    rc, _, err = swgpu("search", "--db", small_db, "--query", query, "--backend", "cpu", "--out", out, "--save-hits", out.with_suffix(".npz"))
+    assert_one_line_error(rc, err, str(query), *fragments)
+    assert not any(small_db.parent.glob("hits*"))
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (("--outfmt", "6 qseqid pident"), "field pident needs alignments (not available yet)"),
+        (("--outfmt", "6 std"), "needs alignments (not available yet)"),
+        (("--outfmt", "6 qseqid nosuchfield"), "unknown field 'nosuchfield'"),
+        (("--outfmt", "5"), "only the tabular formats 6 and 7"),
+        (("--matrix", "BLOSUM99"), "unknown substitution matrix 'BLOSUM99'"),
+        (("--gap-extend", "0"), "gap costs"),
+        (("--top", "0"), "--top must be at least 1"),
+        (("--chunks", "7"), "--chunks '7': index 7 out of range"),
+        (("--chunks", "x"), "is not an index"),
+    ],
+)
+def test_search_rejects_bad_options(small_db: Path, swgpu, args: tuple[str, ...], fragment: str) -> None:
+    out = small_db.parent / "hits.tsv"
+    rc, _, err = swgpu("search", "--db", small_db, "--query", small_db.parent / "q.fa", "--backend", "cpu", "--out", out, *args)
+    assert_one_line_error(rc, err, fragment)
+    assert not out.exists()
+
+
+def test_real_entry_point_prints_no_traceback(tmp_path: Path) -> None:
+    """The installed command, in a fresh interpreter: one line on stderr, exit 2."""
+    (tmp_path / "bad.fa").write_bytes(b">a\nMKV\n>b\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "swgpu_core", "makedb", str(tmp_path / "bad.fa"), str(tmp_path / "db"), "--quiet"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert_one_line_error(proc.returncode, proc.stderr, str(tmp_path / "bad.fa"), "record 2 (b) has no residues")
+    assert not (tmp_path / "db").exists()
