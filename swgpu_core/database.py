@@ -41,7 +41,7 @@ from .progress import progress_bar
 
 FORMAT_VERSION = 1
 DEFAULT_CHUNK_RESIDUES = 64_000_000
-_COPY_BATCH = 1 << 24  # residues moved per step of the sort pass
+_COPY_BATCH = 1 << 22  # residues per step of the sort pass: its index arrays take 8 bytes per residue
 
 _FILES = ("residues.u8", "offsets.i64.npy", "lengths.i32.npy", "order.i64.npy", "headers.bin", "header_offsets.i64.npy")
 

@@ -1,0 +1,120 @@
+"""The CLI end to end: makedb -> dbstats -> search -> output formats; chunked search + merge."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from swgpu_core.database import Database
+from swgpu_core.hitlist import load_hits
+
+
+@pytest.fixture(scope="module")
+def cli_db(tmp_path_factory: pytest.TempPathFactory, resources: Path) -> Path:
+    """The bundled database built through the CLI (a module-scoped capsys is not available)."""
+    from swgpu_core import cli
+
+    path = tmp_path_factory.mktemp("cli") / "db"
+    assert cli.main(["makedb", str(resources / "db.fasta.gz"), str(path), "--chunk-residues", "300000", "--quiet"]) == 0
+    return path
+
+
+def test_makedb_and_dbstats(cli_db: Path, swgpu, tmp_path: Path) -> None:
+    db = Database(cli_db)
+    assert db.n_sequences == 3000 and len(db.chunks) == 5
+    rc, out, err = swgpu("dbstats", cli_db, "--png", tmp_path / "h.png", "--tsv", tmp_path / "h.tsv")
+    assert rc == 0, err
+    assert "sequences:       3,000" in out and "long threshold:  3,072" in out
+    n_long = int((np.asarray(db.lengths) > 3072).sum())
+    assert n_long >= 8 and f"long sequences:  {n_long} " in out  # 8 over 3,000 residues were picked on purpose
+    assert (tmp_path / "h.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    rows = [line.split("\t") for line in (tmp_path / "h.tsv").read_text().splitlines()[2:]]
+    assert sum(int(r[2]) for r in rows) == 3000 and sum(int(r[3]) for r in rows) == db.n_residues
+    assert sum(int(r[4]) for r in rows) == n_long
+
+    rc, out, err = swgpu("dbstats", cli_db, "--threshold", "1000", "--png", tmp_path / "h.png", "--tsv", tmp_path / "h.tsv")
+    assert f"long sequences:  {int((np.asarray(db.lengths) > 1000).sum())} " in out
+
+
+def test_search_default_output(cli_db: Path, swgpu, resources: Path) -> None:
+    rc, out, err = swgpu("search", "--db", cli_db, "--query", resources / "queries.fasta", "--backend", "cpu", "--top", "7")
+    assert rc == 0, err
+    rows = [line.split("\t") for line in out.splitlines()]
+    assert len(rows) == 35 and all(len(r) == 5 for r in rows)
+    first = rows[0]
+    assert first[0] == "tr|V5R462|V5R462_9CAUD" and first[3] == "49"
+    for qid in {r[0] for r in rows}:
+        scores = [int(r[2]) for r in rows if r[0] == qid]
+        assert scores == sorted(scores, reverse=True)
+    assert "GCUPS on cpu" in err
+
+
+def test_search_outfmt_7_and_fields(cli_db: Path, swgpu, resources: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sub" / "hits.txt"
+    rc, _, err = swgpu(
+        "search", "--db", cli_db, "--query", resources / "queries.fasta", "--backend", "cpu", "--top", "2", "--quiet",
+        "--out", out, "--outfmt", "7 qacc sacc saccver score slen stitle rank",
+    )  # fmt: skip
+    assert rc == 0, err
+    text = out.read_text()
+    assert text.count("# Query: ") == 5 and text.count("# 2 hits found") == 5
+    assert "# Fields: query acc., subject acc., subject acc.ver, score, subject length, subject title, rank" in text
+    rows = [line.split("\t") for line in text.splitlines() if not line.startswith("#")]
+    assert len(rows) == 10 and rows[0][0] == "V5R462" and rows[0][6] == "1"
+    assert rows[0][5].startswith(f"{rows[0][5].split()[0]} ") and rows[0][5].split("|")[1] == rows[0][1]
+    assert text.endswith("# swgpu processed 5 queries\n")
+
+
+def test_chunked_search_and_merge_equal_full_search(cli_db: Path, swgpu, resources: Path, tmp_path: Path) -> None:
+    common = ("--db", cli_db, "--query", resources / "queries.fasta", "--backend", "cpu", "--top", "20", "--quiet")
+    fmt = ("--outfmt", "6 qseqid sseqid score qlen slen")
+    assert swgpu("search", *common, *fmt, "--out", tmp_path / "full.tsv")[0] == 0
+    for part, chunks in enumerate(["0,3", "1-2", "4"]):
+        rc, out, err = swgpu("search", *common, "--chunks", chunks, "--save-hits", tmp_path / f"part{part}.npz")
+        assert rc == 0 and out == "", err  # with --save-hits and no --out, no table
+    parts = [tmp_path / f"part{i}.npz" for i in range(3)]
+    assert load_hits(parts[1]).chunks == [1, 2]
+    rc, _, err = swgpu("merge", *parts, "--db", cli_db, *fmt, "--out", tmp_path / "merged.tsv")
+    assert rc == 0, err
+    full = (tmp_path / "full.tsv").read_text()
+    assert (tmp_path / "merged.tsv").read_text() == full
+    rc, out, err = swgpu("merge", *reversed(parts), "--top", "5")  # database path from the hit lists
+    assert rc == 0, err
+    by_query: dict[str, list[str]] = {}
+    for line in full.splitlines():
+        by_query.setdefault(line.split("\t")[0], []).append(line)
+    assert out.splitlines() == [line for lines in by_query.values() for line in lines[:5]]
+
+
+def test_merge_refuses_mismatched_lists(cli_db: Path, swgpu, resources: Path, tmp_path: Path) -> None:
+    common = ("--db", cli_db, "--query", resources / "queries.fasta", "--backend", "cpu", "--top", "5", "--quiet")
+    a, b, c = tmp_path / "a.npz", tmp_path / "b.npz", tmp_path / "c.npz"
+    assert swgpu("search", *common, "--chunks", "0-1", "--save-hits", a)[0] == 0
+    assert swgpu("search", *common, "--chunks", "1-4", "--save-hits", b)[0] == 0
+    assert swgpu("search", *common, "--chunks", "2-4", "--matrix", "BLOSUM45", "--gap-open", "14", "--gap-extend", "2", "--save-hits", c)[0] == 0
+
+    def error(*args: str | Path) -> str:
+        rc, out, err = swgpu("merge", *args)
+        assert rc == 2 and len(err.strip().splitlines()) == 1 and not out, err
+        return err
+
+    assert f"chunk 1 was also searched in {a}" in error(a, b, "--db", cli_db)
+    assert "BLOSUM45 gap 14/2 differs" in error(a, c, "--db", cli_db)
+    assert "missing chunks 2,3,4 (pass --partial" in error(a, "--db", cli_db)
+    assert "exceeds the 5 hits" in error(a, "--db", cli_db, "--partial", "--top", "6")
+    rc, out, _ = swgpu("merge", a, "--db", cli_db, "--partial")
+    assert rc == 0 and len(out.splitlines()) == 25
+
+    other = tmp_path / "other"
+    (tmp_path / "o.fa").write_text(">x\nMKV\n")
+    assert swgpu("makedb", tmp_path / "o.fa", other, "--quiet")[0] == 0
+    assert "not " + str(other) in error(a, "--db", other, "--partial")
+    (tmp_path / "junk.npz").write_bytes(b"PK junk")
+    assert "not a readable swgpu hit list" in error(tmp_path / "junk.npz", "--db", cli_db)
+    meta = dict(np.load(a))
+    meta["meta"] = np.array(json.dumps({**json.loads(str(meta["meta"])), "format_version": 9}))
+    np.savez(tmp_path / "v9.npz", **meta)
+    assert "hit list format version 9" in error(tmp_path / "v9.npz", "--db", cli_db)
