@@ -1,19 +1,19 @@
-# Traceback of the merged top hits, one file per configured format.
+# Traceback of one batch's merged top hits, one file per configured format.
 
 
 rule align:
     input:
         db="results/{db}/db",
-        queries=config["queries"],
-        hits="results/{db}/hits.npz",
+        batch="results/queries/batches/batch-{batch}.fasta",
+        hits=search_hits,
     output:
-        "results/{db}/alignments/alignments.{fmt}",
+        "results/{db}/alignments/batch-{batch}.{fmt}",
     log:
-        "results/{db}/logs/align.{fmt}.log",
+        "results/{db}/logs/align/batch-{batch}.{fmt}.log",
     benchmark:
-        "results/{db}/benchmarks/align.{fmt}.tsv"
+        "results/{db}/benchmarks/align/batch-{batch}.{fmt}.tsv"
     conda:
-        "../../envs/swgpu.yaml"
+        "../envs/swgpu.yaml"
     resources:
         gpu=1 if uses_gpu() else 0,
     params:
@@ -23,5 +23,5 @@ rule align:
         ),
         extra=config["align"]["extra"],
     shell:
-        "{params.gpu_run} swgpu align --db {input.db} --query {input.queries}"
+        "{params.gpu_run} swgpu align --db {input.db} --query {input.batch}"
         " --hits {input.hits} --out {output} {params.outfmt} {params.extra} > {log} 2>&1"

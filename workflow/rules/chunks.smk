@@ -12,6 +12,6 @@ checkpoint chunks:
     benchmark:
         "results/{db}/benchmarks/chunks.tsv"
     conda:
-        "../../envs/swgpu.yaml"
+        "../envs/swgpu.yaml"
     shell:
         "swgpu chunks {input.db} --json {output} > {log} 2>&1"

@@ -1,12 +1,17 @@
 # Helpers shared by the rules: output paths, database settings, query batches, GPU use.
 # They only decide *which* files and options a job gets; the work is done by `swgpu`.
 
+import datetime
 import json
 import os
 import shlex
 import urllib.parse
 
+from swgpu_core.batches import batch_name, count_batches
 from swgpu_core.gpu_slots import nvidia_smi_devices
+
+# Names this invocation's `refresh` log, so that each refresh is a new job.
+REFRESH_STAMP = datetime.datetime.now().strftime("%Y%m%dT%H%M%S.%f")
 
 
 def db_settings(db):
@@ -65,17 +70,34 @@ def chunk_indices(db):
 
 
 def query_batches():
-    batchdir = checkpoints.split_queries.get().output[0]
-    return sorted(glob_wildcards(os.path.join(batchdir, "batch-{batch}.fasta")).batch)
+    """Batch names, counted from the query file when the workflow starts (no checkpoint:
+    Snakemake then sees a changed batch file as changed input of its search jobs)."""
+    n = count_batches(config["queries"], config["query_batch_size"])
+    return [
+        batch_name(i).removeprefix("batch-").removesuffix(".fasta") for i in range(n)
+    ]
+
+
+QUERY_BATCHES = query_batches()
 
 
 def search_hits(wildcards):
-    """Every (chunk x query batch) hit list of one database, known once both checkpoints ran."""
+    """Every chunk's hit list for one query batch, known once the chunk checkpoint ran."""
     return expand(
-        "results/{db}/search/chunk-{chunk}/batch-{batch}.npz",
+        "results/{db}/search/batch-{batch}/chunk-{chunk}.npz",
         db=wildcards.db,
+        batch=wildcards.batch,
         chunk=chunk_indices(wildcards.db),
-        batch=query_batches(),
+    )
+
+
+def all_search_hits(wildcards):
+    """The hit lists of every (query batch x chunk) of one database."""
+    return expand(
+        "results/{db}/search/batch-{batch}/chunk-{chunk}.npz",
+        db=wildcards.db,
+        batch=QUERY_BATCHES,
+        chunk=chunk_indices(wildcards.db),
     )
 
 
@@ -85,19 +107,18 @@ def plan_json(wildcards):
     )
 
 
-def alignment_outputs(db):
-    return [
-        f"results/{db}/alignments/alignments.{fmt}"
-        for fmt in config["align"]["formats"]
-    ]
-
-
 def final_targets():
+    """hits.tsv, the plots, the alignments and the report of every configured database."""
     targets = []
     for db in config["databases"]:
         targets += [f"results/{db}/hits.tsv", f"results/{db}/dbstats/lengths.png"]
         if config["align"]["enabled"]:
-            targets += alignment_outputs(db)
+            targets += expand(
+                "results/{db}/alignments/batch-{batch}.{fmt}",
+                db=db,
+                batch=QUERY_BATCHES,
+                fmt=config["align"]["formats"],
+            )
         if config["report"]["enabled"]:
             targets.append(f"results/{db}/report.html")
     return targets

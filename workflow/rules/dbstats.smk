@@ -18,6 +18,6 @@ rule dbstats:
     benchmark:
         "results/{db}/benchmarks/dbstats.tsv"
     conda:
-        "../../envs/swgpu.yaml"
+        "../envs/swgpu.yaml"
     shell:
         "swgpu dbstats {input} --png {output.png} --tsv {output.tsv} > {output.txt} 2> {log}"

@@ -15,7 +15,7 @@ rule download:
     wildcard_constraints:
         suffix=r"\.fasta(\.gz)?",
     conda:
-        "../../envs/swgpu.yaml"
+        "../envs/swgpu.yaml"
     params:
         command=lambda wildcards: download_command(wildcards.db),
     shell:
@@ -24,15 +24,20 @@ rule download:
 
 # Scheduled runs: `snakemake refresh` asks every source whether its release changed and
 # rewrites the source file and its .version.json only when it did, so the following plain
-# `snakemake` re-runs exactly the chain of the changed databases. It has no output, so
-# it runs whenever it is asked for and never as part of the default target.
+# `snakemake` re-runs exactly the chain of the changed databases. Its log is named by the
+# time of the run (results/logs/refresh/<time>.log), so it runs whenever it is asked for,
+# keeps a history of the checks, and is never part of the default target.
+localrules:
+    refresh,
+
+
 rule refresh:
     log:
-        "results/logs/refresh.log",
+        f"results/logs/refresh/{REFRESH_STAMP}.log",
     benchmark:
-        "results/benchmarks/refresh.tsv"
+        f"results/benchmarks/refresh/{REFRESH_STAMP}.tsv"
     conda:
-        "../../envs/swgpu.yaml"
+        "../envs/swgpu.yaml"
     params:
         commands=" && ".join(download_command(db) for db in config["databases"]),
     shell:

@@ -11,7 +11,7 @@ rule makedb:
     benchmark:
         "results/{db}/benchmarks/makedb.tsv"
     conda:
-        "../../envs/swgpu.yaml"
+        "../envs/swgpu.yaml"
     params:
         chunk_residues=lambda wildcards: db_settings(wildcards.db).get(
             "chunk_residues", 64000000

@@ -1,26 +1,42 @@
-# Global top-k per query from the per-chunk lists; E-values against the whole database.
+# Global top-k per query of one batch from its per-chunk hit lists (E-values against the
+# whole database), then the batches of a database gathered into results/{db}/hits.tsv.
 
 
 rule merge:
     input:
-        search_hits,
+        db="results/{db}/db",
+        hits=search_hits,
     output:
-        tsv=report(
+        "results/{db}/hits/batch-{batch}.tsv",
+    log:
+        "results/{db}/logs/merge/batch-{batch}.log",
+    benchmark:
+        "results/{db}/benchmarks/merge/batch-{batch}.tsv"
+    conda:
+        "../envs/swgpu.yaml"
+    params:
+        outfmt=config["merge"]["outfmt"],
+        extra=config["merge"]["extra"],
+    shell:
+        "swgpu merge {input.hits} --db {input.db} --out {output}"
+        " --outfmt '{params.outfmt}' {params.extra} > {log} 2>&1"
+
+
+rule gather_hits:
+    input:
+        expand("results/{{db}}/hits/batch-{batch}.tsv", batch=QUERY_BATCHES),
+    output:
+        report(
             "results/{db}/hits.tsv",
             caption="../report/hits.rst",
             category="Hits",
             labels={"database": "{db}", "table": "merged hits"},
         ),
-        hits="results/{db}/hits.npz",
     log:
-        "results/{db}/logs/merge.log",
+        "results/{db}/logs/gather_hits.log",
     benchmark:
-        "results/{db}/benchmarks/merge.tsv"
+        "results/{db}/benchmarks/gather_hits.tsv"
     conda:
-        "../../envs/swgpu.yaml"
-    params:
-        outfmt=config["merge"]["outfmt"],
-        extra=config["merge"]["extra"],
+        "../envs/swgpu.yaml"
     shell:
-        "swgpu merge {input} --out {output.tsv} --outfmt '{params.outfmt}'"
-        " --save-hits {output.hits} {params.extra} > {log} 2>&1"
+        "cat {input} > {output} 2> {log}"

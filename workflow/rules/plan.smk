@@ -17,7 +17,7 @@ rule plan:
     benchmark:
         "results/{db}/benchmarks/plan.tsv"
     conda:
-        "../../envs/swgpu.yaml"
+        "../envs/swgpu.yaml"
     params:
         extra=config["plan"]["extra"],
     shell:

@@ -1,18 +1,19 @@
-# Query batches; a checkpoint, because the number of batches follows from the query file.
+# Query batches, one search job per batch and database chunk.
 
 
-checkpoint split_queries:
+rule split_queries:
     input:
         config["queries"],
     output:
-        directory("results/queries/batches"),
+        expand("results/queries/batches/batch-{batch}.fasta", batch=QUERY_BATCHES),
     log:
         "results/logs/split_queries.log",
     benchmark:
         "results/benchmarks/split_queries.tsv"
     conda:
-        "../../envs/swgpu.yaml"
+        "../envs/swgpu.yaml"
     params:
+        outdir=lambda wildcards, output: os.path.dirname(output[0]),
         batch_size=config["query_batch_size"],
     shell:
-        "swgpu split-queries {input} {output} --batch-size {params.batch_size} > {log} 2>&1"
+        "swgpu split-queries {input} {params.outdir} --batch-size {params.batch_size} > {log} 2>&1"

@@ -4,8 +4,7 @@
 rule report:
     input:
         db="results/{db}/db",
-        queries=config["queries"],
-        hits="results/{db}/hits.npz",
+        hits=all_search_hits,
         plan=plan_json,
     output:
         report(
@@ -19,9 +18,9 @@ rule report:
     benchmark:
         "results/{db}/benchmarks/report.tsv"
     conda:
-        "../../envs/swgpu.yaml"
+        "../envs/swgpu.yaml"
     params:
         extra=config["report"]["extra"],
     shell:
-        "swgpu report --db {input.db} --query {input.queries} --hits {input.hits}"
+        "swgpu report --db {input.db} --hits {input.hits}"
         " --out {output} {params.extra} > {log} 2>&1"

@@ -1,4 +1,4 @@
-# One job per (database chunk x query batch): that chunk's top-k hits for that batch.
+# One job per (query batch x database chunk): that chunk's top-k hits for that batch.
 
 
 rule search:
@@ -6,13 +6,13 @@ rule search:
         db="results/{db}/db",
         batch="results/queries/batches/batch-{batch}.fasta",
     output:
-        hits="results/{db}/search/chunk-{chunk}/batch-{batch}.npz",
+        hits="results/{db}/search/batch-{batch}/chunk-{chunk}.npz",
     log:
-        "results/{db}/logs/search/chunk-{chunk}.batch-{batch}.log",
+        "results/{db}/logs/search/batch-{batch}.chunk-{chunk}.log",
     benchmark:
-        "results/{db}/benchmarks/search/chunk-{chunk}.batch-{batch}.tsv"
+        "results/{db}/benchmarks/search/batch-{batch}.chunk-{chunk}.tsv"
     conda:
-        "../../envs/swgpu.yaml"
+        "../envs/swgpu.yaml"
     threads: config["search"]["threads"]
     resources:
         gpu=1 if uses_gpu() else 0,
