@@ -118,3 +118,18 @@ def test_merge_refuses_mismatched_lists(cli_db: Path, swgpu, resources: Path, tm
     meta["meta"] = np.array(json.dumps({**json.loads(str(meta["meta"])), "format_version": 9}))
     np.savez(tmp_path / "v9.npz", **meta)
     assert "hit list format version 9" in error(tmp_path / "v9.npz", "--db", cli_db)
+
+
+@pytest.mark.gpu
+def test_gpu_chunked_search_and_merge_equal_cpu_search(cli_db: Path, swgpu, resources: Path, tmp_path: Path) -> None:
+    """Hit lists saved by the CUDA backend merge into exactly the CPU backend's table."""
+    common = ("--db", cli_db, "--query", resources / "queries.fasta", "--top", "20", "--quiet")
+    fmt = ("--outfmt", "6 qseqid sseqid score qlen slen")
+    assert swgpu("search", *common, *fmt, "--backend", "cpu", "--out", tmp_path / "cpu.tsv")[0] == 0
+    for name, chunks in (("a", "0-2"), ("b", "3,4")):
+        rc, _, err = swgpu("search", *common, "--backend", "cuda", "--chunks", chunks, "--save-hits", tmp_path / f"{name}.npz")
+        assert rc == 0, err
+    assert load_hits(tmp_path / "a.npz").meta["backend"] == "cuda"
+    rc, _, err = swgpu("merge", tmp_path / "a.npz", tmp_path / "b.npz", *fmt, "--out", tmp_path / "gpu.tsv")
+    assert rc == 0, err
+    assert (tmp_path / "gpu.tsv").read_text() == (tmp_path / "cpu.tsv").read_text()
