@@ -279,9 +279,11 @@ def strip_rows(height: int, width: int, budget: int = DEFAULT_BUDGET) -> int:
 
 def trace_pair(task: PairTask, scoring: Scoring, budget: int = DEFAULT_BUDGET) -> PairTrace:
     """The optimal local alignment of one pair under the documented tie rule."""
-    q = np.ascontiguousarray(task.query, dtype=np.uint8)
-    s = np.ascontiguousarray(task.subject, dtype=np.uint8)
-    mat = np.ascontiguousarray(scoring.matrix, dtype=np.int32)
+    # Writable C arrays of fixed dtypes: one compiled signature (memory-mapped database
+    # slices are read-only, which numba would compile, and cache, a second time).
+    q = np.require(task.query, np.uint8, ["C", "W"])
+    s = np.require(task.subject, np.uint8, ["C", "W"])
+    mat = np.require(scoring.matrix, np.int32, ["C", "W"])
     go, ge = scoring.gap_open, scoring.gap_extend
     best, ie, je = forward_end(q, s, mat, go, ge)
     if best != task.score:

@@ -1,0 +1,45 @@
+"""Command-line options shared by every command that reports alignments.
+
+``search``, ``merge``, ``align`` and ``report`` take the same ``--align``, ``--evalue``,
+``--lambda``/``--kappa`` options and run the traceback the same way through
+:func:`alignments_for`, so one rule decides which hits get aligned everywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from ..database import Database
+from ..scoring import Scoring
+from ..search import QueryHits
+from ..stats import KarlinAltschul, karlin_altschul
+from .hits import AlignedHits, align_query_hits
+
+
+def add_alignment_arguments(parser: argparse.ArgumentParser, *, backend: bool = False) -> None:
+    """``--align``, ``--evalue``, ``--lambda``, ``--kappa`` (and ``--traceback-backend``)."""
+    parser.add_argument("--align", type=int, metavar="N", help="trace back the best N hits of each query (default: all reported hits)")
+    parser.add_argument("--evalue", type=float, metavar="E", help="report only hits with an E-value of at most E")
+    parser.add_argument("--lambda", dest="lam", type=float, help="Karlin-Altschul lambda for scoring systems BLAST has no parameters for")
+    parser.add_argument("--kappa", type=float, help="Karlin-Altschul K, with --lambda")
+    if backend:
+        parser.add_argument("--backend", choices=("cpu", "cuda", "auto"), default="auto", help="traceback backend (default auto: CUDA if usable, else CPU)")
+
+
+def statistics(args: argparse.Namespace, scoring: Scoring) -> tuple[KarlinAltschul | None, str]:
+    """E-value parameters for ``scoring``; says once on stderr why there are none."""
+    params, why = karlin_altschul(scoring, args.lam, args.kappa)
+    if params is None and not getattr(args, "quiet", False):
+        print(f"swgpu: {why}", file=sys.stderr)
+    return params, why
+
+
+def alignments_for(
+    args: argparse.Namespace, db: Database, hits: Sequence[QueryHits], scoring: Scoring, backend: str = "cpu"
+) -> tuple[AlignedHits, KarlinAltschul | None, str]:
+    """Align the hits the options select; also the statistics used and their description."""
+    params, why = statistics(args, scoring)
+    aligned = align_query_hits(db, hits, scoring, args.align, backend=backend, params=params, max_evalue=args.evalue)
+    return aligned, params, why

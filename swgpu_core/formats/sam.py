@@ -1,0 +1,110 @@
+"""SAM and BAM output through pysam: queries are the reads, database sequences the references.
+
+Each alignment is one record: the query's best hit primary, the others secondary (flag
+256); a query without alignments is one unmapped record, so every query appears. ``@SQ``
+lists only the subjects that have alignments, in source-FASTA order. The CIGAR soft-clips
+the unaligned query ends, so SEQ is the whole query. Tags: ``AS:i`` score, ``ZE:f``
+E-value, ``ZB:f`` bit score (both absent without statistics), ``NM:i`` mismatches plus gap
+residues, ``ZR:i`` rank, and ``ZQ:Z`` the query residues again: BAM stores SEQ in 4-bit
+nucleotide codes, which turn most amino-acid letters into ``N``, so SEQ is exact in SAM
+only and ``ZQ`` is the lossless copy in both. ``ZE`` is single precision: E-values below
+about 1e-38 read back as 0, as BLAST prints 0.0 below 1e-180. BAM is coordinate-sorted and
+indexed (``.bai``); both files appear only when complete.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import pysam
+
+from .. import __version__
+from ..align import Alignment
+from ..database import Database
+from ..errors import InputError
+from ..fasta import EncodedSequence
+
+
+def _header(db: Database, alignments: Sequence[Sequence[Alignment]], scoring: str) -> tuple[pysam.AlignmentHeader, dict[int, int]]:
+    subjects = sorted({a.subject_index for alns in alignments for a in alns}, key=lambda i: int(db.order[i]))
+    header = {
+        "HD": {"VN": "1.6", "SO": "unsorted"},
+        "SQ": [{"SN": db.seq_id(i), "LN": int(db.lengths[i])} for i in subjects],
+        "PG": [{"ID": "swgpu", "PN": "swgpu", "VN": __version__, "CL": " ".join(sys.argv)}],
+        "CO": [f"database: {db.path} version {db.version_tag}", f"scoring: {scoring}"],
+    }
+    return pysam.AlignmentHeader.from_dict(header), {s: k for k, s in enumerate(subjects)}
+
+
+def _record(header: pysam.AlignmentHeader, query: EncodedSequence, residues: str, aln: Alignment | None, ref: int) -> pysam.AlignedSegment:
+    rec = pysam.AlignedSegment(header)
+    rec.query_name = query.id
+    rec.query_sequence = residues
+    rec.set_tag("ZQ", residues, "Z")
+    if aln is None:
+        rec.flag = 4
+        return rec
+    rec.flag = 0 if aln.rank == 1 else 256
+    rec.reference_id = ref
+    rec.reference_start = aln.sstart - 1
+    rec.mapping_quality = 255
+    clip5, clip3 = aln.qstart - 1, aln.qlen - aln.qend
+    rec.cigarstring = (f"{clip5}S" if clip5 else "") + aln.cigar + (f"{clip3}S" if clip3 else "")
+    rec.set_tag("AS", aln.score, "i")
+    if aln.evalue is not None:
+        rec.set_tag("ZE", aln.evalue, "f")
+        rec.set_tag("ZB", aln.bitscore, "f")
+    rec.set_tag("NM", aln.mismatches + aln.gaps, "i")
+    rec.set_tag("ZR", aln.rank, "i")
+    return rec
+
+
+def _write(path: str, mode: str, db: Database, queries: Sequence[EncodedSequence], alignments: Sequence[Sequence[Alignment]], scoring: str) -> None:
+    header, refs = _header(db, alignments, scoring)
+    with pysam.AlignmentFile(path, mode, header=header) as out:
+        for query, alns in zip(queries, alignments):
+            residues = db.alphabet.decode(query.codes)
+            if not alns:
+                out.write(_record(header, query, residues, None, -1))
+            for aln in alns:
+                out.write(_record(header, query, residues, aln, refs[aln.subject_index]))
+
+
+def write_sam(path: str | os.PathLike, db: Database, queries: Sequence[EncodedSequence], alignments: Sequence[Sequence[Alignment]], scoring: str) -> None:
+    """SAM text, in query order (``-``: standard output)."""
+    if os.fspath(path) == "-":
+        _write("-", "w", db, queries, alignments, scoring)
+        return
+    with _staging(path) as tmp:
+        _write(os.fspath(tmp / "out.sam"), "w", db, queries, alignments, scoring)
+        os.replace(tmp / "out.sam", path)
+
+
+def write_bam(path: str | os.PathLike, db: Database, queries: Sequence[EncodedSequence], alignments: Sequence[Sequence[Alignment]], scoring: str) -> None:
+    """Coordinate-sorted BAM and its ``.bai`` index."""
+    if os.fspath(path) == "-":
+        raise InputError("BAM output needs a file name (it is sorted and indexed), not '-'")
+    with _staging(path) as tmp:
+        _write(os.fspath(tmp / "unsorted.bam"), "wb", db, queries, alignments, scoring)
+        pysam.sort("-o", os.fspath(tmp / "out.bam"), os.fspath(tmp / "unsorted.bam"))
+        pysam.index(os.fspath(tmp / "out.bam"))
+        os.replace(tmp / "out.bam", path)
+        os.replace(tmp / "out.bam.bai", f"{os.fspath(path)}.bai")
+
+
+@contextlib.contextmanager
+def _staging(path: str | os.PathLike):
+    """A private directory beside ``path``, removed afterwards, for files renamed into place."""
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = tempfile.TemporaryDirectory(prefix=f".{target.name}.", dir=target.parent)
+    except OSError as exc:
+        raise InputError(f"{target}: cannot write ({exc.strerror})") from None
+    with tmp as name:
+        yield Path(name)

@@ -1,0 +1,111 @@
+"""Text views of alignments: JSON lines for programs, a BLAST/SSEARCH-like pairwise view for people."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TextIO
+
+from .. import __version__
+from ..align import Alignment
+from ..database import Database
+from ..fasta import EncodedSequence
+from ..stats import format_bitscore, format_evalue
+
+#: Residues per line of the pairwise view, as in BLAST.
+WIDTH = 60
+
+
+def alignment_record(aln: Alignment) -> dict:
+    """Every reported quantity of one alignment as JSON-ready values."""
+    return {
+        "query_id": aln.query_id,
+        "query_description": aln.query_description,
+        "subject_id": aln.subject_id,
+        "subject_description": aln.subject_description,
+        "rank": aln.rank,
+        "score": aln.score,
+        "evalue": aln.evalue,
+        "bitscore": aln.bitscore,
+        "qstart": aln.qstart,
+        "qend": aln.qend,
+        "sstart": aln.sstart,
+        "send": aln.send,
+        "qlen": aln.qlen,
+        "slen": aln.slen,
+        "length": aln.length,
+        "identities": aln.identities,
+        "positives": aln.positives,
+        "mismatches": aln.mismatches,
+        "gap_opens": aln.gap_opens,
+        "gaps": aln.gaps,
+        "pident": round(aln.pident, 3),
+        "qcovhsp": aln.qcovhsp,
+        "cigar": aln.cigar,
+        "qseq": aln.qseq,
+        "sseq": aln.sseq,
+        "midline": aln.midline,
+    }
+
+
+def write_jsonl(out: TextIO, alignments: Sequence[Sequence[Alignment]]) -> None:
+    """One JSON object per line and alignment, queries in input order, best hit first."""
+    for alns in alignments:
+        for aln in alns:
+            out.write(json.dumps(alignment_record(aln)) + "\n")
+
+
+def _title(ident: str, description: str) -> str:
+    return f"{ident} {description}" if description else ident
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{part}/{whole} ({round(100 * part / whole)}%)"
+
+
+def format_pairwise(aln: Alignment) -> str:
+    """One alignment as BLAST shows it: header lines, then query, match and subject lines."""
+    expect = "" if aln.evalue is None else f",  Expect = {format_evalue(aln.evalue)}"
+    bits = f"{format_bitscore(aln.bitscore)} bits ({aln.score})" if aln.bitscore is not None else f"{aln.score}"
+    lines = [
+        f">{_title(aln.subject_id, aln.subject_description)}",
+        f"Length={aln.slen}",
+        "",
+        f" Score = {bits}{expect}",
+        f" Identities = {_percent(aln.identities, aln.length)}, Positives = {_percent(aln.positives, aln.length)}, "
+        f"Gaps = {_percent(aln.gaps, aln.length)}",
+        f" CIGAR = {aln.cigar}",
+        "",
+    ]
+    qpos, spos = aln.qstart, aln.sstart
+    pad = len(str(max(aln.qend, aln.send)))
+    for k in range(0, aln.length, WIDTH):
+        q, m, s = aln.qseq[k : k + WIDTH], aln.midline[k : k + WIDTH], aln.sseq[k : k + WIDTH]
+        qn, sn = len(q) - q.count("-"), len(s) - s.count("-")
+        lines.append(f"Query  {qpos:<{pad}}  {q}  {qpos + qn - 1}")
+        lines.append(f"       {'':<{pad}}  {m}")
+        lines.append(f"Sbjct  {spos:<{pad}}  {s}  {spos + sn - 1}")
+        lines.append("")
+        qpos, spos = qpos + qn, spos + sn
+    return "\n".join(lines) + "\n"
+
+
+def write_pairwise(
+    out: TextIO, db: Database, queries: Sequence[EncodedSequence], alignments: Sequence[Sequence[Alignment]], scoring: str, note: str = ""
+) -> None:
+    """The BLAST-like report: per query, a one-line summary of each hit, then the alignments."""
+    out.write(f"swgpu {__version__}: exact Smith-Waterman local alignments\n\n")
+    out.write(f"Database: {db.path} ({db.n_sequences:,} sequences; {db.n_residues:,} total letters; version {db.version_tag})\n")
+    out.write(f"Scoring: {scoring}\n{note + chr(10) if note else ''}\n")
+    for query, alns in zip(queries, alignments):
+        out.write(f"Query= {_title(query.id, query.description)}\n\nLength={len(query)}\n\n")
+        if not alns:
+            out.write("***** No hits found *****\n\n")
+            continue
+        out.write(f"{'Sequences producing significant alignments:':<70}{'Score':>8}{'E':>10}\n\n")
+        for a in alns:
+            evalue = "*" if a.evalue is None else format_evalue(a.evalue)
+            out.write(f"{_title(a.subject_id, a.subject_description)[:68]:<70}{a.score:>8}{evalue:>10}\n")
+        out.write("\n")
+        for a in alns:
+            out.write(format_pairwise(a) + "\n")
