@@ -71,6 +71,8 @@ def save_hits(path: str | os.PathLike, result: SearchResult, top: int, chunks: l
         "top": int(top),
         "chunks": sorted(int(c) for c in chunks),
         "backend": result.backend,
+        "seconds": result.seconds,  # scan time and cells, for the report's GCUPS
+        "cells": result.cells,
     }
     queries = [qh.query for qh in result.hits]
     lengths = np.array([len(q) for q in queries], dtype=np.int64)

@@ -61,8 +61,9 @@ FIELDS: dict[str, Field] = {}
 #: BLAST's twelve standard columns (``std``).
 STANDARD_FIELDS = ("qseqid", "sseqid", "pident", "length", "mismatch", "gapopen", "qstart", "qend", "sstart", "send", "evalue", "bitscore")
 
-#: What ``-outfmt 6`` alone prints; becomes :data:`STANDARD_FIELDS` once alignments exist.
-DEFAULT_FIELDS = ("qseqid", "sseqid", "score", "qlen", "slen")
+#: What ``-outfmt 6`` alone prints: BLAST's standard columns (alignment fields are
+#: registered by :mod:`swgpu_core.formats.tabular`).
+DEFAULT_FIELDS = STANDARD_FIELDS
 
 
 def register_field(name: str, title: str, compute: Callable[[Hit], str] | None, *, needs_alignment: bool = False) -> None:

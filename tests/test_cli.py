@@ -43,11 +43,11 @@ def test_search_default_output(cli_db: Path, swgpu, resources: Path) -> None:
     rc, out, err = swgpu("search", "--db", cli_db, "--query", resources / "queries.fasta", "--backend", "cpu", "--top", "7")
     assert rc == 0, err
     rows = [line.split("\t") for line in out.splitlines()]
-    assert len(rows) == 35 and all(len(r) == 5 for r in rows)
+    assert len(rows) == 35 and all(len(r) == 12 for r in rows)  # BLAST's standard columns
     first = rows[0]
-    assert first[0] == "tr|V5R462|V5R462_9CAUD" and first[3] == "49"
+    assert first[0] == "tr|V5R462|V5R462_9CAUD" and first[6:8] == ["1", "49"]
     for qid in {r[0] for r in rows}:
-        scores = [int(r[2]) for r in rows if r[0] == qid]
+        scores = [float(r[11]) for r in rows if r[0] == qid]
         assert scores == sorted(scores, reverse=True)
     assert "GCUPS on cpu" in err
 
@@ -81,7 +81,7 @@ def test_chunked_search_and_merge_equal_full_search(cli_db: Path, swgpu, resourc
     assert rc == 0, err
     full = (tmp_path / "full.tsv").read_text()
     assert (tmp_path / "merged.tsv").read_text() == full
-    rc, out, err = swgpu("merge", *reversed(parts), "--top", "5")  # database path from the hit lists
+    rc, out, err = swgpu("merge", *reversed(parts), "--top", "5", *fmt)  # database path from the hit lists
     assert rc == 0, err
     by_query: dict[str, list[str]] = {}
     for line in full.splitlines():

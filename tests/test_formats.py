@@ -128,3 +128,6 @@ def test_align_command(bundled_db: Database, resources: Path, swgpu, tmp_path: P
     assert rc == 2 and "missing chunks" in err
     rc, _, err = swgpu("align", "--db", bundled_db.path, "--hits", *parts, "--lambda", "0.3")
     assert rc == 2 and "go together" in err
+    rc, out, err = swgpu("search", "--db", bundled_db.path, "--query", q, "--backend", "cpu", "--top", "4", "--quiet", "--align", "1", "--outfmt", "6 qseqid sseqid evalue cigar")
+    assert rc == 0, err
+    assert len(out.splitlines()) == 5 and all(len(line.split("\t")) == 4 for line in out.splitlines())

@@ -8,9 +8,14 @@ from swgpu_core import outfmt
 from swgpu_core.errors import InputError
 
 
-def test_defaults_and_std() -> None:
-    assert [f.name for f in outfmt.parse_outfmt("6").fields] == list(outfmt.DEFAULT_FIELDS)
+def test_defaults_and_std(monkeypatch: pytest.MonkeyPatch) -> None:
+    import swgpu_core.formats  # noqa: F401  registers the alignment fields
+
+    assert [f.name for f in outfmt.parse_outfmt("6").fields] == list(outfmt.STANDARD_FIELDS) == list(outfmt.DEFAULT_FIELDS)
+    assert outfmt.parse_outfmt("6 std").needs_alignment
     assert outfmt.parse_outfmt("7 qseqid,sseqid score").kind == 7
+    monkeypatch.setattr(outfmt, "FIELDS", dict(outfmt.FIELDS))
+    outfmt.register_field("pident", "% identity", None, needs_alignment=True)
     with pytest.raises(InputError, match="field pident needs alignments"):
         outfmt.parse_outfmt("6 std")
 

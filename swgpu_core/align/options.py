@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..database import Database
+from ..formats.tabular import table_input
+from ..outfmt import OutFormat
 from ..scoring import Scoring
 from ..search import QueryHits
 from ..stats import KarlinAltschul, karlin_altschul
@@ -43,3 +45,17 @@ def alignments_for(
     params, why = statistics(args, scoring)
     aligned = align_query_hits(db, hits, scoring, args.align, backend=backend, params=params, max_evalue=args.evalue)
     return aligned, params, why
+
+
+def table_rows(
+    args: argparse.Namespace, fmt: OutFormat, db: Database, hits: Sequence[QueryHits], scoring: Scoring, backend: str = "cpu"
+) -> tuple[Sequence[QueryHits], Callable | None]:
+    """What :func:`~swgpu_core.outfmt.write_table` needs: the rows' hits and the ``align`` callback.
+
+    Tracebacks run only when a field needs them or ``--evalue`` filters; then only the
+    aligned hits get rows.
+    """
+    if not (fmt.needs_alignment or args.evalue is not None or args.align is not None):
+        return hits, None
+    aligned, _, _ = alignments_for(args, db, hits, scoring, backend)
+    return table_input(hits, aligned.alignments)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..align.options import add_alignment_arguments, table_rows
 from ..atomic import atomic_output
 from ..database import Database
 from ..hitlist import load_hits, merge_hits, scoring_of
@@ -21,6 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--outfmt", default="6 " + " ".join(DEFAULT_FIELDS), help="BLAST tabular format 6 or 7 and field names (default '%(default)s')")
     parser.add_argument("--top", type=int, help="hits kept per query (default: as many as the hit lists kept)")
     parser.add_argument("--partial", action="store_true", help="merge even when some chunks of the database are not covered")
+    add_alignment_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,6 +32,8 @@ def run(args: argparse.Namespace) -> int:
     lists = [load_hits(p) for p in args.hits]
     db = Database(args.db or lists[0].meta["database"]["path"])
     merged = merge_hits(lists, db, args.top, partial=args.partial)
+    scoring = scoring_of(lists[0])
+    rows, align = table_rows(args, fmt, db, merged, scoring)
     with atomic_output(args.out) as fh:
-        write_table(fh, fmt, db, merged, program="swgpu merge", scoring=scoring_of(lists[0]).describe())
+        write_table(fh, fmt, db, rows, align=align, program="swgpu merge", scoring=scoring.describe())
     return 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..align.options import add_alignment_arguments, table_rows
 from ..atomic import atomic_output
 from ..backends import get_backend
 from ..database import Database
@@ -46,6 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunks", help="comma-separated chunk indices or ranges (e.g. 0,2-4) to scan (default: all)")
     parser.add_argument("--save-hits", metavar="PATH", help="also save the raw hit list (.npz) for 'swgpu merge'")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    add_alignment_arguments(parser)
 
 
 def parse_index_list(spec: str, option: str, limit: int | None = None) -> list[int]:
@@ -89,8 +91,9 @@ def run(args: argparse.Namespace) -> int:
     if args.save_hits:
         save_hits(args.save_hits, result, args.top, chunks if chunks is not None else list(range(len(db.chunks))))
     if out is not None:
+        rows, align = table_rows(args, fmt, db, result.hits, scoring, "auto" if result.backend == "cuda" else "cpu")
         with atomic_output(out) as fh:
-            write_table(fh, fmt, db, result.hits, program="swgpu search", scoring=scoring.describe())
+            write_table(fh, fmt, db, rows, align=align, program="swgpu search", scoring=scoring.describe())
     if not args.quiet:
         print(
             f"swgpu search: {len(queries)} queries x {db.n_sequences:,} subjects ({result.cells / 1e9:.2f} G cells) "
