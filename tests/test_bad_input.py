@@ -142,8 +142,8 @@ def test_search_rejects_bad_query(small_db: Path, swgpu, case: str) -> None:
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (("--outfmt", "6 qseqid pident"), "field pident needs alignments (not available yet)"),
-        (("--outfmt", "6 std"), "needs alignments (not available yet)"),
+        (("--align", "-1"), "--align must be 0 or more"),
+        (("--lambda", "0.3"), "--lambda and --kappa go together"),
         (("--outfmt", "6 qseqid nosuchfield"), "unknown field 'nosuchfield'"),
         (("--outfmt", "5"), "only the tabular formats 6 and 7"),
         (("--matrix", "BLOSUM99"), "unknown substitution matrix 'BLOSUM99'"),

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from ..database import Database
+from ..errors import InputError
 from ..formats.tabular import table_input
 from ..outfmt import OutFormat
 from ..scoring import Scoring
@@ -28,6 +29,18 @@ def add_alignment_arguments(parser: argparse.ArgumentParser, *, backend: bool = 
     parser.add_argument("--kappa", type=float, help="Karlin-Altschul K, with --lambda")
     if backend:
         parser.add_argument("--backend", choices=("cpu", "cuda", "auto"), default="auto", help="traceback backend (default auto: CUDA if usable, else CPU)")
+
+
+def check_alignment_arguments(args: argparse.Namespace) -> None:
+    """Refuse bad ``--align``/``--evalue``/``--lambda``/``--kappa`` before any work starts."""
+    if args.align is not None and args.align < 0:
+        raise InputError(f"--align must be 0 or more (got {args.align})")
+    if args.evalue is not None and not args.evalue > 0:
+        raise InputError(f"--evalue must be positive (got {args.evalue})")
+    if (args.lam is None) != (args.kappa is None):
+        raise InputError("--lambda and --kappa go together: give both or neither")
+    if args.lam is not None and not (args.lam > 0 and args.kappa > 0):
+        raise InputError(f"--lambda and --kappa must be positive (got {args.lam}, {args.kappa})")
 
 
 def statistics(args: argparse.Namespace, scoring: Scoring) -> tuple[KarlinAltschul | None, str]:

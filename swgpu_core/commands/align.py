@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 
-from ..align.options import add_alignment_arguments, alignments_for
+from ..align.options import add_alignment_arguments, alignments_for, check_alignment_arguments
 from ..database import Database
 from ..errors import InputError
 from ..fasta import read_sequences
@@ -42,6 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     kind = choose_format(args.out, args.format)
+    check_alignment_arguments(args)
     table = parse_outfmt(args.outfmt) if kind == "tsv" else None
     if args.top is not None:
         check_top(args.top)

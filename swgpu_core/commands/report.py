@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 
-from ..align.options import add_alignment_arguments, alignments_for
+from ..align.options import add_alignment_arguments, alignments_for, check_alignment_arguments
 from ..database import Database
 from ..dbstats import default_threshold
 from ..errors import InputError
@@ -56,6 +56,7 @@ def _threshold(path: str | None, db: Database) -> int:
 
 def run(args: argparse.Namespace) -> int:
     lists = [load_hits(p) for p in args.hits]
+    check_alignment_arguments(args)
     db = Database(args.db)
     scoring = scoring_of(lists[0])
     hits: list[QueryHits] = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..align.options import add_alignment_arguments, table_rows
+from ..align.options import add_alignment_arguments, check_alignment_arguments, table_rows
 from ..atomic import atomic_output
 from ..backends import get_backend
 from ..database import Database
@@ -78,6 +78,7 @@ def check_top(top: int) -> None:
 def run(args: argparse.Namespace) -> int:
     fmt = parse_outfmt(args.outfmt)
     check_top(args.top)
+    check_alignment_arguments(args)
     if args.threads < 0:
         raise InputError(f"--threads must be 0 (all cores) or more (got {args.threads})")
     scoring = Scoring.protein(args.matrix, args.gap_open, args.gap_extend)
