@@ -26,8 +26,10 @@ rule download:
 # rewrites the source file and its .version.json only when it did, so the following plain
 # `snakemake` re-runs exactly the chain of the changed databases. Its log is named by the
 # time of the run (results/logs/refresh/<time>.log), so it runs whenever it is asked for,
-# keeps a history of the checks, and is never part of the default target.
+# keeps a history of the checks, and is never part of the default target. Downloads
+# run where Snakemake runs (cluster nodes often have no internet access).
 localrules:
+    download,
     refresh,
 
 
