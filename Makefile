@@ -16,11 +16,11 @@ $(STAMP): pyproject.toml
 	if nvidia-smi >/dev/null 2>&1; then $(VENV)/bin/python -m pip install -e ".[test,workflow,cuda13]"; fi
 	touch $@
 
-# The default run on the bundled database (a CLI search until the workflow exists).
+# The default run: the Snakemake workflow with config/config.yaml on the bundled database
+# (outputs under results/sample/, see config/README.md), ending with the report's path.
 run: $(STAMP)
-	$(SWGPU) makedb resources/db.fasta.gz results/db
-	$(SWGPU) search --db results/db --query resources/queries.fasta --out results/hits.tsv
-	@echo "results in results/hits.tsv"
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/snakemake --cores 2
+	@echo "HTML report: $(CURDIR)/results/sample/report.html"
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest -q

@@ -20,7 +20,8 @@ rule report:
     conda:
         "../envs/swgpu.yaml"
     params:
+        plan=lambda wildcards, input: f"--plan {input.plan}" if input.plan else "",
         extra=config["report"]["extra"],
     shell:
         "swgpu report --db {input.db} --hits {input.hits}"
-        " --out {output} {params.extra} > {log} 2>&1"
+        " --out {output} {params.plan} {params.extra} > {log} 2>&1"
