@@ -79,7 +79,7 @@ def test_full_run_writes_the_documented_outputs(run):
     assert chunks > 1, "the test database should span several chunks"
     assert executed_rules(proc).count("search") == 2 * chunks  # one job per (batch x chunk)
     hits = [line.split("\t") for line in (results / "hits.tsv").read_text().splitlines()]
-    assert len({h[0] for h in hits}) == 3 and all(len(h) == 5 for h in hits)
+    assert len({h[0] for h in hits}) == 3 and all(len(h) == 7 for h in hits)
     # Every rule leaves a log and a benchmark.
     assert len(list(results.glob("logs/**/*.log"))) == len(list(results.glob("benchmarks/**/*.tsv")))
     print(f"full workflow run: {seconds:.1f} s")
