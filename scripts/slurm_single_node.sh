@@ -18,12 +18,17 @@ state=/var/spool/slurm
 host=$(hostname -s)
 
 stop() {
-    for daemon in slurmd slurmctld; do
-        if [ -f "/run/$daemon.pid" ]; then
-            kill "$(cat "/run/$daemon.pid")" 2>/dev/null || true
-            rm -f "/run/$daemon.pid"
+    # Asks slurmctld to stop itself and every slurmd; then waits until they are gone.
+    scontrol shutdown >/dev/null 2>&1 || true
+    for _ in $(seq 30); do
+        if ! scontrol ping >/dev/null 2>&1 &&
+           ! { [ -f /run/slurmd.pid ] && kill -0 "$(cat /run/slurmd.pid)" 2>/dev/null; }; then
+            return 0
         fi
+        sleep 1
     done
+    echo "SLURM daemons still running" >&2
+    return 1
 }
 
 if [ "$action" = stop ]; then
