@@ -25,6 +25,9 @@ from pathlib import Path
 from .errors import SwgpuError
 
 ENV = "CUDA_VISIBLE_DEVICES"
+# nvidia-smi numbers GPUs in PCI bus order, CUDA by default fastest first: make CUDA
+# count like nvidia-smi so that a slot index names the device it locked.
+ORDER_ENV, ORDER = "CUDA_DEVICE_ORDER", "PCI_BUS_ID"
 
 
 class NoFreeSlot(SwgpuError):
@@ -103,14 +106,16 @@ def claim_gpu(slot_dir: str | os.PathLike, devices: list[str] | None = None, *, 
     The previous ``CUDA_VISIBLE_DEVICES`` is restored on exit.
     """
     slot = acquire(slot_dir, devices, wait=wait)
-    previous = os.environ.get(ENV)
-    if slot.device is not None:
+    previous = {k: os.environ.get(k) for k in (ENV, ORDER_ENV)}
+    if slot.fd is not None:
         os.environ[ENV] = slot.device
+        os.environ.setdefault(ORDER_ENV, ORDER)
     try:
         yield slot.device
     finally:
-        if previous is None:
-            os.environ.pop(ENV, None)
-        else:
-            os.environ[ENV] = previous
+        for key, value in previous.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
         release(slot)

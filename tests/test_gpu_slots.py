@@ -21,6 +21,7 @@ SWGPU = [sys.executable, "-m", "swgpu_core"]
 @pytest.fixture(autouse=True)
 def no_scheduler_env(monkeypatch):
     monkeypatch.delenv(ENV, raising=False)
+    monkeypatch.delenv("CUDA_DEVICE_ORDER", raising=False)
 
 
 def _env_without_cuda() -> dict[str, str]:
@@ -71,6 +72,7 @@ def test_a_killed_job_releases_its_slot(tmp_path):
 def test_claim_sets_and_restores_the_environment(tmp_path):
     with claim_gpu(tmp_path, ["3"]) as device:
         assert device == "3" and os.environ[ENV] == "3"
+        assert os.environ["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"  # numbered like nvidia-smi
         other = subprocess.run(
             [*SWGPU, "gpu-run", "--slot-dir", str(tmp_path), "--devices", "3", "--wait", "0", "--", "true"],
             env=_env_without_cuda(),
@@ -78,7 +80,7 @@ def test_claim_sets_and_restores_the_environment(tmp_path):
             text=True,
         )
         assert other.returncode == 2 and "busy" in other.stderr
-    assert ENV not in os.environ
+    assert ENV not in os.environ and "CUDA_DEVICE_ORDER" not in os.environ
     with claim_gpu(tmp_path, ["3"]) as device:  # released on exit
         assert device == "3"
 

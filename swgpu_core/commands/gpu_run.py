@@ -12,7 +12,7 @@ import os
 import sys
 
 from ..errors import InputError
-from ..gpu_slots import ENV, acquire
+from ..gpu_slots import ENV, ORDER, ORDER_ENV, acquire
 
 NAME = "gpu-run"
 HELP = "run a command with CUDA_VISIBLE_DEVICES set to a free GPU slot (one lock file per device)"
@@ -32,9 +32,9 @@ def run(args: argparse.Namespace) -> int:
     devices = [d.strip() for d in args.devices.split(",") if d.strip()] if args.devices else None
     slot = acquire(args.slot_dir, devices, wait=args.wait)
     env = dict(os.environ)
-    if slot.device is not None:
+    if slot.fd is not None:  # a slot was locked (not a scheduler's or the user's choice)
         env[ENV] = slot.device
-    if slot.fd is not None:
+        env.setdefault(ORDER_ENV, ORDER)
         os.set_inheritable(slot.fd, True)
     print(f"swgpu gpu-run: {ENV}={slot.device if slot.device is not None else '(no GPU)'}", file=sys.stderr, flush=True)
     try:
