@@ -2,6 +2,7 @@
 # They only decide *which* files and options a job gets; the work is done by `swgpu`.
 
 import datetime
+import functools
 import json
 import os
 import shlex
@@ -48,6 +49,7 @@ def download_command(db):
     return shlex.join(args)
 
 
+@functools.cache
 def uses_gpu():
     """CUDA search jobs count against the `gpu` resource; `auto` does so when a GPU is visible."""
     backend = config["search"]["backend"]
