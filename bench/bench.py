@@ -65,38 +65,53 @@ def prepare(data: Path, work: Path, name: str) -> tuple[Database, dict]:
     return Database(dbdir), info
 
 
-def bench_db(backend: CudaBackend, db: Database, queries, reps: int) -> dict:
+def scan_once(worker, devs, q) -> dict:
+    """One query over the device batches: summed kernel seconds and their breakdown."""
+    part = {"seconds": 0.0, "inter_seconds": 0.0, "intra_seconds": 0.0, "rescored": 0, "predicted_seconds": 0.0}
+    for dev in devs:
+        worker.scores(dev, q)
+        for k in part:
+            part[k] += worker.last_timing[k]
+    return part
+
+
+def bench_db(backend: CudaBackend, db: Database, queries, reps: int, sweep: list[int]) -> dict:
+    """Per-query kernel time (median of ``reps`` after a warm-up) over the batches the API
+    search would use, the API search end to end, and optionally measured against
+    predicted time for fixed thresholds."""
     worker = backend.workers[0]
-    devs = [worker.upload(db, c) for c in db.chunks]
+    devs = [worker.upload(db, batch) for _, batch in backend.batches(db, db.chunks)]
     rows = []
     for q in queries:
-        times, parts = [], []
-        for rep in range(reps + 1):
-            total = 0.0
-            part = {"inter_seconds": 0.0, "intra_seconds": 0.0, "rescored": 0}
-            for dev in devs:
-                worker.scores(dev, q)
-                total += worker.last_timing["seconds"]
-                for k in part:
-                    part[k] += worker.last_timing[k]
-            if rep:  # the first round is the warm-up
-                times.append(total)
-                parts.append(part)
-        sec = float(np.median(times))
+        scan_once(worker, devs, q)  # warm-up
+        parts = [scan_once(worker, devs, q) for _ in range(reps)]
+        sec = float(np.median([p["seconds"] for p in parts]))
         rows.append({
             "query": q.id, "length": len(q), "seconds": sec, "gcups": len(q) * db.n_residues / sec / 1e9,
             "inter_seconds": float(np.median([p["inter_seconds"] for p in parts])),
             "intra_seconds": float(np.median([p["intra_seconds"] for p in parts])),
+            "predicted_seconds": parts[0]["predicted_seconds"], "threshold": worker.last_timing["threshold"],
             "rescored": parts[0]["rescored"], "shapes": worker.last_timing["shapes"],
         })  # fmt: skip
-        print(f"  {q.id[:24]:24s} {len(q):6d}  {sec * 1e3:9.2f} ms  {rows[-1]['gcups']:8.1f} GCUPS", flush=True)
+        print(f"  {q.id[:24]:24s} {len(q):6d}  {sec * 1e3:9.2f} ms  {rows[-1]['gcups']:8.1f} GCUPS"
+              f"  (T={rows[-1]['threshold']}, predicted {rows[-1]['predicted_seconds'] * 1e3:.2f} ms)", flush=True)  # fmt: skip
     total_cells = sum(len(q) for q in queries) * db.n_residues
     total_sec = sum(r["seconds"] for r in rows)
+    swept = []
+    chosen = worker.threshold
+    for t in sweep:
+        worker.threshold = t
+        parts = [scan_once(worker, devs, q) for q in queries]
+        measured, predicted = sum(p["seconds"] for p in parts), sum(p["predicted_seconds"] for p in parts)
+        swept.append({"threshold": t, "seconds": measured, "gcups": total_cells / measured / 1e9,
+                      "predicted_seconds": predicted, "predicted_gcups": total_cells / predicted / 1e9})  # fmt: skip
+        print(f"  sweep T={t:6d}: measured {swept[-1]['gcups']:7.1f} GCUPS, predicted {swept[-1]['predicted_gcups']:7.1f}", flush=True)
+    worker.threshold = chosen
     t = time.perf_counter()
     search(db, queries, backend.scoring, backend, top=50, show_progress=False)
     e2e = time.perf_counter() - t
     return {"gcups": total_cells / total_sec / 1e9, "kernel_seconds": total_sec, "api_search_seconds": e2e,
-            "api_search_gcups": total_cells / e2e / 1e9, "per_query": rows}  # fmt: skip
+            "api_search_gcups": total_cells / e2e / 1e9, "batches": len(devs), "per_query": rows, "sweep": swept}  # fmt: skip
 
 
 def main() -> None:
@@ -108,6 +123,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--threshold", type=int, default=None)
     ap.add_argument("--arith", choices=("dpx", "plain"), default=None)
+    ap.add_argument("--sweep", type=int, nargs="*", default=[], help="also time these fixed thresholds (measured vs predicted)")
     ap.add_argument("--note", default="")
     args = ap.parse_args()
 
@@ -117,12 +133,12 @@ def main() -> None:
     for name in args.db:
         db, info = prepare(args.data, args.work, name)
         print(f"{name}: {db.n_sequences} sequences, {db.n_residues} residues {info}", flush=True)
-        result = bench_db(backend, db, queries, args.reps)
+        result = bench_db(backend, db, queries, args.reps, args.sweep)
         record = {
             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "commit": git_commit(),
             "gpu": backend.device_names[0], "arith": backend.workers[0].kernels.arith, "database": name,
             "sequences": db.n_sequences, "residues": db.n_residues, "queries": len(queries),
-            "threshold": backend.workers[0].threshold, "scoring": scoring.describe(), "note": args.note, **info, **result,
+            "threshold": backend.workers[0].threshold, "model": backend.workers[0].model.to_json(), "scoring": scoring.describe(), "note": args.note, **info, **result,
         }  # fmt: skip
         print(f"{name}: overall {result['gcups']:.1f} GCUPS (kernels), API search {result['api_search_seconds']:.2f} s "
               f"= {result['api_search_gcups']:.1f} GCUPS end to end", flush=True)  # fmt: skip

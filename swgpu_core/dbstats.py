@@ -2,8 +2,9 @@
 
 The long tail of the length distribution decides how a GPU search is planned: subjects
 up to a threshold go to the many-pairs-per-warp kernel, longer ones to the one-pair-per-
-block kernel. :func:`default_threshold` is that threshold until the planner chooses it
-per database and device; the histogram marks what lies above it.
+block kernel. :func:`default_threshold` asks the planner (:mod:`swgpu_core.plan`) for it
+with its built-in device model, so that statistics need no GPU; the histogram marks what
+lies above it.
 """
 
 from __future__ import annotations
@@ -16,13 +17,16 @@ import numpy as np
 from .atomic import atomic_output
 from .database import Database, length_histogram
 
-#: Subjects longer than this go to the long-sequence kernel (the CUDA backend's default).
-LONG_THRESHOLD = 3072
+#: Query length the statistics plan for when no query is given.
+PLAN_QUERY_LENGTH = 1000
 
 
-def default_threshold(db: Database) -> int:
-    """The long-sequence threshold for ``db``: a constant until the planner provides one."""
-    return LONG_THRESHOLD
+def default_threshold(db: Database, query_length: int = PLAN_QUERY_LENGTH) -> int:
+    """The planner's threshold for ``db`` and a query of ``query_length`` (built-in H100
+    model: a search on a calibrated GPU may choose a nearby value)."""
+    from .plan import LengthProfile, choose_threshold
+
+    return choose_threshold(LengthProfile(db.lengths), query_length).threshold
 
 
 @dataclass(frozen=True)

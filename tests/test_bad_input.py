@@ -151,6 +151,9 @@ def test_search_rejects_bad_query(small_db: Path, swgpu, case: str) -> None:
         (("--top", "0"), "--top must be at least 1"),
         (("--chunks", "7"), "--chunks '7': index 7 out of range"),
         (("--chunks", "x"), "is not an index"),
+        (("--threshold", "0"), "--threshold must be at least 1"),
+        (("--gpu-memory", "lots"), "--gpu-memory 'lots': not a size"),
+        (("--gpu-memory=0", ), "must be positive"),
     ],
 )
 def test_search_rejects_bad_options(small_db: Path, swgpu, args: tuple[str, ...], fragment: str) -> None:

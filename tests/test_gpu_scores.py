@@ -113,10 +113,27 @@ def test_edge_cases(tmp_path, cuda, cpu):
     qfasta.write_text(f">big\n{big}\n>amb\n{amb[:300].lower()}\n>one\nW\n>mid\n{real[5]}\n")
     queries = read_sequences(qfasta)
     _compare(db, queries, cuda, cpu)
+    from swgpu_core.search import search
+
+    scoring = cpu.scoring
+    a = search(db, queries, scoring, cuda, top=25, show_progress=False)  # chunks merged into one batch
+    b = search(db, queries, scoring, cpu, top=25, show_progress=False)
+    for x, y in zip(a.hits, b.hits):
+        assert np.array_equal(x.subjects, y.subjects) and np.array_equal(x.scores, y.scores)
     worker = cuda.workers[0]
     chunk = db.chunks[-1]
     best = int(worker.scores(worker.upload(db, chunk), queries[0]).get().max())
     assert best > 32767, "the overflow path was not exercised"
+
+
+@pytest.mark.parametrize("threshold", [1, 400, 100_000])
+def test_forced_thresholds(uniprot20k, scoring, cpu, threshold):
+    """All subjects in the intra-task kernel, a split in the bulk, all in the inter-task kernel."""
+    from swgpu_core.backends.cuda import CudaBackend
+
+    backend = CudaBackend(scoring, threshold=threshold)
+    queries = [q for q in read_sequences(_need(DATA / "cudasw_queries.fasta")) if len(q) in (144, 1000, 5478)]
+    _compare(uniprot20k, queries, backend, cpu)
 
 
 def test_search_api_top_hits_match_cpu(uniprot20k, cuda, cpu, scoring):
@@ -127,3 +144,20 @@ def test_search_api_top_hits_match_cpu(uniprot20k, cuda, cpu, scoring):
     b = search(uniprot20k, queries, scoring, cpu, top=50, show_progress=False)
     for x, y in zip(a.hits, b.hits):
         assert np.array_equal(x.subjects, y.subjects) and np.array_equal(x.scores, y.scores)
+
+
+def test_memory_budget_streams(uniprot20k, scoring, cpu):
+    """A budget of a twentieth of the database: batches stream through, scores unchanged."""
+    from swgpu_core.backends.cuda import BYTES_PER_RESIDUE, CudaBackend
+    from swgpu_core.search import search
+
+    budget = BYTES_PER_RESIDUE * uniprot20k.n_residues // 20
+    backend = CudaBackend(scoring, memory_budget=budget)
+    assert len(backend.batches(uniprot20k, uniprot20k.chunks)) >= 40
+    queries = read_sequences(_need(DATA / "uniprot_queries500.fasta.gz"))[:5]
+    a = search(uniprot20k, queries, scoring, backend, top=30, show_progress=False)
+    b = search(uniprot20k, queries, scoring, cpu, top=30, show_progress=False)
+    for x, y in zip(a.hits, b.hits):
+        assert np.array_equal(x.subjects, y.subjects) and np.array_equal(x.scores, y.scores)
+    worker = backend.workers[0]
+    assert sum(BYTES_PER_RESIDUE * d.chunk.n_residues for d in worker.resident.values()) <= budget

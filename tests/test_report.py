@@ -23,7 +23,8 @@ def test_report_from_batches_and_chunks(bundled_db: Database, resources: Path, s
                                "--chunks", chunks, "--save-hits", lists[-1])  # fmt: skip
             assert rc == 0, err
     plan = tmp_path / "plan.json"
-    plan.write_text(json.dumps({"threshold": 1234}))
+    rc, _, err = swgpu("plan", bundled_db.path, "--threshold", "1234", "--json", plan, "--no-gpu")
+    assert rc == 0, err
     out = tmp_path / "report.html"
     rc, _, err = swgpu("report", "--db", bundled_db.path, "--hits", *lists, "--out", out, "--plan", plan, "--backend", "cpu")
     assert rc == 0, err

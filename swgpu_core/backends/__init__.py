@@ -35,8 +35,20 @@ def candidates(scores: np.ndarray, first: int, top: int) -> tuple[np.ndarray, np
     return keep.astype(np.int64) + first, scores[keep].astype(np.int32)
 
 
-def get_backend(name: str, scoring: Scoring, *, threads: int = 0, devices: list[int] | None = None, quiet: bool = False) -> Backend:
-    """``cpu``, ``cuda``, or ``auto`` (CUDA when CuPy sees a GPU, else CPU, said once)."""
+def get_backend(
+    name: str,
+    scoring: Scoring,
+    *,
+    threads: int = 0,
+    devices: list[int] | None = None,
+    threshold: int | None = None,
+    memory_budget: int | None = None,
+    quiet: bool = False,
+) -> Backend:
+    """``cpu``, ``cuda``, or ``auto`` (CUDA when CuPy sees a GPU, else CPU, said once).
+
+    ``threshold`` (inter/intra-task split, default: the planner's) and ``memory_budget``
+    (bytes of GPU memory for database batches, default 60% of free) concern the GPU only."""
     from .cpu import CpuBackend
 
     if name == "cpu":
@@ -45,7 +57,7 @@ def get_backend(name: str, scoring: Scoring, *, threads: int = 0, devices: list[
         try:
             from .cuda import CudaBackend
 
-            return CudaBackend(scoring, devices=devices)
+            return CudaBackend(scoring, devices=devices, threshold=threshold, memory_budget=memory_budget)
         except ImportError as exc:
             if name == "cuda":
                 from ..errors import BackendUnavailable

@@ -25,9 +25,10 @@ except ImportError as exc:  # re-raised with an actionable message
     raise ImportError("CuPy is not installed (pip install 'swgpu_core[cuda13]' or '[cuda12]')") from exc
 
 from ..database import Chunk, Database
+from ..device_batches import device_batches
 from ..fasta import EncodedSequence
+from ..plan import DeviceModel, LengthProfile, Plan, choose_threshold, evaluate
 from ..scoring import Scoring
-from . import candidates
 from .cuda_kernels import ScanKernels, Shape, build_profile, pick_shapes
 
 try:
@@ -37,7 +38,8 @@ except cp.cuda.runtime.CUDARuntimeError as exc:
 if _N_DEVICES == 0:
     raise ImportError("no CUDA device")
 
-DEFAULT_THRESHOLD = 3072
+#: device bytes per residue of a resident batch: the residue and its boundary-buffer slot
+BYTES_PER_RESIDUE = 9
 
 
 @dataclass
@@ -47,7 +49,7 @@ class DeviceChunk:
     chunk: Chunk
     residues: cp.ndarray
     offsets: cp.ndarray
-    lengths: np.ndarray  # host copy, for the threshold split
+    lengths: LengthProfile  # host copy, for the threshold split
     subjects: cp.ndarray  # 0..n-1, the kernels' subject list for a whole-chunk scan
     ready: cp.cuda.Event
     pinned: object  # the staging buffer, alive until the copy is done
@@ -77,6 +79,16 @@ class DeviceWorker:
         self.cells = 0
         self.last_timing: dict = {}
         self._scratch: dict[str, cp.ndarray] = {}
+        self._model: DeviceModel | None = None
+
+    @property
+    def model(self) -> DeviceModel:
+        """The planner's constants for this GPU (measured once, then cached on disk)."""
+        if self._model is None:
+            from .cuda_calibration import load_or_calibrate
+
+            self._model = load_or_calibrate(self)
+        return self._model
 
     # -- memory ------------------------------------------------------------------------
     def _buffer(self, name: str, size: int, dtype) -> cp.ndarray:
@@ -89,17 +101,17 @@ class DeviceWorker:
 
     def upload(self, db: Database, chunk: Chunk) -> DeviceChunk:
         """Copy a chunk to the device on the copy stream (pinned staging), or reuse it."""
-        key = (str(db.path), chunk.index)
+        key = (str(db.path), chunk.first, chunk.stop)
         if key in self.resident:
             return self.resident[key]
         with cp.cuda.Device(self.device_id):
             size = chunk.n_residues
-            used = sum(d.nbytes for d in self.resident.values())
-            if used + size > self.budget:
-                self.copy.synchronize()
-                self.compute.synchronize()
-                self.long.synchronize()
-                self.resident.clear()
+            used = sum(BYTES_PER_RESIDUE * d.chunk.n_residues for d in self.resident.values())
+            if self.resident and used + BYTES_PER_RESIDUE * size > self.budget:
+                for stream in (self.copy, self.compute, self.long):
+                    stream.synchronize()
+                while self.resident and used + BYTES_PER_RESIDUE * size > self.budget:  # oldest batches first
+                    used -= BYTES_PER_RESIDUE * self.resident.pop(next(iter(self.resident))).chunk.n_residues
             host_res = db.residues[chunk.residue_start : chunk.residue_stop]
             host_off = np.asarray(db.offsets[chunk.first : chunk.stop + 1]) - chunk.residue_start
             size_aligned = -(-size // 8) * 8
@@ -114,7 +126,7 @@ class DeviceWorker:
             offsets.set(off_staging, stream=self.copy)
             with self.copy:
                 subjects = cp.arange(chunk.n_sequences, dtype=np.int32)
-            lengths = np.asarray(db.lengths[chunk.first : chunk.stop])
+            lengths = LengthProfile(db.lengths[chunk.first : chunk.stop])
             ready = cp.cuda.Event()
             ready.record(self.copy)
             dev = DeviceChunk(chunk, residues, offsets, lengths, subjects, ready, pinned)
@@ -122,13 +134,11 @@ class DeviceWorker:
             return dev
 
     # -- scan ----------------------------------------------------------------------------
-    def split(self, dev: DeviceChunk) -> int:
-        """Number of leading (shorter) subjects that go to the inter-task kernel; even."""
-        threshold = self.threshold if self.threshold is not None else DEFAULT_THRESHOLD
-        n_short = int(np.searchsorted(dev.lengths, threshold, side="right"))
-        if n_short % 2 and n_short < dev.lengths.size:
-            n_short += 1
-        return n_short
+    def plan(self, dev: DeviceChunk, query_length: int) -> Plan:
+        """Threshold for this batch and query: fixed by the user, or the planner's choice."""
+        if self.threshold is not None:
+            return evaluate(dev.lengths, query_length, self.threshold, self.model)
+        return choose_threshold(dev.lengths, query_length, self.model)
 
     def scores(self, dev: DeviceChunk, query: EncodedSequence) -> cp.ndarray:
         """Exact scores of ``query`` against every subject of the chunk (device int32)."""
@@ -137,7 +147,8 @@ class DeviceWorker:
         with cp.cuda.Device(self.device_id), self.compute:
             self.compute.wait_event(dev.ready)
             self.long.wait_event(dev.ready)
-            n_short = self.split(dev)
+            plan = self.plan(dev, len(query))
+            n_short = dev.lengths.split(plan.threshold)
             scores = self._buffer("scores", n, np.int32)
             overflow = self._buffer("overflow", n + 1, np.int32)
             boundary = self._buffer("boundary", 2 * (dev.chunk.n_residues + 1), np.uint32)
@@ -175,6 +186,8 @@ class DeviceWorker:
                 "intra_seconds": cp.cuda.get_elapsed_time(marks[0], marks[1]) / 1e3,
                 "inter_seconds": cp.cuda.get_elapsed_time(marks[2], marks[3]) / 1e3,
                 "n_short": n_short,
+                "threshold": plan.threshold,
+                "predicted_seconds": plan.predicted_seconds,
                 "rescored": n_over,
                 "shapes": (inter.template("16"), intra.template("16")),
             }
@@ -249,27 +262,33 @@ class CudaBackend:
     def kernel_seconds(self) -> float:
         return max(w.kernel_seconds for w in self.workers)
 
+    def batches(self, db: Database, chunks: list[Chunk]) -> list[tuple[list[Chunk], Chunk]]:
+        """The device batches of ``chunks`` under the smallest device budget."""
+        budget = min(w.budget for w in self.workers) // BYTES_PER_RESIDUE
+        return device_batches(db, chunks, budget, len(self.workers))
+
     def scan(self, db: Database, chunks: list[Chunk], queries: list[EncodedSequence], top: int, on_chunk=None):
-        """Per chunk, per query candidates; devices work on their chunks in parallel threads."""
+        """Per device batch, per query candidates; devices scan their batches in parallel."""
         n = len(self.workers)
-        results: dict[int, list] = {}
+        batches = self.batches(db, chunks)
+        results: list = [None] * len(batches)
 
         def run(w: int) -> None:
-            mine = chunks[w::n]
-            for k, chunk in enumerate(mine):
-                nxt = mine[k + 1] if k + 1 < len(mine) else None
-                res = self.workers[w].scan_chunk(db, chunk, queries, top, nxt)
-                with self._lock:
-                    results[chunk.index] = res
+            mine = list(range(w, len(batches), n))
+            for k, b in enumerate(mine):
+                nxt = batches[mine[k + 1]][1] if k + 1 < len(mine) else None
+                results[b] = self.workers[w].scan_chunk(db, batches[b][1], queries, top, nxt)
                 if on_chunk is not None:
-                    on_chunk(chunk)
+                    with self._lock:
+                        for c in batches[b][0]:
+                            on_chunk(c)
 
         if n == 1:
             run(0)
         else:
             with ThreadPoolExecutor(n) as pool:
                 list(pool.map(run, range(n)))
-        return [results[c.index] for c in chunks]
+        return results
 
     def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int):
         return self.workers[0].scan_chunk(db, chunk, queries, top, None)

@@ -17,6 +17,7 @@ from importlib import resources
 import cupy as cp
 import numpy as np
 
+from ..plan import INTER_COLS_PER_LANE, INTRA_MAX_WARPS, inter_lanes, intra_cols
 from ..scoring import Scoring
 
 PAD_SCORE = -1024
@@ -45,10 +46,8 @@ class Shape:
         return f"sw_intra<{arith},{self.r},{self.warps}>"
 
 
-INTER_SHAPES = tuple(Shape("inter", 16, g) for g in (8, 16, 32)) + (Shape("inter", 8, 8),)
-#: threads that keep every multiprocessor of a large GPU busy (132 SMs x 2048 threads)
-BUSY_THREADS = 132 * 2048
-INTRA_SHAPES = tuple(Shape("intra", 8, 32, w) for w in (1, 2, 4, 8))
+INTER_SHAPES = tuple(Shape("inter", INTER_COLS_PER_LANE, g) for g in (8, 16, 32)) + (Shape("inter", 8, 8),)
+INTRA_SHAPES = tuple(Shape("intra", 8, 32, w) for w in (1, 2, 4, 8) if w <= INTRA_MAX_WARPS)
 
 
 def pick_shapes(query_length: int, n_short: int) -> tuple[Shape, Shape]:
@@ -59,15 +58,14 @@ def pick_shapes(query_length: int, n_short: int) -> tuple[Shape, Shape]:
     wavefront fill and drain per pass), unless that pads the query by over 25%, where the
     8-column shape is used. Intra: the narrowest block that covers the query in one pass
     (wider blocks shorten the long subjects' critical path only while they have columns).
+    The planner (:mod:`swgpu_core.plan`) models the same choice.
     """
-    lanes = 8
-    while lanes < 32 and n_short // 2 * lanes < BUSY_THREADS:
-        lanes *= 2
-    inter = next(s for s in INTER_SHAPES if s.r == 16 and s.lanes == lanes)
+    lanes = inter_lanes(n_short // 2)
+    inter = next(s for s in INTER_SHAPES if s.r == INTER_COLS_PER_LANE and s.lanes == lanes)
     padded = -(-query_length // inter.cols) * inter.cols
     if padded > 1.25 * query_length and lanes == 8:
         inter = INTER_SHAPES[-1]
-    intra = next((s for s in INTRA_SHAPES if s.cols >= query_length), INTRA_SHAPES[-1])
+    intra = next(s for s in INTRA_SHAPES if s.cols == intra_cols(query_length))
     return inter, intra
 
 

@@ -15,7 +15,7 @@ HELP = "print a database's length statistics and write its length histogram (PNG
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dbdir", help="database directory built by 'swgpu makedb'")
-    parser.add_argument("--threshold", type=int, help="long-sequence threshold in residues (default: the planner's, now 3072)")
+    parser.add_argument("--threshold", type=int, help="long-sequence threshold in residues (default: the planner's for a 1000-residue query)")
     parser.add_argument("--png", help="histogram plot (default: DBDIR.lengths.png)")
     parser.add_argument("--tsv", help="histogram table (default: DBDIR.lengths.tsv)")
     parser.add_argument("--bins", type=int, default=60, help="number of log-spaced length bins (default 60)")

@@ -49,7 +49,7 @@ def _threshold(path: str | None, db: Database) -> int:
         return default_threshold(db)
     try:
         plan = json.loads(open(path).read())
-        return int(plan["threshold"])
+        return int(plan["plan"]["threshold"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise InputError(f"{path}: not a readable plan.json with a threshold ({exc})") from None
 

@@ -44,6 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_scoring_arguments(parser)
     parser.add_argument("--threads", type=int, default=0, help="CPU threads (default: all available cores)")
     parser.add_argument("--devices", help="comma-separated CUDA device indices (default: all visible)")
+    parser.add_argument("--threshold", type=int, help="GPU: inter/intra-task length threshold (default: chosen per batch and query by the planner; see 'swgpu plan')")
+    parser.add_argument("--gpu-memory", help="GPU: memory budget for the database per device, e.g. 8G or 512M (default: 60%% of free memory)")
     parser.add_argument("--chunks", help="comma-separated chunk indices or ranges (e.g. 0,2-4) to scan (default: all)")
     parser.add_argument("--save-hits", metavar="PATH", help="also save the raw hit list (.npz) for 'swgpu merge'")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or summary")
@@ -70,6 +72,22 @@ def parse_index_list(spec: str, option: str, limit: int | None = None) -> list[i
     return out
 
 
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def parse_size(spec: str, option: str) -> int:
+    """``"8G"`` -> 8 GiB in bytes; plain numbers are bytes."""
+    text = spec.strip().upper().removesuffix("B").removesuffix("I")
+    unit = text[-1:] if text[-1:] in _UNITS else ""
+    try:
+        value = float(text[: len(text) - len(unit)])
+    except ValueError:
+        raise InputError(f"{option} {spec!r}: not a size like 8G, 512M or 1000000") from None
+    if value <= 0:
+        raise InputError(f"{option} {spec!r}: must be positive")
+    return int(value * _UNITS[unit])
+
+
 def check_top(top: int) -> None:
     if top < 1:
         raise InputError(f"--top must be at least 1 (got {top})")
@@ -86,7 +104,12 @@ def run(args: argparse.Namespace) -> int:
     chunks = parse_index_list(args.chunks, "--chunks", len(db.chunks)) if args.chunks else None
     devices = parse_index_list(args.devices, "--devices") if args.devices else None
     queries = read_sequences(args.query, db.alphabet)
-    backend = get_backend(args.backend, scoring, threads=args.threads, devices=devices, quiet=args.quiet)
+    if args.threshold is not None and args.threshold < 1:
+        raise InputError(f"--threshold must be at least 1 (got {args.threshold})")
+    budget = parse_size(args.gpu_memory, "--gpu-memory") if args.gpu_memory else None
+    backend = get_backend(
+        args.backend, scoring, threads=args.threads, devices=devices, threshold=args.threshold, memory_budget=budget, quiet=args.quiet
+    )
     result = search(db, queries, scoring, backend, top=args.top, chunks=chunks, show_progress=not args.quiet)
     out = args.out if args.out is not None else (None if args.save_hits else "-")
     if args.save_hits:

@@ -1,0 +1,205 @@
+"""Choosing the inter/intra-task length threshold from the database's length profile.
+
+Subjects up to the threshold go to the inter-task kernel (a few lanes per pair of
+subjects: efficient, but one pair's cells are done by few threads), longer ones to the
+intra-task kernel (a block per pair: more parallel per subject, less efficient per cell).
+A threshold too low sends many subjects to the slower kernel; too high, and the longest
+inter-task subjects finish long after the rest of the GPU is idle.
+
+The model predicts the scan time of one query for a threshold ``T`` from four device
+constants (measured by :mod:`swgpu_core.backends.cuda_calibration`, cached per GPU
+model; defaults measured on an H100 otherwise):
+
+* ``inter_rate``/``intra_rate``: cells per second of each kernel with the GPU full;
+* ``inter_step``/``intra_step``: seconds per row of one group running alone (the
+  critical path of the longest subject: passes x rows x step).
+
+    time(T) = max(bulk, inter critical path(T), intra critical path)
+    bulk    = inter cells(T) / inter_rate + intra cells(T) / intra_rate
+
+Cells include the padding of the query to whole passes of each kernel. The batch
+characterisation uses, as the issue asks, the mean and maximum length on each side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+#: kernel pass widths (columns) and lanes; mirror backends.cuda_kernels without importing CuPy
+INTER_COLS_PER_LANE = 16
+INTRA_COLS_PER_WARP = 32 * 8
+INTRA_MAX_WARPS = 8
+BUSY_THREADS = 132 * 2048
+
+
+@dataclass(frozen=True)
+class DeviceModel:
+    """Throughput and latency constants of one GPU model."""
+
+    name: str
+    inter_rate: float  # cells/s, GPU full
+    intra_rate: float  # cells/s, GPU full
+    inter_step: float  # s per row for a lone inter-task group (16 columns per lane)
+    intra_step: float  # s per row for a lone intra-task block (8 columns per lane)
+    measured: bool = False
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+#: Used when no calibration is available (no GPU here, or not yet measured).
+H100_DEFAULT = DeviceModel("H100 defaults (not calibrated)", 3.0e12, 1.5e12, 5e-7, 5e-7)
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of the threshold: its subjects and the cells the kernel does for them."""
+
+    sequences: int
+    residues: int
+    mean_length: float
+    max_length: int
+    cells: float
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Plan:
+    threshold: int
+    query_length: int
+    inter: Side
+    intra: Side
+    predicted_seconds: float
+    bound: str  # what limits the predicted time: "bulk", "inter tail" or "intra tail"
+    device: str
+
+    @property
+    def predicted_gcups(self) -> float:
+        return self.query_length * (self.inter.residues + self.intra.residues) / self.predicted_seconds / 1e9
+
+    def describe(self) -> str:
+        total_s = self.inter.sequences + self.intra.sequences
+        total_r = self.inter.residues + self.intra.residues
+        lines = [
+            f"threshold {self.threshold} (query length {self.query_length}, model: {self.device})",
+            f"  inter-task: {self.inter.sequences} sequences ({100 * self.inter.sequences / max(total_s, 1):.2f}%), "
+            f"{self.inter.residues} residues ({100 * self.inter.residues / max(total_r, 1):.2f}%), "
+            f"mean {self.inter.mean_length:.0f}, max {self.inter.max_length}",
+            f"  intra-task: {self.intra.sequences} sequences ({100 * self.intra.sequences / max(total_s, 1):.2f}%), "
+            f"{self.intra.residues} residues ({100 * self.intra.residues / max(total_r, 1):.2f}%), "
+            f"mean {self.intra.mean_length:.0f}, max {self.intra.max_length}",
+            f"  predicted scan: {self.predicted_seconds * 1e3:.2f} ms ({self.predicted_gcups:.0f} GCUPS), bound by {self.bound}",
+        ]
+        return "\n".join(lines)
+
+
+def inter_lanes(n_pairs: int) -> int:
+    """Lanes per pair of subjects in the inter-task kernel (as the CUDA backend picks them)."""
+    lanes = 8
+    while lanes < 32 and n_pairs * lanes < BUSY_THREADS:
+        lanes *= 2
+    return lanes
+
+
+def _padded(query_length: int, cols: int) -> int:
+    return -(-query_length // cols) * cols
+
+
+def intra_cols(query_length: int) -> int:
+    warps = 1
+    while warps < INTRA_MAX_WARPS and warps * INTRA_COLS_PER_WARP < query_length:
+        warps *= 2
+    return warps * INTRA_COLS_PER_WARP
+
+
+class LengthProfile:
+    """Sorted subject lengths with prefix sums, so each threshold is evaluated in O(log n)."""
+
+    def __init__(self, lengths: np.ndarray):
+        self.lengths = np.asarray(lengths, dtype=np.int64)
+        self.prefix = np.concatenate(([0], np.cumsum(self.lengths)))
+
+    def split(self, threshold: int) -> int:
+        """Subjects up to ``threshold``, rounded up to an even count (kernels pair them)."""
+        cut = int(np.searchsorted(self.lengths, threshold, side="right"))
+        return cut + 1 if cut % 2 and cut < self.lengths.size else cut
+
+    def side(self, first: int, stop: int, cells: float, seconds: float) -> Side:
+        n, res = stop - first, int(self.prefix[stop] - self.prefix[first])
+        return Side(n, res, res / n if n else 0.0, int(self.lengths[stop - 1]) if n else 0, cells, seconds)
+
+
+def evaluate(profile: LengthProfile, query_length: int, threshold: int, model: DeviceModel) -> Plan:
+    """Predicted scan time of one query over the profiled subjects for ``threshold``."""
+    n = profile.lengths.size
+    cut = profile.split(threshold)
+    lanes = inter_lanes(cut // 2)
+    inter_pass, intra_pass = lanes * INTER_COLS_PER_LANE, intra_cols(query_length)
+    q_inter, q_intra = _padded(query_length, inter_pass), _padded(query_length, intra_pass)
+    inter_cells = float(q_inter) * float(profile.prefix[cut])
+    intra_cells = float(q_intra) * float(profile.prefix[n] - profile.prefix[cut])
+    t_inter, t_intra = inter_cells / model.inter_rate, intra_cells / model.intra_rate
+    longest_short = int(profile.lengths[cut - 1]) if cut else 0
+    longest = int(profile.lengths[-1]) if n > cut else 0
+    crit_inter = (q_inter // inter_pass) * (longest_short + lanes if cut else 0) * model.inter_step
+    crit_intra = (q_intra // intra_pass) * (longest + 512 if n > cut else 0) * model.intra_step
+    bound, seconds = max((("bulk", t_inter + t_intra), ("inter tail", crit_inter), ("intra tail", crit_intra)), key=lambda x: x[1])
+    return Plan(
+        threshold, query_length, profile.side(0, cut, inter_cells, t_inter), profile.side(cut, n, intra_cells, t_intra),
+        seconds, bound, model.name,
+    )  # fmt: skip
+
+
+def candidate_thresholds(lengths: np.ndarray) -> np.ndarray:
+    """Thresholds worth trying: 256 x powers of two, and 1.5 times those, up to the longest subject."""
+    top = int(lengths[-1]) if len(lengths) else 1
+    grid = sorted({int(b * m) for b in 2 ** np.arange(8, 20) for m in (1, 1.5)})
+    return np.array([t for t in grid if t < top] + [top])
+
+
+def sweep(profile: LengthProfile, query_length: int, model: DeviceModel = H100_DEFAULT) -> list[Plan]:
+    """Predictions for every candidate threshold (for the plot)."""
+    return [evaluate(profile, query_length, int(t), model) for t in candidate_thresholds(profile.lengths)]
+
+
+def choose_threshold(profile: LengthProfile, query_length: int, model: DeviceModel = H100_DEFAULT) -> Plan:
+    """The threshold with the least predicted time (the larger one on ties)."""
+    return min(sweep(profile, query_length, model), key=lambda p: (round(p.predicted_seconds, 9), -p.threshold))
+
+
+def device_model(use_gpu: bool = True) -> DeviceModel:
+    """The calibrated model of GPU 0 when CuPy sees one, else the H100 defaults."""
+    if use_gpu:
+        try:
+            from .backends.cuda import DeviceWorker
+            from .scoring import Scoring
+
+            return DeviceWorker(0, Scoring.protein(), None, None, None).model
+        except ImportError:
+            pass
+    return H100_DEFAULT
+
+
+def plot_sweep(plans: list[Plan], chosen: Plan, path: str) -> None:
+    """Predicted GCUPS against threshold (log axis), the chosen threshold marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .atomic import atomic_output
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot([p.threshold for p in plans], [p.predicted_gcups for p in plans], marker="o")
+    ax.axvline(chosen.threshold, color="tab:red", linestyle="--", label=f"chosen {chosen.threshold}")
+    ax.set_xscale("log")
+    ax.set_xlabel("inter/intra-task length threshold (residues)")
+    ax.set_ylabel("predicted GCUPS")
+    ax.set_title(f"query length {chosen.query_length} - {chosen.device}")
+    ax.legend()
+    fig.tight_layout()
+    with atomic_output(path, "wb") as fh:
+        fig.savefig(fh, format="png", dpi=110)
+    plt.close(fig)

@@ -1,0 +1,72 @@
+"""The threshold planner: its model, its choice, and ``swgpu plan`` (no GPU needed)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from swgpu_core.dbstats import default_threshold
+from swgpu_core.plan import H100_DEFAULT, DeviceModel, LengthProfile, candidate_thresholds, choose_threshold, evaluate, sweep
+
+
+@pytest.fixture(scope="module")
+def profile() -> LengthProfile:
+    rng = np.random.default_rng(3)
+    lengths = np.sort(np.concatenate([rng.integers(50, 800, 50_000), rng.integers(3_000, 40_000, 40)]))
+    return LengthProfile(lengths)
+
+
+def test_split_is_even_and_respects_threshold(profile: LengthProfile) -> None:
+    for t in (1, 100, 799, 5_000, 10**6):
+        cut = profile.split(t)
+        assert cut % 2 == 0 or cut == profile.lengths.size
+        assert (profile.lengths[: max(cut - 1, 0)] <= t).all()
+        assert (profile.lengths[cut:] > t).all()
+
+
+def test_sides_account_for_every_subject(profile: LengthProfile) -> None:
+    plan = evaluate(profile, 1000, 3_000, H100_DEFAULT)
+    assert plan.inter.sequences + plan.intra.sequences == profile.lengths.size
+    assert plan.inter.residues + plan.intra.residues == int(profile.lengths.sum())
+    assert plan.inter.max_length <= 3_000 < plan.intra.max_length or plan.intra.sequences == 0
+    assert plan.predicted_seconds >= max(plan.inter.seconds + plan.intra.seconds, 0) - 1e-12
+
+
+def test_choice_is_the_minimum_of_the_sweep(profile: LengthProfile) -> None:
+    for qlen in (144, 1000, 5478):
+        chosen = choose_threshold(profile, qlen)
+        assert chosen.predicted_seconds == pytest.approx(min(p.predicted_seconds for p in sweep(profile, qlen)))
+        assert chosen.threshold in candidate_thresholds(profile.lengths)
+
+
+def test_slow_intra_kernel_pushes_threshold_up(profile: LengthProfile) -> None:
+    """The model reacts to the device: a weaker intra-task kernel sends more to inter-task."""
+    weak = DeviceModel("weak intra", H100_DEFAULT.inter_rate, H100_DEFAULT.intra_rate / 20, H100_DEFAULT.inter_step, 1e-9)
+    strong = DeviceModel("strong intra", H100_DEFAULT.inter_rate, H100_DEFAULT.inter_rate, 1e-3, 1e-9)
+    assert choose_threshold(profile, 1000, weak).threshold > choose_threshold(profile, 1000, strong).threshold
+
+
+def test_dbstats_threshold_is_the_planners(bundled_db) -> None:
+    assert default_threshold(bundled_db) == choose_threshold(LengthProfile(bundled_db.lengths), 1000).threshold
+
+
+def test_plan_command(bundled_db, swgpu, tmp_path: Path) -> None:
+    out, png = tmp_path / "plan.json", tmp_path / "plan.png"
+    rc, stdout, err = swgpu("plan", bundled_db.path, "--query-length", "500", "--json", out, "--png", png, "--no-gpu")
+    assert rc == 0, err
+    plan = json.loads(out.read_text())
+    assert plan["version"] == bundled_db.version_tag and plan["model"]["measured"] is False
+    p = plan["plan"]
+    assert p["query_length"] == 500 and f"threshold {p['threshold']}" in stdout
+    assert p["inter"]["sequences"] + p["intra"]["sequences"] == bundled_db.n_sequences
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    rc, stdout, _ = swgpu("plan", bundled_db.path, "--threshold", "300", "--no-gpu")
+    assert rc == 0 and "threshold 300 " in stdout
+
+
+def test_plan_rejects_bad_length(bundled_db, swgpu) -> None:
+    rc, _, err = swgpu("plan", bundled_db.path, "--query-length", "0", "--no-gpu")
+    assert rc != 0 and "--query-length must be at least 1" in err and "Traceback" not in err
