@@ -1,8 +1,9 @@
 """Measure the planner's device constants on the running GPU; cache them per GPU model.
 
-Four short runs on random subjects (about a second in all): the inter- and intra-task
-kernels with the GPU full (cells per second), and one pair of long subjects alone in
-each kernel (seconds per row: the critical path of the longest subject). The cache
+Short runs on random subjects (about a second in all): the inter- and intra-task
+kernels with the GPU full (cells per second), one pair of long subjects alone in each
+kernel (seconds per row: the critical path of the longest subject) and the same pair
+beside a full GPU (how much the bulk slows it down). The cache
 lives in ``$SWGPU_CACHE`` or ``~/.cache/swgpu`` and is keyed by GPU name and a hash of
 the kernel source, so a changed kernel is measured again.
 """
@@ -23,12 +24,16 @@ from ..scoring import Scoring
 from .cuda_kernels import INTER_SHAPES, INTRA_SHAPES, build_profile, kernel_source
 
 
+#: bumped when the model's constants change meaning, so cached calibrations are redone
+MODEL_VERSION = "2"
+
+
 def cache_path() -> Path:
     return Path(os.environ.get("SWGPU_CACHE", Path.home() / ".cache" / "swgpu")) / "calibration.json"
 
 
 def _key(name: str, arith: str) -> str:
-    digest = hashlib.sha256(kernel_source().encode()).hexdigest()[:12]
+    digest = hashlib.sha256(kernel_source().encode() + MODEL_VERSION.encode()).hexdigest()[:12]
     return f"{name}|{arith}|{digest}"
 
 
@@ -55,46 +60,96 @@ def load_or_calibrate(worker) -> DeviceModel:
     return model
 
 
-def _time_scan(worker, shape, lengths: np.ndarray, query_length: int, reps: int = 3) -> float:
-    """Median seconds of one kernel over random subjects of the given lengths."""
-    rng = np.random.default_rng(5)
-    scoring: Scoring = worker.scoring
-    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-    residues = cp.asarray(rng.integers(0, 20, int(offsets[-1]), dtype=np.uint8))
-    query = rng.integers(0, 20, query_length).astype(np.uint8)
-    prof = cp.asarray(build_profile(query, scoring, shape.cols))
-    n = lengths.size
-    d_off = cp.asarray(offsets)
-    subjects = cp.arange(n, dtype=np.int32)
-    scores = cp.empty(n, dtype=np.int32)
-    overflow = cp.zeros(n + 1, dtype=np.int32)
-    boundary = cp.empty(2 * int(offsets[-1]) + 2, dtype=np.uint32)
-    args = (residues, d_off, subjects, np.int32(n), prof, np.int32(prof.shape[1]), np.int32(prof.shape[1] // shape.cols),
-            np.int32(scoring.first_gap_cost), np.int32(scoring.gap_extend), np.int32(32767 - scoring.max_score),
-            boundary, scores, overflow)  # fmt: skip
-    times = []
-    stream = worker.compute
-    for _ in range(reps + 1):
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record(stream)
-        worker.kernels.launch(shape, False, args, n, stream)
-        stop.record(stream)
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop) / 1e3)
-    return float(np.median(times[1:]))
+class _Bench:
+    """Random subjects of given lengths (sorted, as in a database) resident on the device."""
+
+    def __init__(self, worker, lengths: np.ndarray, query_length: int):
+        rng = np.random.default_rng(5)
+        self.worker = worker
+        self.lengths = np.sort(np.asarray(lengths, dtype=np.int64))
+        offsets = np.concatenate(([0], np.cumsum(self.lengths)))
+        self.residues = cp.asarray(rng.integers(0, 20, int(offsets[-1]), dtype=np.uint8))
+        self.offsets = cp.asarray(offsets)
+        self.query = rng.integers(0, 20, query_length).astype(np.uint8)
+        n = self.lengths.size
+        self.scores = cp.empty(n, dtype=np.int32)
+        self.overflow = cp.zeros(n + 1, dtype=np.int32)
+        self.boundary = cp.empty(2 * int(offsets[-1]) + 2, dtype=np.uint32)
+
+    def launch(self, shape, first: int, stop: int, stream) -> None:
+        """Scan subjects ``first..stop-1`` with ``shape`` on ``stream``."""
+        sc: Scoring = self.worker.scoring
+        with stream:  # stream-ordered copies: the kernel must not read them early
+            prof = cp.asarray(build_profile(self.query, sc, shape.cols))
+            subjects = cp.arange(first, stop, dtype=np.int32)
+        args = (self.residues, self.offsets, subjects, np.int32(stop - first), prof, np.int32(prof.shape[1]),
+                np.int32(prof.shape[1] // shape.cols), np.int32(sc.first_gap_cost), np.int32(sc.gap_extend),
+                np.int32(32767 - sc.max_score), self.boundary, self.scores, self.overflow)  # fmt: skip
+        self.worker.kernels.launch(shape, False, args, stop - first, stream)
+
+    def time(self, launches: list[tuple], reps: int = 3) -> float:
+        """Median seconds from the first launch to the last kernel's end, after a warm-up.
+
+        ``launches`` are ``(shape, first, stop, stream)``; later streams wait for the
+        first, and the first waits for all, so concurrent launches are timed together.
+        """
+        main = launches[0][3]
+        times = []
+        for _ in range(reps + 1):
+            start, stop = cp.cuda.Event(), cp.cuda.Event()
+            start.record(main)
+            for shape, first, end, stream in launches:
+                stream.wait_event(start)
+                self.launch(shape, first, end, stream)
+                ev = cp.cuda.Event()
+                ev.record(stream)
+                main.wait_event(ev)
+            stop.record(main)
+            stop.synchronize()
+            times.append(cp.cuda.get_elapsed_time(start, stop) / 1e3)
+        return float(np.median(times[1:]))
+
+
+def _loaded_step(bulk: float, mixed: float, rows: int, step: float) -> float:
+    """Seconds per row of a long subject beside the bulk.
+
+    It ran ``bulk / loaded`` rows while the bulk ran, the rest alone after it:
+    ``mixed = bulk + (rows - bulk / loaded) * step``. Clamped to the lone step from below
+    (noise must not make the loaded subject faster than an idle GPU would).
+    """
+    alone_rows = (mixed - bulk) / step
+    if alone_rows >= rows or mixed <= bulk:  # no measurable overlap: assume no slowdown
+        return step
+    return max(step, bulk / (rows - alone_rows))
 
 
 def calibrate(worker) -> DeviceModel:
+    """Rates on a full GPU; lone and loaded row steps of one long pair (about a second).
+
+    The bulk imitates a protein database: lengths around 350 with a long right tail, a
+    1024-residue query. The long pair (40,000 residues) is placed last in the sorted
+    list, so the kernels start it first, as they do the longest subjects of a real batch.
+    """
+    rng = np.random.default_rng(11)
     with cp.cuda.Device(worker.device_id):
-        inter_full = next(s for s in INTER_SHAPES if s.r == 16 and s.lanes == 8)
-        inter_alone = next(s for s in INTER_SHAPES if s.r == 16 and s.lanes == 32)
+        inter = next(s for s in INTER_SHAPES if s.r == 16 and s.lanes == 8)
         intra = INTRA_SHAPES[0]
-        bulk = np.full(200_000, 300, dtype=np.int64)
-        q = 512
-        inter_rate = q * bulk.sum() / _time_scan(worker, inter_full, bulk, q)
-        many_long = np.full(2_000, 6_000, dtype=np.int64)
-        intra_rate = intra.cols * many_long.sum() / _time_scan(worker, intra, many_long, intra.cols)
-        pair = np.full(2, 40_000, dtype=np.int64)
-        inter_step = _time_scan(worker, inter_alone, pair, inter_alone.cols) / (40_000 + inter_alone.lanes)
-        intra_step = _time_scan(worker, intra, pair, intra.cols) / (40_000 + 32)
-    return DeviceModel(worker.name, float(inter_rate), float(intra_rate), float(inter_step), float(intra_step), measured=True)
+        main, side = worker.compute, worker.long
+        bulk_lengths = np.clip(rng.gamma(2.0, 175.0, 300_000), 30, 2_000).astype(np.int64)
+        long_pair = np.full(2, 40_000, dtype=np.int64)
+        q = 1024
+        bench = _Bench(worker, bulk_lengths, q)
+        inter_rate = q * bench.lengths.sum() / bench.time([(inter, 0, bench.lengths.size, main)])
+        many_long = _Bench(worker, np.full(2_000, 6_000, dtype=np.int64), intra.cols)
+        intra_rate = intra.cols * many_long.lengths.sum() / many_long.time([(intra, 0, 2_000, main)])
+        # the long pair alone, then beside the bulk (q = 256: inter 2 passes, intra 1 pass)
+        mix = _Bench(worker, np.concatenate((bulk_lengths, long_pair)), 256)
+        n = mix.lengths.size
+        inter_rows, intra_rows = 2 * (40_000 + inter.lanes), 40_000 + intra.cols // 8
+        inter_step = mix.time([(inter, n - 2, n, main)]) / inter_rows
+        intra_step = mix.time([(intra, n - 2, n, side)]) / intra_rows
+        bulk = mix.time([(inter, 0, n - 2, main)])
+        inter_loaded = _loaded_step(bulk, mix.time([(inter, 0, n, main)]), inter_rows, inter_step)
+        intra_loaded = _loaded_step(bulk, mix.time([(intra, n - 2, n, side), (inter, 0, n - 2, main)]), intra_rows, intra_step)
+    return DeviceModel(worker.name, float(inter_rate), float(intra_rate), float(inter_step), float(intra_step),
+                       float(inter_loaded), float(intra_loaded), measured=True)  # fmt: skip
