@@ -277,24 +277,50 @@ def strip_rows(height: int, width: int, budget: int = DEFAULT_BUDGET) -> int:
     return height if fit >= height else min(height, max(fit, 4 * math.isqrt(height)))
 
 
-def trace_pair(task: PairTask, scoring: Scoring, budget: int = DEFAULT_BUDGET) -> PairTrace:
-    """The optimal local alignment of one pair under the documented tie rule."""
+def _codes(a: np.ndarray) -> np.ndarray:
     # Writable C arrays of fixed dtypes: one compiled signature (memory-mapped database
     # slices are read-only, which numba would compile, and cache, a second time).
-    q = np.require(task.query, np.uint8, ["C", "W"])
-    s = np.require(task.subject, np.uint8, ["C", "W"])
+    return np.require(a, np.uint8, ["C", "W"])
+
+
+def trace_pair(task: PairTask, scoring: Scoring, budget: int = DEFAULT_BUDGET) -> PairTrace:
+    """The optimal local alignment of one pair under the documented tie rule."""
+    q, s = _codes(task.query), _codes(task.subject)
     mat = np.require(scoring.matrix, np.int32, ["C", "W"])
-    go, ge = scoring.gap_open, scoring.gap_extend
-    best, ie, je = forward_end(q, s, mat, go, ge)
+    best, ie, je = forward_end(q, s, mat, scoring.gap_open, scoring.gap_extend)
     if best != task.score:
         raise TracebackError(f"traceback finds best score {best} where the search reported {task.score}")
     if best <= 0:
         raise TracebackError("no positive-scoring local alignment to trace back")
-    i0, j0 = reverse_start(q, s, mat, go, ge, ie, je, best)
+    return _trace_from_end(q, s, scoring, best, ie, je, budget)
+
+
+def align_pair(query: np.ndarray, subject: np.ndarray, scoring: Scoring, budget: int = DEFAULT_BUDGET) -> PairTrace | None:
+    """Like :func:`trace_pair` for a pair whose score is not known yet; None if none is positive."""
+    q, s = _codes(query), _codes(subject)
+    mat = np.require(scoring.matrix, np.int32, ["C", "W"])
+    best, ie, je = forward_end(q, s, mat, scoring.gap_open, scoring.gap_extend)
+    return _trace_from_end(q, s, scoring, best, ie, je, budget) if best > 0 else None
+
+
+def _trace_from_end(q: np.ndarray, s: np.ndarray, scoring: Scoring, best: int, ie: int, je: int, budget: int) -> PairTrace:
+    """Passes 2 and 3 from the end cell of pass 1."""
+    mat = np.require(scoring.matrix, np.int32, ["C", "W"])
+    i0, j0 = reverse_start(q, s, mat, scoring.gap_open, scoring.gap_extend, ie, je, best)
     if i0 < 0:
         raise TracebackError(f"reverse scan found no start for score {best} ending at query {ie}, subject {je}")
+    return trace_region(q, s, scoring, best, i0, ie, j0, je, budget)
+
+
+def trace_region(
+    q: np.ndarray, s: np.ndarray, scoring: Scoring, best: int, i0: int, ie: int, j0: int, je: int, budget: int = DEFAULT_BUDGET
+) -> PairTrace:
+    """Pass 3 alone, for ends found elsewhere (a GPU pass whose region exceeds its budget)."""
+    q, s = _codes(q), _codes(s)
+    mat = np.require(scoring.matrix, np.int32, ["C", "W"])
     ops = np.empty((ie - i0 + 1) + (je - j0 + 1), np.uint8)
-    n, total = region_ops(q, s, mat, go, ge, i0, ie, j0, je, strip_rows(ie - i0 + 1, je - j0 + 1, budget), ops)
+    rows = strip_rows(ie - i0 + 1, je - j0 + 1, budget)
+    n, total = region_ops(q, s, mat, scoring.gap_open, scoring.gap_extend, i0, ie, j0, je, rows, ops)
     if n < 0 or total != best:
         raise TracebackError(f"region traceback failed (region score {total}, expected {best})")
     return PairTrace(int(best), int(i0), int(ie), int(j0), int(je), ops[:n][::-1].copy())
@@ -307,3 +333,12 @@ def traceback_pairs(tasks: Sequence[PairTask], scoring: Scoring, threads: int = 
         return [trace_pair(t, scoring) for t in tasks]
     with ThreadPoolExecutor(threads) as pool:
         return list(pool.map(lambda t: trace_pair(t, scoring), tasks))
+
+
+def align_pairs(queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, threads: int = 0) -> list[PairTrace | None]:
+    """:func:`align_pair` over many pairs on all cores (``swgpu pairs`` on the CPU)."""
+    threads = threads or len(os.sched_getaffinity(0))
+    if threads <= 1 or len(queries) < 2:
+        return [align_pair(q, s, scoring) for q, s in zip(queries, subjects)]
+    with ThreadPoolExecutor(threads) as pool:
+        return list(pool.map(lambda qs: align_pair(qs[0], qs[1], scoring), zip(queries, subjects)))
