@@ -1,0 +1,358 @@
+"""Batched traceback on the GPU: the kernels of ``kernels/traceback.cu`` through CuPy.
+
+The answers equal the CPU reference (:func:`swgpu_core.align.traceback.traceback_pairs`)
+bit for bit: the kernels run the same int32 recurrences and tie rules (see
+``docs/traceback.md``). The work per call:
+
+1. ``tb_ends`` (one warp per pair): the forward scan gives the best score and the end cell,
+   the anchored reverse scan the start cell. Pairs are grouped by the rows per lane ``R``
+   that pads their query least, in launches of at most :data:`PAIRS_PER_LAUNCH`.
+2. On the host, each rectangle's direction nibbles are counted exactly. A rectangle over
+   the per-pair budget is traced by the CPU reference's pass 3 (checkpointed strips) from
+   the GPU's ends, so a large pair costs time, never a wrong answer or an out-of-memory.
+   The others go in launches of at most ``launch_bytes`` of nibbles.
+3. ``tb_region`` (one warp per pair) stores the nibbles, ``tb_walk`` (one thread per pair)
+   follows them and writes each path.
+
+:func:`align_packed` is the low-level entry (residues back to back, offsets, optional
+expected scores; results as flat arrays, no Python object per pair);
+:func:`traceback_pairs` is the backend seam of :func:`~swgpu_core.align.hits.get_traceback`
+and :func:`align_pairs` aligns pairs whose score is not known yet (``swgpu pairs``).
+Importing this module fails with ImportError where CuPy or a device is missing, so that
+``get_traceback("auto")`` falls back to the CPU.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+
+import numpy as np
+
+try:
+    import cupy as cp
+
+    if cp.cuda.runtime.getDeviceCount() < 1:
+        raise ImportError("no CUDA device")
+except ImportError:
+    raise
+except Exception as exc:  # a CUDA runtime without a usable device
+    raise ImportError(f"no usable CUDA device ({exc})") from None
+
+from ..errors import BackendUnavailable
+from ..scoring import Scoring
+from . import traceback as cpu
+from .traceback import PairTask, PairTrace, TracebackError, trace_region
+
+#: Rows of the query per lane that the kernels are compiled for (a pass is 32 * R rows).
+ROWS_PER_LANE = (4, 8, 16)
+#: Warps (pairs) per block of each R, as in ``Warps<R>`` of the kernel source.
+WARPS = {4: 4, 8: 4, 16: 2}
+#: Residue codes the kernels' shared-memory profiles hold.
+MAX_CODES = 32
+#: Pairs per ``tb_ends`` launch: about ten waves of an H100 at full occupancy.
+PAIRS_PER_LAUNCH = 1 << 15
+#: Default device budget of one pair's nibbles; larger rectangles are traced on the CPU.
+DEFAULT_PAIR_BUDGET = 256 << 20
+#: Default nibbles per ``tb_region`` launch.
+DEFAULT_LAUNCH_BYTES = 2 << 30
+
+# status codes of tb_ends (enum Status in the kernel source), plus the host's own
+STATUS_OK, STATUS_MISMATCH, STATUS_NO_ALIGNMENT, STATUS_NO_START = 0, 1, 2, 3
+STATUS_BAD_REGION = 4
+_END_FIELDS = 6  # status, score, qstart, qend, sstart, send
+
+
+@functools.cache
+def _module() -> cp.RawModule:
+    source = resources.files("swgpu_core").joinpath("kernels/traceback.cu").read_text()
+    names = [f"tb_ends<{r}>" for r in ROWS_PER_LANE] + [f"tb_region<{r}>" for r in ROWS_PER_LANE] + ["tb_walk"]
+    return cp.RawModule(code=source, options=("-std=c++17",), name_expressions=names)
+
+
+def _kernel(name: str) -> cp.RawKernel:
+    return _module().get_function(name)
+
+
+def rows_per_lane(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """Per pair, the R whose passes waste the least: steps are passes * R * (cols + 31).
+
+    Ties go to the smaller R (fewer registers, more warps resident).
+    """
+    rows = np.asarray(rows, np.int64)
+    cols = np.asarray(cols, np.int64)
+    costs = np.stack([-(-rows // (32 * r)) * r * (cols + 31) for r in ROWS_PER_LANE])
+    return np.asarray(ROWS_PER_LANE, np.int64)[np.argmin(costs, axis=0)]
+
+
+def nibble_bytes(heights: np.ndarray, widths: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """Bytes of direction nibbles per rectangle: whole passes of 32 * R rows, 8-byte aligned."""
+    padded = -(-np.asarray(heights, np.int64) // (32 * r)) * (32 * r)
+    return -(-(padded * np.asarray(widths, np.int64) // 2) // 8) * 8
+
+
+@dataclass
+class PackedTraces:
+    """Results of :func:`align_packed`, one entry per pair in input order.
+
+    ``ops[ops_start[k] : ops_start[k] + ops_len[k]]`` is pair ``k``'s path (OP_* codes,
+    start to end) when ``status[k] == STATUS_OK``; ``region_score`` explains a
+    ``STATUS_BAD_REGION``. ``on_cpu`` counts pairs whose pass 3 ran on the CPU.
+    """
+
+    status: np.ndarray
+    score: np.ndarray
+    qstart: np.ndarray
+    qend: np.ndarray
+    sstart: np.ndarray
+    send: np.ndarray
+    region_score: np.ndarray
+    ops: np.ndarray
+    ops_start: np.ndarray
+    ops_len: np.ndarray
+    on_cpu: int = 0
+    kernel_seconds: dict[str, float] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return int(self.status.size)
+
+    def trace(self, k: int) -> PairTrace:
+        start = int(self.ops_start[k])
+        return PairTrace(
+            int(self.score[k]),
+            int(self.qstart[k]),
+            int(self.qend[k]),
+            int(self.sstart[k]),
+            int(self.send[k]),
+            self.ops[start : start + int(self.ops_len[k])].copy(),
+        )
+
+    def error(self, k: int, expected: int | None = None) -> TracebackError | None:
+        """The CPU reference's error for pair ``k`` (None when it traced)."""
+        s = int(self.status[k])
+        best = int(self.score[k])
+        if s == STATUS_MISMATCH:
+            return TracebackError(f"traceback finds best score {best} where the search reported {expected}")
+        if s == STATUS_NO_ALIGNMENT:
+            return TracebackError("no positive-scoring local alignment to trace back")
+        if s == STATUS_NO_START:
+            return TracebackError(f"reverse scan found no start for score {best} ending at query {self.qend[k]}, subject {self.send[k]}")
+        if s == STATUS_BAD_REGION:
+            return TracebackError(f"region traceback failed (region score {self.region_score[k]}, expected {best})")
+        return None
+
+
+def kernels_fit(scoring: Scoring) -> bool:
+    """Whether the kernels hold this matrix (int8 scores in a shared-memory table of 32 codes)."""
+    mat = np.asarray(scoring.matrix)
+    return mat.shape[0] <= MAX_CODES and mat.min() >= -128 and mat.max() <= 127
+
+
+def _device_matrix(scoring: Scoring) -> cp.ndarray | None:
+    """The matrix as int8 for the kernels, or None when it does not fit them."""
+    return cp.asarray(np.ascontiguousarray(scoring.matrix, dtype=np.int8)) if kernels_fit(scoring) else None
+
+
+def _boundary(rows: np.ndarray, cols: np.ndarray, r: int) -> tuple[cp.ndarray | None, cp.ndarray]:
+    """Per-pair column buffers between passes (only when some pair needs two passes)."""
+    offs = np.zeros(rows.size, np.int64)
+    if rows.size == 0 or rows.max() <= 32 * r:
+        return None, cp.asarray(offs)
+    sizes = cols.astype(np.int64) + 1
+    offs[1:] = np.cumsum(sizes)[:-1]
+    return cp.empty((int(sizes.sum()), 2), np.int32), cp.asarray(offs)
+
+
+class _Timer:
+    """Device time per kernel name, from CUDA events around each launch."""
+
+    def __init__(self, record: dict[str, float]):
+        self.record = record
+
+    def __call__(self, name: str, fn, grid: int, block: int, args: tuple) -> None:
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        fn((grid,), (block,), args)
+        stop.record()
+        stop.synchronize()
+        self.record[name] = self.record.get(name, 0.0) + cp.cuda.get_elapsed_time(start, stop) / 1e3
+
+
+def align_packed(
+    residues: np.ndarray,
+    qoff: np.ndarray,
+    qlen: np.ndarray,
+    soff: np.ndarray,
+    slen: np.ndarray,
+    scoring: Scoring,
+    expected: np.ndarray | None = None,
+    *,
+    pair_budget: int = DEFAULT_PAIR_BUDGET,
+    launch_bytes: int = DEFAULT_LAUNCH_BYTES,
+) -> PackedTraces:
+    """Trace pair ``k`` = (residues[qoff[k]:+qlen[k]], residues[soff[k]:+slen[k]]) for all k.
+
+    With ``expected``, a pair whose best score differs gets ``STATUS_MISMATCH`` (the search
+    and the traceback disagree); without, the best score is found here.
+    """
+    n = int(np.size(qoff))
+    qoff = np.asarray(qoff, np.int64)
+    soff = np.asarray(soff, np.int64)
+    qlen = np.asarray(qlen, np.int32)
+    slen = np.asarray(slen, np.int32)
+    if n and (qlen.min() < 1 or slen.min() < 1):
+        raise TracebackError("a pair has an empty sequence")
+    ends = np.zeros((n, _END_FIELDS), np.int32)
+    out = PackedTraces(
+        status=ends[:, 0], score=ends[:, 1], qstart=ends[:, 2], qend=ends[:, 3], sstart=ends[:, 4], send=ends[:, 5],
+        region_score=np.zeros(n, np.int32), ops=np.zeros(0, np.uint8), ops_start=np.zeros(n, np.int64), ops_len=np.zeros(n, np.int32),
+    )
+    if n == 0:
+        return out
+    mat = _device_matrix(scoring)
+    if mat is None:
+        raise BackendUnavailable(f"the GPU traceback holds matrices of at most {MAX_CODES} codes and int8 scores, not {scoring.describe()}")
+    timer = _Timer(out.kernel_seconds)
+    d_res = cp.asarray(np.ascontiguousarray(residues, np.uint8))
+    codes, go, ge = np.int32(mat.shape[0]), np.int32(scoring.gap_open), np.int32(scoring.gap_extend)
+    d_exp = None if expected is None else cp.asarray(np.asarray(expected, np.int32))
+
+    # ---- passes 1 and 2
+    r_pair = rows_per_lane(qlen, slen)
+    order = np.lexsort((slen, qlen, r_pair))
+    for r in ROWS_PER_LANE:
+        sel = order[r_pair[order] == r]
+        for k0 in range(0, sel.size, PAIRS_PER_LAUNCH):
+            idx = sel[k0 : k0 + PAIRS_PER_LAUNCH]
+            d_idx = cp.asarray(idx)
+            bnd, bnd_off = _boundary(qlen[idx], slen[idx], r)
+            d_ends = cp.empty((idx.size, _END_FIELDS), np.int32)
+            args = (
+                d_res, cp.asarray(qoff[idx]), cp.asarray(qlen[idx]), cp.asarray(soff[idx]), cp.asarray(slen[idx]),
+                np.int32(idx.size), mat, codes, go, ge, None if d_exp is None else d_exp[d_idx], bnd, bnd_off, d_ends,
+            )
+            timer("tb_ends", _kernel(f"tb_ends<{r}>"), -(-idx.size // WARPS[r]), 32 * WARPS[r], args)
+            ends[idx] = d_ends.get()
+
+    # ---- pass 3 and the walk
+    ok = np.flatnonzero(out.status == STATUS_OK)
+    heights = (out.qend[ok] - out.qstart[ok] + 1).astype(np.int64)
+    widths = (out.send[ok] - out.sstart[ok] + 1).astype(np.int64)
+    r_reg = rows_per_lane(heights, widths)
+    nbytes = nibble_bytes(heights, widths, r_reg)
+    chunks: list[np.ndarray] = []
+    base = 0
+    for r in ROWS_PER_LANE:
+        mine = np.flatnonzero((r_reg == r) & (nbytes <= pair_budget))
+        mine = mine[np.argsort(heights[mine], kind="stable")]
+        start = 0
+        while start < mine.size:
+            total = np.cumsum(nbytes[mine[start:]])
+            stop = start + max(1, int(np.searchsorted(total, launch_bytes, side="right")))
+            part = mine[start:stop]
+            buf, ops_off = _region_launch(timer, d_res, ok[part], heights[part], widths[part], r, nbytes[part], out, qoff, soff, mat, codes, go, ge)
+            chunks.append(buf)
+            slot_end = ops_off + heights[part] + widths[part]
+            out.ops_start[ok[part]] = base + slot_end - out.ops_len[ok[part]]
+            base += buf.size
+            start = stop
+    big = ok[nbytes > pair_budget]
+    for k in big.tolist():
+        q = residues[qoff[k] : qoff[k] + qlen[k]]
+        s = residues[soff[k] : soff[k] + slen[k]]
+        try:
+            t = trace_region(q, s, scoring, int(out.score[k]), int(out.qstart[k]), int(out.qend[k]), int(out.sstart[k]), int(out.send[k]))
+        except TracebackError:
+            out.status[k] = STATUS_BAD_REGION
+            continue
+        out.ops_start[k] = base
+        out.ops_len[k] = t.ops.size
+        chunks.append(t.ops)
+        base += t.ops.size
+    out.on_cpu = int(big.size)
+    out.ops = np.concatenate(chunks) if chunks else np.zeros(0, np.uint8)
+    return out
+
+
+def _region_launch(timer, d_res, pairs, heights, widths, r, nbytes, out, qoff, soff, mat, codes, go, ge) -> tuple[np.ndarray, np.ndarray]:
+    """Pass 3 and the walk for ``pairs`` (all of rows-per-lane ``r``): the ops slots, their offsets."""
+    m = pairs.size
+    rect = np.stack([out.qstart[pairs], out.qend[pairs], out.sstart[pairs], out.send[pairs]], axis=1).astype(np.int32)
+    d_rect = cp.asarray(rect)
+    dirs_off = np.zeros(m, np.int64)
+    dirs_off[1:] = np.cumsum(nbytes)[:-1]
+    d_dirs_off = cp.asarray(dirs_off)
+    dirs = cp.empty(int(nbytes.sum()), np.uint8)
+    bnd, bnd_off = _boundary(heights, widths, r)
+    score = cp.empty(m, np.int32)
+    args = (d_res, cp.asarray(qoff[pairs]), cp.asarray(soff[pairs]), d_rect, np.int32(m), mat, codes, go, ge, bnd, bnd_off, dirs, d_dirs_off, score)
+    timer("tb_region", _kernel(f"tb_region<{r}>"), -(-m // WARPS[r]), 32 * WARPS[r], args)
+    slots = heights + widths
+    ops_off = np.zeros(m, np.int64)
+    ops_off[1:] = np.cumsum(slots)[:-1]
+    d_ops = cp.empty(int(slots.sum()), np.uint8)
+    n_ops = cp.empty(m, np.int32)
+    walk_args = (d_rect, np.int32(m), np.int32(r), dirs, d_dirs_off, d_ops, cp.asarray(ops_off), n_ops)
+    timer("tb_walk", _kernel("tb_walk"), -(-m // 128), 128, walk_args)
+    got_n, got_score = n_ops.get(), score.get()
+    out.region_score[pairs] = got_score
+    bad = (got_n < 0) | (got_score != out.score[pairs])
+    out.status[pairs[bad]] = STATUS_BAD_REGION
+    out.ops_len[pairs] = np.where(bad, 0, got_n)
+    return d_ops.get(), ops_off
+
+
+def pack_sequences(queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """Residues back to back (each distinct array once) and the pairs' offsets and lengths."""
+    where: dict[int, int] = {}
+    parts: list[np.ndarray] = []
+    size = 0
+
+    def place(a: np.ndarray) -> int:
+        nonlocal size
+        key = id(a)
+        if key not in where:
+            where[key] = size
+            parts.append(a)
+            size += a.size
+        return where[key]
+
+    qoff = np.fromiter((place(a) for a in queries), np.int64, len(queries))
+    soff = np.fromiter((place(a) for a in subjects), np.int64, len(subjects))
+    qlen = np.fromiter((a.size for a in queries), np.int32, len(queries))
+    slen = np.fromiter((a.size for a in subjects), np.int32, len(subjects))
+    residues = np.concatenate(parts).astype(np.uint8, copy=False) if parts else np.zeros(0, np.uint8)
+    return residues, qoff, qlen, soff, slen
+
+
+def traceback_pairs(tasks: Sequence[PairTask], scoring: Scoring, **budgets: int) -> list[PairTrace]:
+    """The GPU twin of :func:`swgpu_core.align.traceback.traceback_pairs` (same results, same errors)."""
+    if not kernels_fit(scoring):
+        return cpu.traceback_pairs(tasks, scoring)
+    packed = pack_sequences([t.query for t in tasks], [t.subject for t in tasks])
+    expected = np.fromiter((t.score for t in tasks), np.int64, len(tasks))
+    if expected.size and (expected.min() < np.iinfo(np.int32).min or expected.max() > np.iinfo(np.int32).max):
+        raise TracebackError("a search score does not fit 32 bits")
+    res = align_packed(*packed, scoring, expected.astype(np.int32), **budgets)
+    for k, t in enumerate(tasks):
+        if (err := res.error(k, t.score)) is not None:
+            raise err
+    return [res.trace(k) for k in range(len(tasks))]
+
+
+def align_pairs(queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, **budgets: int) -> list[PairTrace | None]:
+    """Best local alignment of each (query, subject) pair; None where no pair scores above 0."""
+    if not kernels_fit(scoring):
+        return cpu.align_pairs(queries, subjects, scoring)
+    res = align_packed(*pack_sequences(queries, subjects), scoring, **budgets)
+    out: list[PairTrace | None] = []
+    for k in range(len(res)):
+        if res.status[k] == STATUS_NO_ALIGNMENT:
+            out.append(None)
+        elif (err := res.error(k)) is not None:
+            raise err
+        else:
+            out.append(res.trace(k))
+    return out
