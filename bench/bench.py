@@ -39,12 +39,15 @@ def find(data: Path, name: str) -> Path:
 
 
 def git_commit() -> str:
+    """``SWGPU_COMMIT`` when set (a device copy's .git may be stale), else HEAD (+dirty)."""
+    if os.environ.get("SWGPU_COMMIT"):
+        return os.environ["SWGPU_COMMIT"]
     try:
         head = subprocess.check_output(["git", "rev-parse", "--short", "HEAD"], text=True, stderr=subprocess.DEVNULL).strip()
         dirty = subprocess.check_output(["git", "status", "--porcelain", "--untracked-files=no"], text=True, stderr=subprocess.DEVNULL)
         return head + ("+dirty" if dirty.strip() else "")
     except (OSError, subprocess.CalledProcessError):
-        return os.environ.get("SWGPU_COMMIT", "unknown")
+        return "unknown"
 
 
 def prepare(data: Path, work: Path, name: str) -> tuple[Database, dict]:

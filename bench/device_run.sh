@@ -17,9 +17,11 @@ fi
 if [[ $what == bench || $what == all ]]; then
   python3 bench/bench.py --data .carry --work /tmp/bench --out "$OUT/results.jsonl" "$@" || rc=1
 fi
-# SASS of the compiled scan kernels: DPX instructions present, spills absent
-cubin=$(ls -S ~/.cupy/kernel_cache/*.cubin 2>/dev/null | head -1)
-if [[ -n $cubin ]] && command -v cuobjdump >/dev/null; then
+# SASS of the compiled scan kernels: DPX instructions present, spills absent. CuPy's cache
+# file is a 40-byte hash followed by the cubin.
+cached=$(grep -l sw_inter ~/.cupy/kernel_cache/*.cubin 2>/dev/null | head -1)
+if [[ -n $cached ]] && command -v cuobjdump >/dev/null; then
+  cubin=/tmp/sw_scan.cubin; tail -c +41 "$cached" > $cubin
   cuobjdump -sass "$cubin" > "$OUT/sass.txt" 2>&1
   echo "SASS: $(grep -c VIMNMX "$OUT/sass.txt") VIMNMX, $(grep -c VIADDMNMX "$OUT/sass.txt") VIADDMNMX, $(grep -cE 'STL|LDL' "$OUT/sass.txt") local-memory ops"
   cuobjdump -res-usage "$cubin" > "$OUT/resources.txt" 2>&1
