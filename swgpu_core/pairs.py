@@ -1,0 +1,197 @@
+"""Align given pairs of sequences (``swgpu pairs``): score and traceback, no search.
+
+The pairs come either from two FASTA files read in step (record k of the query file with
+record k of the subject file) or from a table of (query id, subject id) lines against a
+database, with the query ids looked up in a query FASTA or in the database. Each pair is
+aligned on its own (the best local alignment of those two sequences, under the same tie
+rules as every swgpu alignment) by the CPU reference or the GPU kernels, and reported
+through the writers of ``swgpu align``: one entry per pair, in input order, rank 1.
+
+E-values: a pair is its own search space, the query against that one subject (as in
+``blastp -subject``): ``E = K * m' * n' * exp(-lambda * S)`` with BLAST's length
+adjustment for a one-sequence database of the subject's length. They are comparable
+between pairs of similar lengths, not with E-values of a database search.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .align import Alignment, build_alignment
+from .align.traceback import PairTrace
+from .alphabet import PROTEIN, Alphabet
+from .database import Database
+from .errors import BackendUnavailable, InputError
+from .fasta import EncodedSequence, encode_record, read_fasta
+from .scoring import Scoring
+from .search import QueryHits
+from .stats import KarlinAltschul
+
+
+class SubjectSet:
+    """The subjects of FASTA pairs, with the part of :class:`~swgpu_core.database.Database`'s
+    interface that the output writers use (headers, lengths, order, identity).
+
+    Records with the same id are one subject (SAM needs unique reference names); the same
+    id with other residues is an error.
+    """
+
+    def __init__(self, path: str, records: Sequence[EncodedSequence], alphabet: Alphabet):
+        self.path = Path(path)
+        self.alphabet = alphabet
+        self._records = list(records)
+        self.lengths = np.array([len(r) for r in self._records], np.int64)
+        self.order = np.arange(len(self._records), dtype=np.int64)
+        with open(path, "rb") as fh:
+            self.version_tag = hashlib.file_digest(fh, "sha256").hexdigest()[:16]
+
+    @property
+    def n_sequences(self) -> int:
+        return len(self._records)
+
+    @property
+    def n_residues(self) -> int:
+        return int(self.lengths.sum())
+
+    def codes(self, i: int) -> np.ndarray:
+        return self._records[i].codes
+
+    def header(self, i: int) -> tuple[str, str]:
+        return self._records[i].id, self._records[i].description
+
+    def seq_id(self, i: int) -> str:
+        return self._records[i].id
+
+    def record(self, i: int) -> EncodedSequence:
+        return self._records[i]
+
+
+@dataclass
+class PairSet:
+    """Pairs to align: per pair its query, and its subject as an index of ``subjects``."""
+
+    queries: list[EncodedSequence]
+    subject_index: list[int]
+    subjects: Database | SubjectSet
+
+    def subject(self, k: int) -> EncodedSequence:
+        i = self.subject_index[k]
+        ident, desc = self.subjects.header(i)
+        return EncodedSequence(ident, desc, np.asarray(self.subjects.codes(i)))
+
+    def __len__(self) -> int:
+        return len(self.queries)
+
+
+def _records(path: str, alphabet: Alphabet) -> list[EncodedSequence]:
+    """All records of a FASTA file in order; ids may repeat (a sequence in several pairs)."""
+    return [EncodedSequence(r.id, r.description, encode_record(path, k, r, alphabet)) for k, r in enumerate(read_fasta(path), start=1)]
+
+
+def fasta_pairs(query_path: str, subject_path: str, alphabet: Alphabet = PROTEIN) -> PairSet:
+    """Record k of ``query_path`` with record k of ``subject_path``; the counts must agree."""
+    queries = _records(query_path, alphabet)
+    subjects = _records(subject_path, alphabet)
+    if len(queries) != len(subjects):
+        short, long_path, extra = (subject_path, query_path, queries) if len(queries) > len(subjects) else (query_path, subject_path, subjects)
+        k = min(len(queries), len(subjects))
+        raise InputError(f"{long_path}: record {k + 1} ({extra[k].id}) has no partner: {short} has only {k} records")
+    unique: list[EncodedSequence] = []
+    where: dict[str, int] = {}
+    index = []
+    for k, rec in enumerate(subjects, start=1):
+        if rec.id not in where:
+            where[rec.id] = len(unique)
+            unique.append(rec)
+        elif not np.array_equal(unique[where[rec.id]].codes, rec.codes):
+            raise InputError(f"{subject_path}: record {k} ({rec.id}) repeats an id with other residues")
+        index.append(where[rec.id])
+    return PairSet(queries, index, SubjectSet(subject_path, unique, alphabet))
+
+
+def table_pairs(table: str, db: Database, query_path: str | None = None) -> PairSet:
+    """Pairs named by a table of ``query_id subject_id`` lines (tab or space separated;
+    blank lines and ``#`` comments skipped); subjects from ``db``, queries from
+    ``query_path`` when given, else from ``db``."""
+    ids: dict[str, int] = {}
+    for i in range(db.n_sequences):
+        ids.setdefault(db.seq_id(i), i)
+    if query_path is not None:
+        queries = {}
+        for rec in _records(query_path, db.alphabet):
+            queries.setdefault(rec.id, rec)
+    pairs = PairSet([], [], db)
+    try:
+        lines = Path(table).read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{table}: cannot read the pair table ({exc})") from None
+    for number, line in enumerate(lines, start=1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        if len(words) != 2:
+            raise InputError(f"{table}: line {number}: expected 'query_id subject_id', found {len(words)} fields")
+        qid, sid = words
+        if sid not in ids:
+            raise InputError(f"{table}: line {number}: subject {sid!r} is not in the database {db.path}")
+        if query_path is not None:
+            if qid not in queries:
+                raise InputError(f"{table}: line {number}: query {qid!r} is not in {query_path}")
+            query = queries[qid]
+        else:
+            if qid not in ids:
+                raise InputError(f"{table}: line {number}: query {qid!r} is not in the database {db.path}")
+            ident, desc = db.header(ids[qid])
+            query = EncodedSequence(ident, desc, np.asarray(db.codes(ids[qid])))
+        pairs.queries.append(query)
+        pairs.subject_index.append(ids[sid])
+    if not pairs.queries:
+        raise InputError(f"{table}: no pairs")
+    return pairs
+
+
+def pair_aligner(backend: str):
+    """``align_pairs(queries, subjects, scoring)`` of ``backend`` (cpu, cuda, auto) and its name."""
+    from .align import traceback as cpu
+
+    if backend == "cpu":
+        return cpu.align_pairs, "cpu"
+    if backend not in ("cuda", "auto"):
+        raise InputError(f"unknown backend {backend!r} (cpu, cuda or auto)")
+    try:
+        from .align import gpu
+    except ImportError as exc:
+        if backend == "cuda":
+            raise BackendUnavailable(f"GPU alignment unavailable ({exc})") from None
+        return cpu.align_pairs, "cpu"
+    return gpu.align_pairs, "cuda"
+
+
+def align_pair_set(pairs: PairSet, scoring: Scoring, backend: str = "auto", params: KarlinAltschul | None = None) -> tuple[list[QueryHits], list[list[Alignment]], str]:
+    """One (hits, alignments) entry per pair, as the writers take them, and the backend used.
+
+    A pair without a positive-scoring alignment has no hit and no alignment.
+    """
+    align, used = pair_aligner(backend)
+    subjects = [pairs.subject(k) for k in range(len(pairs))]
+    traces: list[PairTrace | None] = align([q.codes for q in pairs.queries], [s.codes for s in subjects], scoring)
+    hits, alignments = [], []
+    for k, (query, subject, trace) in enumerate(zip(pairs.queries, subjects, traces)):
+        index = pairs.subject_index[k]
+        if trace is None:
+            hits.append(QueryHits(query, np.zeros(0, np.int64), np.zeros(0, np.int32)))
+            alignments.append([])
+            continue
+        aln = build_alignment(trace, query, subject, index, 1, scoring)
+        if params is not None:
+            aln.evalue = params.evalue(aln.score, len(query), len(subject), 1)
+            aln.bitscore = params.bitscore(aln.score)
+        hits.append(QueryHits(query, np.array([index], np.int64), np.array([aln.score], np.int32)))
+        alignments.append([aln])
+    return hits, alignments, used
+

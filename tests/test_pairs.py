@@ -1,0 +1,160 @@
+"""``swgpu pairs``: each pair's output is the CPU reference's alignment of that pair.
+
+Covers both inputs (two FASTA files in step, an id table against a database), the output
+formats, the E-values of a one-subject search space and one-line errors for bad input.
+The last test, marked ``gpu``, checks the CUDA backend against the CPU one.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pysam
+import pytest
+
+from swgpu_core.align import PairTask, build_alignment, trace_pair
+from swgpu_core.align.traceback import forward_end
+from swgpu_core.alphabet import PROTEIN
+from swgpu_core.fasta import EncodedSequence
+from swgpu_core.pairs import align_pair_set, fasta_pairs
+from swgpu_core.scoring import Scoring
+from swgpu_core.stats import karlin_altschul
+
+LETTERS = "ACDEFGHIKLMNPQRSTVWY"
+
+
+def _fasta(path, records) -> str:
+    path.write_text("".join(f">{name}\n{seq}\n" for name, seq in records))
+    return str(path)
+
+
+@pytest.fixture
+def pair_files(tmp_path):
+    """Related, unrelated, repeated and residue-less pairs; a query used twice, a subject used twice."""
+    rng = np.random.default_rng(2)
+    base = "".join(rng.choice(list(LETTERS), 300))
+    rel = "".join(c if rng.random() > 0.2 else str(rng.choice(list(LETTERS))) for c in base[20:280])
+    queries = [("qa", base), ("qb", "".join(rng.choice(list(LETTERS), 80))), ("qc", "AAAA"), ("qa", base), ("qd", "W")]
+    subjects = [("sa", rel), ("sb", "".join(rng.choice(list(LETTERS), 120))), ("sc", "AAAAAAA"), ("sc", "AAAAAAA"), ("sd", "P")]
+    return _fasta(tmp_path / "q.fasta", queries), _fasta(tmp_path / "s.fasta", subjects), queries, subjects
+
+
+def _reference(q: str, s: str, scoring: Scoring):
+    """The CPU reference's alignment of one pair (None without a positive score)."""
+    qc, sc = PROTEIN.encode(q), PROTEIN.encode(s)
+    best = forward_end(qc, sc, np.require(scoring.matrix, np.int32, ["C", "W"]), scoring.gap_open, scoring.gap_extend)[0]
+    if best <= 0:
+        return None
+    trace = trace_pair(PairTask(qc, sc, int(best)), scoring)
+    return build_alignment(trace, EncodedSequence("q", "", qc), EncodedSequence("s", "", sc), 0, 1, scoring)
+
+
+def test_api_equals_cpu_reference(pair_files):
+    qpath, spath, queries, subjects = pair_files
+    scoring = Scoring.protein()
+    pairs = fasta_pairs(qpath, spath)
+    assert pairs.subjects.n_sequences == 4  # "sc" twice is one subject
+    params, _ = karlin_altschul(scoring)
+    hits, alignments, backend = align_pair_set(pairs, scoring, "cpu", params)
+    assert backend == "cpu" and len(hits) == len(alignments) == 5
+    for (_, q), (sid, s), alns in zip(queries, subjects, alignments):
+        want = _reference(q, s, scoring)
+        if want is None:
+            assert alns == []
+            continue
+        (got,) = alns
+        assert got.subject_id == sid and got.rank == 1
+        assert (got.score, got.qstart, got.qend, got.sstart, got.send, got.cigar) == (want.score, want.qstart, want.qend, want.sstart, want.send, want.cigar)
+        assert got.evalue == pytest.approx(params.evalue(got.score, len(q), len(s), 1))
+
+
+def test_cli_round_trip(pair_files, swgpu, tmp_path):
+    qpath, spath, queries, subjects = pair_files
+    scoring = Scoring.protein()
+    out = tmp_path / "pairs.jsonl"
+    rc, _, err = swgpu("pairs", "--query", qpath, "--subject", spath, "--out", out, "--backend", "cpu")
+    assert rc == 0 and "4 of 5 pairs aligned" in err
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    expected = [(qid, sid, _reference(q, s, scoring)) for (qid, q), (sid, s) in zip(queries, subjects)]
+    expected = [(qid, sid, a) for qid, sid, a in expected if a is not None]
+    assert [(r["query_id"], r["subject_id"]) for r in records] == [(q, s) for q, s, _ in expected]
+    for r, (_, _, a) in zip(records, expected):
+        assert (r["score"], r["qstart"], r["qend"], r["sstart"], r["send"], r["cigar"], r["qseq"], r["sseq"]) == (
+            a.score, a.qstart, a.qend, a.sstart, a.send, a.cigar, a.qseq, a.sseq)
+    rc, table, _ = swgpu("pairs", "--query", qpath, "--subject", spath, "--backend", "cpu", "--outfmt", "6 qseqid sseqid score qstart send cigar")
+    assert rc == 0
+    rows = [line.split("\t") for line in table.splitlines()]
+    assert [(r[0], r[1], int(r[2]), r[5]) for r in rows] == [(q, s, a.score, a.cigar) for q, s, a in expected]
+    sam = tmp_path / "pairs.sam"
+    assert swgpu("pairs", "--query", qpath, "--subject", spath, "--out", sam, "--backend", "cpu")[0] == 0
+    with pysam.AlignmentFile(str(sam)) as fh:
+        recs = list(fh)
+        refs = fh.references
+    assert set(refs) == {sid for _, sid, _ in expected}
+    assert [r.get_tag("AS") for r in recs if not r.is_unmapped] == [a.score for _, _, a in expected]
+    assert sum(r.is_unmapped for r in recs) == 1
+
+
+def test_table_against_database(bundled_db, swgpu, tmp_path, resources):
+    db = bundled_db
+    scoring = Scoring.protein()
+    index = (0, 5, 17, 100, 2999)
+    ids = [db.seq_id(i) for i in index]
+    table = tmp_path / "pairs.tsv"
+    table.write_text(f"# query subject\n{ids[0]}\t{ids[1]}\n\n{ids[2]} {ids[3]}\n{ids[4]}\t{ids[4]}\n")
+    rc, out, _ = swgpu("pairs", "--pairs", table, "--db", db.path, "--backend", "cpu", "--outfmt", "6 qseqid sseqid score slen")
+    assert rc == 0
+    rows = [line.split("\t") for line in out.splitlines()]
+    for (q, s), row in zip([(0, 1), (2, 3), (4, 4)], rows):
+        i, j = index[q], index[s]
+        want = _reference(db.sequence(i), db.sequence(j), scoring)
+        assert row == [ids[q], ids[s], str(want.score), str(db.lengths[j])]
+    qfile = _fasta(tmp_path / "q.fasta", [("myq", db.sequence(5))])
+    table.write_text(f"myq\t{ids[1]}\n")
+    rc, out, _ = swgpu("pairs", "--pairs", table, "--db", db.path, "--query", qfile, "--backend", "cpu", "--outfmt", "6 qseqid sseqid pident")
+    assert rc == 0 and out == f"myq\t{ids[1]}\t100.000\n"
+
+
+@pytest.mark.parametrize(
+    "case, message",
+    [
+        ("short_subject", "q.fasta: record 3 (q3) has no partner: "),
+        ("unknown_subject", "line 2: subject 'nosuch' is not in the database"),
+        ("unknown_query", "line 1: query 'nobody' is not in "),
+        ("bad_line", "line 1: expected 'query_id subject_id', found 3 fields"),
+        ("no_db", "--pairs takes --db"),
+        ("nothing", "give --query A.fasta --subject B.fasta"),
+        ("clash", "s.fasta: record 2 (s1) repeats an id with other residues"),
+    ],
+)
+def test_bad_input(case, message, bundled_db, swgpu, tmp_path):
+    q = _fasta(tmp_path / "q.fasta", [("q1", "MKV"), ("q2", "WWA"), ("q3", "AC")])
+    s = _fasta(tmp_path / "s.fasta", [("s1", "MKV"), ("s2", "WWA")])
+    table = tmp_path / "t.tsv"
+    sid = bundled_db.seq_id(0)
+    args = {
+        "short_subject": ["--query", q, "--subject", s],
+        "unknown_subject": ["--pairs", table, "--db", bundled_db.path],
+        "unknown_query": ["--pairs", table, "--db", bundled_db.path, "--query", q],
+        "bad_line": ["--pairs", table, "--db", bundled_db.path],
+        "no_db": ["--pairs", table],
+        "nothing": ["--query", q],
+        "clash": ["--query", _fasta(tmp_path / "q2.fasta", [("a", "MKV"), ("b", "MKV")]), "--subject", _fasta(tmp_path / "s.fasta", [("s1", "MKV"), ("s1", "MKW")])],
+    }[case]
+    table.write_text({"unknown_subject": f"{sid}\t{sid}\n{sid}\tnosuch\n", "unknown_query": f"nobody\t{sid}\n", "bad_line": "a b c\n"}.get(case, f"{sid}\t{sid}\n"))
+    rc, out, err = swgpu("pairs", *args, "--backend", "cpu")
+    assert rc == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and message in err, err
+
+
+@pytest.mark.gpu
+def test_cuda_backend_equals_cpu(pair_files, swgpu, tmp_path):
+    qpath, spath, _, _ = pair_files
+    outs = []
+    for backend in ("cpu", "cuda"):
+        out = tmp_path / f"{backend}.jsonl"
+        rc, _, err = swgpu("pairs", "--query", qpath, "--subject", spath, "--out", out, "--backend", backend)
+        assert rc == 0 and f"on {backend}" in err
+        outs.append(out.read_text())
+    assert outs[0] == outs[1]
