@@ -116,6 +116,13 @@ def bench_cuda(args, scoring, flat, qoff, soff) -> list[dict]:
             f"({row['kernel_gcups']:.1f} GCUPS) {row['per_kernel']}, errors {bad}"
         )
         expected = res.score.copy()
+    if args.profile:
+        import cProfile
+        import pstats
+
+        prof = cProfile.Profile()
+        prof.runcall(gpu.align_packed, flat, qoff, lens, soff, lens, scoring)
+        pstats.Stats(prof).sort_stats("tottime").print_stats(12)
     if args.check:
         from swgpu_core.align import traceback as cpu
 
@@ -169,6 +176,7 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--threads", type=int, default=0, help="CPU threads (default: all cores)")
     p.add_argument("--check", type=int, default=0, help="compare the first N GPU paths with the CPU reference")
+    p.add_argument("--profile", action="store_true", help="print where the host time of one GPU call goes (cProfile)")
     p.add_argument("--out", type=Path, help="append the GPU results (JSON lines) here")
     args = p.parse_args()
     scoring = Scoring.protein()

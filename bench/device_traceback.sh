@@ -14,8 +14,8 @@ if [[ $what == tests || $what == all ]]; then
   timeout 170 python3 -m pytest -q -m gpu $(ls tests/test_gpu_traceback.py tests/test_pairs.py 2>/dev/null) -p no:cacheprovider 2>&1 | tail -40 || rc=1
 fi
 if [[ $what == bench || $what == all ]]; then
-  bench() { timeout 90 python3 bench/bench_pairs.py --data .carry --out "$OUT/results.jsonl" "$@" 2>&1 | tail -6 || rc=1; }
-  bench --pairs 500000 --length 512 --check 1000
+  bench() { timeout 90 python3 bench/bench_pairs.py --data .carry --out "$OUT/results.jsonl" "$@" 2>&1 | tail -40 || rc=1; }
+  bench --pairs 500000 --length 512 --check 1000 --profile
   bench --pairs 200000 --length 500
   bench --pairs 100000 --length 512 --related --check 300
 fi

@@ -166,18 +166,25 @@ def _boundary(rows: np.ndarray, cols: np.ndarray, r: int) -> tuple[cp.ndarray | 
 
 
 class _Timer:
-    """Device time per kernel name, from CUDA events around each launch."""
+    """Device time per kernel name, from CUDA events around each launch, read at the end
+    (reading them launch by launch would stall the host between launches)."""
 
-    def __init__(self, record: dict[str, float]):
-        self.record = record
+    def __init__(self) -> None:
+        self.events: list[tuple[str, cp.cuda.Event, cp.cuda.Event]] = []
 
-    def __call__(self, name: str, fn, grid: int, block: int, args: tuple) -> None:
+    def __call__(self, name: str, fn: cp.RawKernel, grid: int, block: int, args: tuple) -> None:
         start, stop = cp.cuda.Event(), cp.cuda.Event()
         start.record()
         fn((grid,), (block,), args)
         stop.record()
-        stop.synchronize()
-        self.record[name] = self.record.get(name, 0.0) + cp.cuda.get_elapsed_time(start, stop) / 1e3
+        self.events.append((name, start, stop))
+
+    def totals(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for name, start, stop in self.events:
+            stop.synchronize()
+            out[name] = out.get(name, 0.0) + cp.cuda.get_elapsed_time(start, stop) / 1e3
+        return out
 
 
 def align_packed(
@@ -214,94 +221,113 @@ def align_packed(
     mat = _device_matrix(scoring)
     if mat is None:
         raise BackendUnavailable(f"the GPU traceback holds matrices of at most {MAX_CODES} codes and int8 scores, not {scoring.describe()}")
-    timer = _Timer(out.kernel_seconds)
-    d_res = cp.asarray(np.ascontiguousarray(residues, np.uint8))
-    codes, go, ge = np.int32(mat.shape[0]), np.int32(scoring.gap_open), np.int32(scoring.gap_extend)
-    d_exp = None if expected is None else cp.asarray(np.asarray(expected, np.int32))
+    timer = _Timer()
+    k = _Kernels(cp.asarray(np.ascontiguousarray(residues, np.uint8)), mat, scoring, timer)
+    _ends(k, qoff, qlen, soff, slen, expected, ends)
+    _regions(k, residues, qoff, qlen, soff, slen, out, pair_budget, launch_bytes)
+    out.kernel_seconds = timer.totals()
+    return out
 
-    # ---- passes 1 and 2
+
+@dataclass
+class _Kernels:
+    """What every launch of one :func:`align_packed` call shares."""
+
+    residues: cp.ndarray
+    matrix: cp.ndarray
+    scoring: Scoring
+    timer: _Timer
+
+    @property
+    def scalars(self) -> tuple[np.int32, np.int32, np.int32]:
+        return np.int32(self.matrix.shape[0]), np.int32(self.scoring.gap_open), np.int32(self.scoring.gap_extend)
+
+
+def _ends(k: _Kernels, qoff, qlen, soff, slen, expected, ends: np.ndarray) -> None:
+    """Passes 1 and 2: launches grouped by rows per lane, all queued, one download at the end."""
     r_pair = rows_per_lane(qlen, slen)
-    order = np.lexsort((slen, qlen, r_pair))
-    for r in ROWS_PER_LANE:
-        sel = order[r_pair[order] == r]
-        for k0 in range(0, sel.size, PAIRS_PER_LAUNCH):
-            idx = sel[k0 : k0 + PAIRS_PER_LAUNCH]
-            d_idx = cp.asarray(idx)
-            bnd, bnd_off = _boundary(qlen[idx], slen[idx], r)
-            d_ends = cp.empty((idx.size, _END_FIELDS), np.int32)
+    perm = np.argsort(r_pair, kind="stable")
+    qlen_p, slen_p = qlen[perm], slen[perm]
+    d_qoff, d_qlen, d_soff, d_slen = (cp.asarray(a[perm]) for a in (qoff, qlen, soff, slen))
+    d_exp = None if expected is None else cp.asarray(np.asarray(expected, np.int32)[perm])
+    d_ends = cp.empty((perm.size, _END_FIELDS), np.int32)
+    counts = np.cumsum([0] + [int(np.count_nonzero(r_pair == r)) for r in ROWS_PER_LANE])
+    for r, first, last in zip(ROWS_PER_LANE, counts[:-1], counts[1:]):
+        for k0 in range(first, last, PAIRS_PER_LAUNCH):
+            sl = slice(k0, min(k0 + PAIRS_PER_LAUNCH, last))
+            bnd, bnd_off = _boundary(qlen_p[sl], slen_p[sl], r)
             args = (
-                d_res, cp.asarray(qoff[idx]), cp.asarray(qlen[idx]), cp.asarray(soff[idx]), cp.asarray(slen[idx]),
-                np.int32(idx.size), mat, codes, go, ge, None if d_exp is None else d_exp[d_idx], bnd, bnd_off, d_ends,
+                k.residues, d_qoff[sl], d_qlen[sl], d_soff[sl], d_slen[sl], np.int32(sl.stop - sl.start), k.matrix, *k.scalars,
+                None if d_exp is None else d_exp[sl], bnd, bnd_off, d_ends[sl],
             )
-            timer("tb_ends", _kernel(f"tb_ends<{r}>"), -(-idx.size // WARPS[r]), 32 * WARPS[r], args)
-            ends[idx] = d_ends.get()
+            k.timer("tb_ends", _kernel(f"tb_ends<{r}>"), -(-(sl.stop - sl.start) // WARPS[r]), 32 * WARPS[r], args)
+    ends[perm] = d_ends.get()
 
-    # ---- pass 3 and the walk
+
+def _regions(k: _Kernels, residues, qoff, qlen, soff, slen, out: PackedTraces, pair_budget: int, launch_bytes: int) -> None:
+    """Pass 3 and the walk for the traced pairs: on the GPU in launches of at most
+    ``launch_bytes`` of nibbles, on the CPU for rectangles over ``pair_budget``. The paths
+    land in one host buffer (``out.ops``), each pair's in a slot of height + width bytes."""
     ok = np.flatnonzero(out.status == STATUS_OK)
     heights = (out.qend[ok] - out.qstart[ok] + 1).astype(np.int64)
     widths = (out.send[ok] - out.sstart[ok] + 1).astype(np.int64)
     r_reg = rows_per_lane(heights, widths)
     nbytes = nibble_bytes(heights, widths, r_reg)
-    chunks: list[np.ndarray] = []
+    on_gpu = nbytes <= pair_budget
+    out.ops = np.empty(int((heights + widths).sum()), np.uint8)
     base = 0
     for r in ROWS_PER_LANE:
-        mine = np.flatnonzero((r_reg == r) & (nbytes <= pair_budget))
+        mine = np.flatnonzero(on_gpu & (r_reg == r))
         mine = mine[np.argsort(heights[mine], kind="stable")]
         start = 0
         while start < mine.size:
             total = np.cumsum(nbytes[mine[start:]])
             stop = start + max(1, int(np.searchsorted(total, launch_bytes, side="right")))
             part = mine[start:stop]
-            buf, ops_off = _region_launch(timer, d_res, ok[part], heights[part], widths[part], r, nbytes[part], out, qoff, soff, mat, codes, go, ge)
-            chunks.append(buf)
-            slot_end = ops_off + heights[part] + widths[part]
-            out.ops_start[ok[part]] = base + slot_end - out.ops_len[ok[part]]
-            base += buf.size
+            base += _region_launch(k, ok[part], heights[part], widths[part], r, nbytes[part], out, qoff, soff, base)
             start = stop
-    big = ok[nbytes > pair_budget]
-    for k in big.tolist():
-        q = residues[qoff[k] : qoff[k] + qlen[k]]
-        s = residues[soff[k] : soff[k] + slen[k]]
+    for p in ok[~on_gpu].tolist():
+        q = residues[qoff[p] : qoff[p] + qlen[p]]
+        s = residues[soff[p] : soff[p] + slen[p]]
         try:
-            t = trace_region(q, s, scoring, int(out.score[k]), int(out.qstart[k]), int(out.qend[k]), int(out.sstart[k]), int(out.send[k]))
+            t = trace_region(q, s, k.scoring, int(out.score[p]), int(out.qstart[p]), int(out.qend[p]), int(out.sstart[p]), int(out.send[p]))
         except TracebackError:
-            out.status[k] = STATUS_BAD_REGION
+            out.status[p] = STATUS_BAD_REGION
             continue
-        out.ops_start[k] = base
-        out.ops_len[k] = t.ops.size
-        chunks.append(t.ops)
+        out.ops[base : base + t.ops.size] = t.ops
+        out.ops_start[p], out.ops_len[p] = base, t.ops.size
         base += t.ops.size
-    out.on_cpu = int(big.size)
-    out.ops = np.concatenate(chunks) if chunks else np.zeros(0, np.uint8)
-    return out
+    out.on_cpu = int(np.count_nonzero(~on_gpu))
 
 
-def _region_launch(timer, d_res, pairs, heights, widths, r, nbytes, out, qoff, soff, mat, codes, go, ge) -> tuple[np.ndarray, np.ndarray]:
-    """Pass 3 and the walk for ``pairs`` (all of rows-per-lane ``r``): the ops slots, their offsets."""
+def _region_launch(k: _Kernels, pairs, heights, widths, r: int, nbytes, out: PackedTraces, qoff, soff, base: int) -> int:
+    """Pass 3 and the walk for ``pairs`` (all of rows-per-lane ``r``); their paths go to
+    ``out.ops`` from ``base``. Returns the bytes of path slots used."""
     m = pairs.size
-    rect = np.stack([out.qstart[pairs], out.qend[pairs], out.sstart[pairs], out.send[pairs]], axis=1).astype(np.int32)
-    d_rect = cp.asarray(rect)
+    d_rect = cp.asarray(np.stack([out.qstart[pairs], out.qend[pairs], out.sstart[pairs], out.send[pairs]], axis=1).astype(np.int32))
     dirs_off = np.zeros(m, np.int64)
     dirs_off[1:] = np.cumsum(nbytes)[:-1]
     d_dirs_off = cp.asarray(dirs_off)
     dirs = cp.empty(int(nbytes.sum()), np.uint8)
     bnd, bnd_off = _boundary(heights, widths, r)
     score = cp.empty(m, np.int32)
-    args = (d_res, cp.asarray(qoff[pairs]), cp.asarray(soff[pairs]), d_rect, np.int32(m), mat, codes, go, ge, bnd, bnd_off, dirs, d_dirs_off, score)
-    timer("tb_region", _kernel(f"tb_region<{r}>"), -(-m // WARPS[r]), 32 * WARPS[r], args)
+    args = (k.residues, cp.asarray(qoff[pairs]), cp.asarray(soff[pairs]), d_rect, np.int32(m), k.matrix, *k.scalars, bnd, bnd_off, dirs, d_dirs_off, score)
+    k.timer("tb_region", _kernel(f"tb_region<{r}>"), -(-m // WARPS[r]), 32 * WARPS[r], args)
     slots = heights + widths
     ops_off = np.zeros(m, np.int64)
     ops_off[1:] = np.cumsum(slots)[:-1]
-    d_ops = cp.empty(int(slots.sum()), np.uint8)
+    size = int(slots.sum())
+    d_ops = cp.empty(size, np.uint8)
     n_ops = cp.empty(m, np.int32)
-    walk_args = (d_rect, np.int32(m), np.int32(r), dirs, d_dirs_off, d_ops, cp.asarray(ops_off), n_ops)
-    timer("tb_walk", _kernel("tb_walk"), -(-m // 128), 128, walk_args)
+    k.timer("tb_walk", _kernel("tb_walk"), -(-m // 128), 128, (d_rect, np.int32(m), np.int32(r), dirs, d_dirs_off, d_ops, cp.asarray(ops_off), n_ops))
+    d_ops.get(out=out.ops[base : base + size])
     got_n, got_score = n_ops.get(), score.get()
     out.region_score[pairs] = got_score
     bad = (got_n < 0) | (got_score != out.score[pairs])
     out.status[pairs[bad]] = STATUS_BAD_REGION
     out.ops_len[pairs] = np.where(bad, 0, got_n)
-    return d_ops.get(), ops_off
+    out.ops_start[pairs] = base + ops_off + slots - out.ops_len[pairs]
+    return size
 
 
 def pack_sequences(queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
