@@ -1,0 +1,153 @@
+"""``swgpu align-long --query Q --target T --out PATH``: one huge local alignment.
+
+A query of 10^2..10^6 residues against one target of up to 10^8+ residues (DNA/RNA or
+protein): an exact int32 Smith-Waterman scan of the whole table that keeps the best end
+point of every diagonal band, then the ``--top`` best distinct end points (rule in
+``docs/align_long.md``) traced back into full alignments and written as BLAST tabular,
+SAM, BAM, JSON lines or a pairwise view.
+
+The target can be cut into sections that overlap by ``--max-alignment-length``: one per
+GPU of ``--devices`` in this process, or one per process (``--section i/n --save-ends
+part-i.npz``, then ``--ends part-*.npz --out ...`` merges them and traces back).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import zlib
+
+import numpy as np
+
+from ..alphabet import DNA, PROTEIN
+from ..errors import InputError
+from ..formats import FORMATS, choose_format, write_alignments
+from ..long import endpoints
+from ..long.endpoints import DEFAULT_BAND_WIDTH, DEFAULT_TOP, BandRule
+from ..long.run import TargetView, alignments, check_inputs, end_points, read_single, resolve_backend, scan_sections
+from ..long.sections import layout, parse_section
+from ..outfmt import parse_outfmt
+from ..scoring import Scoring
+from ..search import QueryHits
+from .search import parse_index_list
+
+NAME = "align-long"
+HELP = "one huge local alignment: a long query against one long target (DNA/RNA or protein), top distinct end points"
+
+DEFAULT_OUTFMT = "6 qseqid sseqid score pident length mismatch gapopen qstart qend sstart send"
+DEFAULT_MAX_LENGTH = 10_000
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--query", required=True, help="query FASTA[.gz], one record")
+    parser.add_argument("--target", required=True, help="target FASTA[.gz], one record")
+    parser.add_argument("--alphabet", choices=("dna", "protein"), default="dna", help="residues: dna (ACGT, U read as T, IUPAC codes) or protein (default dna)")
+    parser.add_argument("--match", type=int, default=5, help="DNA: score of a match (default 5)")
+    parser.add_argument("--mismatch", type=int, default=-3, help="DNA: score of a mismatch, N and ambiguity codes included (default -3)")
+    parser.add_argument("--matrix", default="BLOSUM62", help="protein: substitution matrix (default BLOSUM62)")
+    parser.add_argument("--gap-open", type=int, help="gap opening cost; a gap of length k costs open + k*extend (default 8 DNA, 11 protein)")
+    parser.add_argument("--gap-extend", type=int, default=1, help="gap extension cost (default 1)")
+    parser.add_argument("--top", type=int, default=DEFAULT_TOP, help=f"distinct end points to report (default {DEFAULT_TOP})")
+    parser.add_argument("--band-width", type=int, default=DEFAULT_BAND_WIDTH, help=f"diagonals per band: at most one end point per band (default {DEFAULT_BAND_WIDTH})")
+    parser.add_argument("--max-alignment-length", type=int, default=DEFAULT_MAX_LENGTH, help=f"overlap of target sections, the longest alignment they find exactly (default {DEFAULT_MAX_LENGTH:,})")
+    parser.add_argument("--backend", choices=("cpu", "cuda", "auto"), default="auto", help="scan backend (default auto: CUDA if a GPU is usable, else CPU)")
+    parser.add_argument("--devices", help="comma-separated CUDA devices; the target is cut into one section per device (default 0)")
+    parser.add_argument("--section", metavar="I/N", help="scan only section I (0-based) of N; use with --save-ends")
+    parser.add_argument("--save-ends", metavar="PATH", help="save the scanned section's band end points (.npz) for a later --ends merge")
+    parser.add_argument("--ends", nargs="+", metavar="NPZ", help="merge saved sections (all N of them) instead of scanning")
+    parser.add_argument("--out", help="alignment output, '-' for standard output (default '-', or none with --save-ends)")
+    parser.add_argument("--format", choices=FORMATS, help="output format (default: from the --out extension .sam .bam .jsonl .txt, else tsv)")
+    parser.add_argument("--outfmt", default=DEFAULT_OUTFMT, help="BLAST tabular format and fields for tsv output (default '%(default)s')")
+    parser.add_argument("--threads", type=int, default=0, help="CPU threads for the traceback (default: all cores)")
+    parser.add_argument("--quiet", action="store_true", help="no summary on stderr")
+
+
+def scoring_of(args: argparse.Namespace) -> Scoring:
+    if args.alphabet == "dna":
+        return Scoring.nucleotide(args.match, args.mismatch, 8 if args.gap_open is None else args.gap_open, args.gap_extend)
+    return Scoring.protein(args.matrix, 11 if args.gap_open is None else args.gap_open, args.gap_extend)
+
+
+def _checksum(codes: np.ndarray) -> int:
+    return zlib.crc32(np.ascontiguousarray(codes).data)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.top < 1:
+        raise InputError(f"--top must be >= 1 (got {args.top})")
+    if args.section and not args.save_ends:
+        raise InputError("--section scans one part of the target: give --save-ends to keep it")
+    if args.ends and (args.section or args.save_ends):
+        raise InputError("--ends merges saved sections: it takes neither --section nor --save-ends")
+    out = args.out if args.out is not None else (None if args.save_ends else "-")
+    kind = choose_format(out, args.format) if out else None
+    table = parse_outfmt(args.outfmt) if kind == "tsv" else None
+    devices = parse_index_list(args.devices, "--devices") if args.devices else [0]
+    scoring = scoring_of(args)
+    alphabet = DNA if args.alphabet == "dna" else PROTEIN
+    query = read_single(args.query, alphabet, "query")
+    target = read_single(args.target, alphabet, "target")
+    rule = BandRule(len(query), args.band_width)
+    check_inputs(query, target, scoring, rule)
+    meta = {
+        "query_id": query.id, "query_length": len(query), "query_crc": _checksum(query.codes),
+        "target_id": target.id, "target_length": len(target), "target_crc": _checksum(target.codes),
+        "scoring": scoring.describe(), "band_width": rule.width, "overlap": args.max_alignment_length,
+    }  # fmt: skip
+
+    started = time.perf_counter()
+    if args.ends:
+        found = _load_sections(args.ends, meta)
+        backend, scan_seconds, cells = "saved", 0.0, 0
+    else:
+        backend = resolve_backend(args.backend)
+        if args.section:
+            index, count = parse_section(args.section)
+            sections = [layout(len(target), count, args.max_alignment_length)[index]]
+        else:
+            count = len(devices) if backend == "cuda" else 1
+            sections = layout(len(target), count, args.max_alignment_length)
+        results = scan_sections(query.codes, target.codes, sections, rule, scoring, backend, devices)
+        found = [r.found for r in results]
+        scan_seconds = max(r.seconds for r in results)
+        cells = sum(len(query) * (s.own_hi - s.scan_lo) for s in sections)
+        if args.save_ends:
+            s = sections[0]
+            endpoints.save(args.save_ends, endpoints.merge(found), {**meta, "section_index": s.index if args.section else 0, "section_count": count if args.section else 1})
+    if not args.quiet and cells:
+        rate = cells / scan_seconds / 1e9 if scan_seconds > 0 else float("inf")
+        print(f"swgpu align-long: scanned {cells:,} cells on {backend} in {scan_seconds:.3f} s ({rate:.2f} GCUPS)", file=sys.stderr)
+    if out is None:
+        return 0
+    ends = end_points(found, rule, args.top)
+    alns = alignments(query, target, ends, scoring, args.max_alignment_length, args.threads)
+    hits = [QueryHits(query, np.zeros(len(alns), np.int64), np.array([a.score for a in alns], np.int32))]
+    view = TargetView(args.target, target, alphabet)
+    write_alignments(out, kind, view, hits, [alns], table=table, scoring=scoring.describe(), program="swgpu align-long")
+    if not args.quiet:
+        print(f"swgpu align-long: {len(alns)} alignments in {time.perf_counter() - started:.2f} s ({kind})", file=sys.stderr)
+    return 0
+
+
+def _load_sections(paths: list[str], meta: dict) -> list[endpoints.BandKeys]:
+    """Saved sections, checked against these inputs and for covering the target exactly once."""
+    found, seen, count = [], set(), None
+    for path in paths:
+        keys, saved = endpoints.load(path)
+        for k, v in meta.items():
+            if saved.get(k) != v:
+                raise InputError(f"{path}: saved for another scan ({k} is {saved.get(k)!r}, here {v!r})")
+        n = int(saved["section_count"])
+        if count is not None and n != count:
+            raise InputError(f"{path}: section of {n}, the others are of {count}")
+        count = n
+        index = int(saved["section_index"])
+        if index in seen:
+            raise InputError(f"{path}: section {index}/{n} given twice")
+        seen.add(index)
+        found.append(keys)
+    missing = sorted(set(range(count or 0)) - seen)
+    if missing:
+        raise InputError(f"--ends: sections {', '.join(map(str, missing))} of {count} are missing")
+    return found

@@ -1,0 +1,141 @@
+"""The align-long pipeline as functions: read, scan sections, select end points, trace back.
+
+The command (:mod:`swgpu_core.commands.align_long`) and the tests call these; the output
+writers of :mod:`swgpu_core.formats` take the single target through :class:`TargetView`,
+which answers the few questions they ask a database.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..align.alignment import Alignment, build_alignment
+from ..alphabet import Alphabet
+from ..errors import BackendUnavailable, InputError
+from ..fasta import EncodedSequence, encode_record, read_fasta
+from ..scoring import Scoring
+from .endpoints import BandKeys, BandRule, EndPoint, check_limits, merge, select
+from .sections import Section
+from .trace import trace_end_points
+
+
+def read_single(path: str | os.PathLike, alphabet: Alphabet, what: str) -> EncodedSequence:
+    """The one record of ``path``; more than one is refused (one alignment, one target)."""
+    path = os.fspath(path)
+    records = read_fasta(path)
+    first = next(records)
+    extra = next(records, None)
+    if extra is not None:
+        raise InputError(f"{path}: the {what} must be a single FASTA record (record 2 is {extra.id}); align-long aligns one pair")
+    return EncodedSequence(first.id, first.description, encode_record(path, 1, first, alphabet))
+
+
+@dataclass(frozen=True)
+class TargetView:
+    """The target seen as a one-sequence database by the output writers."""
+
+    path: str
+    target: EncodedSequence
+    alphabet: Alphabet
+
+    version_tag = "single-target"
+    n_sequences = 1
+
+    @property
+    def n_residues(self) -> int:
+        return len(self.target)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.array([len(self.target)], np.int32)
+
+    @property
+    def order(self) -> np.ndarray:
+        return np.zeros(1, np.int64)
+
+    def header(self, i: int) -> tuple[str, str]:
+        return self.target.id, self.target.description
+
+    def seq_id(self, i: int) -> str:
+        return self.target.id
+
+
+def check_inputs(query: EncodedSequence, target: EncodedSequence, scoring: Scoring, rule: BandRule) -> None:
+    check_limits(len(query), len(target), rule.width, scoring.max_score, scoring.first_gap_cost)
+
+
+def resolve_backend(name: str) -> str:
+    """``cpu`` or ``cuda``; ``auto`` picks CUDA when CuPy sees a GPU."""
+    if name == "cpu":
+        return "cpu"
+    try:
+        import cupy
+
+        if cupy.cuda.runtime.getDeviceCount() > 0:
+            return "cuda"
+        why = "no CUDA device"
+    except Exception as exc:  # any import or runtime failure means: no usable GPU
+        why = f"CuPy/CUDA unusable ({exc.__class__.__name__})"
+    if name == "cuda":
+        raise BackendUnavailable(f"--backend cuda: {why}")
+    return "cpu"
+
+
+@dataclass(frozen=True)
+class SectionResult:
+    section: Section
+    found: BandKeys
+    seconds: float
+    device: int | None
+
+
+def scan_sections(
+    query: np.ndarray,
+    target: np.ndarray,
+    sections: Sequence[Section],
+    rule: BandRule,
+    scoring: Scoring,
+    backend: str,
+    devices: Sequence[int] = (0,),
+) -> list[SectionResult]:
+    """Scan each section: on the CPU one after the other, on GPUs one thread per device."""
+    if backend == "cpu":
+        from .cpu_scan import scan_section
+
+        return [SectionResult(s, *scan_section(query, target, s, rule, scoring), None) for s in sections]
+
+    def on_device(k: int) -> list[SectionResult]:
+        import cupy as cp
+
+        from .cuda_scan import LongScanKernel
+
+        device = devices[k % len(devices)]
+        with cp.cuda.Device(device):
+            kernel = LongScanKernel()
+            out = []
+            for s in sections[k :: len(devices)]:
+                found, timing = kernel.scan(query, target, s, rule, scoring)
+                out.append(SectionResult(s, found, timing.seconds, device))
+            return out
+
+    with ThreadPoolExecutor(len(devices)) as pool:
+        parts = list(pool.map(on_device, range(min(len(devices), len(sections)))))
+    return sorted((r for p in parts for r in p), key=lambda r: r.section.index)
+
+
+def end_points(results: Sequence[BandKeys], rule: BandRule, top: int) -> list[EndPoint]:
+    """The ``top`` distinct end points of the merged section results."""
+    return select(merge(list(results)), rule, top)
+
+
+def alignments(
+    query: EncodedSequence, target: EncodedSequence, ends: Sequence[EndPoint], scoring: Scoring, max_length: int, threads: int = 0
+) -> list[Alignment]:
+    """Full alignments of ``ends``, ranked as given (rank 1 = best)."""
+    traces = trace_end_points(query.codes, target.codes, ends, scoring, max_length, threads)
+    return [build_alignment(t, query, target, 0, rank, scoring) for rank, t in enumerate(traces, start=1)]
