@@ -82,8 +82,9 @@ def rows_per_lane(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     Ties go to the smaller R (fewer registers, more warps resident).
     """
     rows = np.asarray(rows, np.int64)
-    cols = np.asarray(cols, np.int64)
-    costs = np.stack([-(-rows // (32 * r)) * r * (cols + 31) for r in ROWS_PER_LANE])
+    cols = np.asarray(cols, np.int64) + 31
+    # passes = ceil(rows / (32 * R)); R is a power of two, so a shift instead of a division
+    costs = np.stack([((rows + (32 * r - 1)) >> (5 + r.bit_length() - 1)) * (r * cols) for r in ROWS_PER_LANE])
     return np.asarray(ROWS_PER_LANE, np.int64)[np.argmin(costs, axis=0)]
 
 
@@ -119,15 +120,13 @@ class PackedTraces:
         return int(self.status.size)
 
     def trace(self, k: int) -> PairTrace:
-        start = int(self.ops_start[k])
-        return PairTrace(
-            int(self.score[k]),
-            int(self.qstart[k]),
-            int(self.qend[k]),
-            int(self.sstart[k]),
-            int(self.send[k]),
-            self.ops[start : start + int(self.ops_len[k])].copy(),
-        )
+        return self.traces(np.array([k]))[0]
+
+    def traces(self, which: np.ndarray) -> list[PairTrace]:
+        """:meth:`trace` of the pairs ``which``, with one conversion per array instead of per pair."""
+        cols = [a[which].tolist() for a in (self.score, self.qstart, self.qend, self.sstart, self.send, self.ops_start, self.ops_len)]
+        ops = self.ops
+        return [PairTrace(s, qs, qe, ss, se, ops[o : o + n].copy()) for s, qs, qe, ss, se, o, n in zip(*cols)]
 
     def error(self, k: int, expected: int | None = None) -> TracebackError | None:
         """The CPU reference's error for pair ``k`` (None when it traced)."""
@@ -246,12 +245,13 @@ class _Kernels:
 def _ends(k: _Kernels, qoff, qlen, soff, slen, expected, ends: np.ndarray) -> None:
     """Passes 1 and 2: launches grouped by rows per lane, all queued, one download at the end."""
     r_pair = rows_per_lane(qlen, slen)
-    perm = np.argsort(r_pair, kind="stable")
+    groups = [np.flatnonzero(r_pair == r) for r in ROWS_PER_LANE]
+    perm = np.concatenate(groups)
     qlen_p, slen_p = qlen[perm], slen[perm]
     d_qoff, d_qlen, d_soff, d_slen = (cp.asarray(a[perm]) for a in (qoff, qlen, soff, slen))
     d_exp = None if expected is None else cp.asarray(np.asarray(expected, np.int32)[perm])
     d_ends = cp.empty((perm.size, _END_FIELDS), np.int32)
-    counts = np.cumsum([0] + [int(np.count_nonzero(r_pair == r)) for r in ROWS_PER_LANE])
+    counts = np.cumsum([0] + [g.size for g in groups])
     for r, first, last in zip(ROWS_PER_LANE, counts[:-1], counts[1:]):
         for k0 in range(first, last, PAIRS_PER_LAUNCH):
             sl = slice(k0, min(k0 + PAIRS_PER_LAUNCH, last))
@@ -362,10 +362,10 @@ def traceback_pairs(tasks: Sequence[PairTask], scoring: Scoring, **budgets: int)
     if expected.size and (expected.min() < np.iinfo(np.int32).min or expected.max() > np.iinfo(np.int32).max):
         raise TracebackError("a search score does not fit 32 bits")
     res = align_packed(*packed, scoring, expected.astype(np.int32), **budgets)
-    for k, t in enumerate(tasks):
-        if (err := res.error(k, t.score)) is not None:
-            raise err
-    return [res.trace(k) for k in range(len(tasks))]
+    failed = np.flatnonzero(res.status != STATUS_OK)
+    if failed.size:  # the first failure in task order, as the CPU raises it
+        raise res.error(int(failed[0]), tasks[int(failed[0])].score)
+    return res.traces(np.arange(len(tasks)))
 
 
 def align_pairs(queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, **budgets: int) -> list[PairTrace | None]:
@@ -373,12 +373,11 @@ def align_pairs(queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], s
     if not kernels_fit(scoring):
         return cpu.align_pairs(queries, subjects, scoring)
     res = align_packed(*pack_sequences(queries, subjects), scoring, **budgets)
-    out: list[PairTrace | None] = []
-    for k in range(len(res)):
-        if res.status[k] == STATUS_NO_ALIGNMENT:
-            out.append(None)
-        elif (err := res.error(k)) is not None:
-            raise err
-        else:
-            out.append(res.trace(k))
+    failed = np.flatnonzero((res.status != STATUS_OK) & (res.status != STATUS_NO_ALIGNMENT))
+    if failed.size:
+        raise res.error(int(failed[0]))
+    traced = np.flatnonzero(res.status == STATUS_OK)
+    out: list[PairTrace | None] = [None] * len(res)
+    for k, t in zip(traced.tolist(), res.traces(traced)):
+        out[k] = t
     return out
