@@ -43,7 +43,7 @@ def main() -> None:
     ap.add_argument("--max-seconds", type=float, default=120.0, help="skip a size predicted to take longer than this")
     args = ap.parse_args()
     scoring = Scoring.nucleotide()
-    kernel = LongScanKernel()
+    kernel = LongScanKernel(scoring)
     gpu = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"].decode()
     rng = np.random.default_rng(1)
     warm_q = rng.integers(0, 4, 1000).astype(np.uint8)

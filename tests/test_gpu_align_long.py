@@ -23,15 +23,17 @@ DNA_SCORING = Scoring.nucleotide()
 
 @pytest.fixture(scope="module")
 def kernel():
+    """The compiled kernel for a scoring (the score table's shape depends on the alphabet)."""
     from swgpu_core.long.cuda_scan import LongScanKernel
 
-    return LongScanKernel()
+    cache = {}
+    return lambda scoring: cache.setdefault(scoring.describe(), LongScanKernel(scoring))
 
 
 def _both(kernel, q, t, scoring, width=64, sections=1, overlap=10_000):
     rule = BandRule(q.size, width)
     parts = layout(t.size, sections, overlap)
-    gpu = merge([kernel.scan(q, t, s, rule, scoring)[0] for s in parts])
+    gpu = merge([kernel(scoring).scan(q, t, s, rule, scoring)[0] for s in parts])
     cpu = merge([scan_section(q, t, s, rule, scoring)[0] for s in parts])
     return gpu, cpu, rule
 

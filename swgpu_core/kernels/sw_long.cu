@@ -43,7 +43,6 @@ typedef unsigned long long uint64_t;
 #include <cstdint>
 #endif
 
-static constexpr int kPadCode = 31;       // residue code of padding rows and columns
 static constexpr int kChunk = 8;          // boundary rows loaded (and checked) at once
 static constexpr uint64_t kMask28 = (1ull << 28) - 1;
 static constexpr unsigned kFull = 0xffffffffu;
@@ -63,16 +62,20 @@ __device__ __forceinline__ void flush_band(unsigned long long* keys, int64_t ban
     if (key > keys[band]) atomicMax(keys + band, key);  // a stale read only costs an atomic
 }
 
-template <int R>
+// Scores come from shared memory: S(q, t) + oe for codes q, t < A (the last code pads), in
+// COPIES interleaved copies so that lane l reads copy l % COPIES: with one copy, lanes
+// that look up different cells of a small alphabet hit the same banks (DNA: four codes).
+template <int R, int A, int COPIES>
 __global__ void __launch_bounds__(128) sw_long(const uint8_t* target, int64_t ncols, int64_t col0, int64_t own_lo,
                                                int64_t own_hi, const uint8_t* query, int m, const int32_t* matrix,
                                                int oe, int ext, int w, int n_blocks, int n_slots, uint64_t* slots,
                                                int* counter, unsigned long long* band_keys) {
     static_assert(R % 16 == 0, "R columns are loaded 16 bytes at a time");
-    __shared__ int smat[32 * 32];
-    for (int k = threadIdx.x; k < 32 * 32; k += blockDim.x) smat[k] = matrix[k];
+    __shared__ int smat[A * A * COPIES];
+    for (int k = threadIdx.x; k < A * A * COPIES; k += blockDim.x) smat[k] = matrix[k / COPIES];
     __syncthreads();
     const int lane = threadIdx.x & 31;
+    const int copy_bytes = (lane % COPIES) * 4;
     const int neg_oe = -oe, neg_ext = -ext;
     const uint32_t wr = (uint32_t)(w + R);
     const int steps = (m + 31 + kChunk - 1) / kChunk * kChunk;
@@ -84,17 +87,17 @@ __global__ void __launch_bounds__(128) sw_long(const uint8_t* target, int64_t nc
         if (c >= n_blocks) break;
 
         const int64_t local0 = (int64_t)c * 32 * R + (int64_t)lane * R;
-        int tc[R];
+        int tc[R];  // byte offset of each column's scores in a row of smat (this lane's copy)
 #pragma unroll
         for (int v = 0; v < R / 16; ++v) {
             const int4 x = *reinterpret_cast<const int4*>(target + local0 + 16 * v);
             const uint32_t wd[4] = {(uint32_t)x.x, (uint32_t)x.y, (uint32_t)x.z, (uint32_t)x.w};
 #pragma unroll
-            for (int b = 0; b < 16; ++b) tc[16 * v + b] = (int)((wd[b / 4] >> (8 * (b % 4))) & 0xffu);
+            for (int b = 0; b < 16; ++b) tc[16 * v + b] = (int)((wd[b / 4] >> (8 * (b % 4))) & 0xffu) * COPIES * 4 + copy_bytes;
         }
         const int64_t gc = col0 + local0;  // global 0-based column of the segment's first cell
         const bool track = gc >= own_lo && gc < own_hi;
-        const int64_t real = ncols - local0;  // columns k < real exist
+        const int nreal = (int)max((int64_t)0, min((int64_t)R, ncols - local0));  // columns k < nreal exist
         const int64_t dd0 = gc + m;            // (gc + 1) - 1 + m: the segment's diagonal at row 1
         int64_t band = dd0 / w;
         int boff = (int)(dd0 % w);
@@ -149,12 +152,12 @@ __global__ void __launch_bounds__(128) sw_long(const uint8_t* target, int64_t nc
                         in_e = neg_oe;
                     }
                 }
-                const int* mrow = smat + qc * 32;
+                const char* mrow = reinterpret_cast<const char*>(smat + qc * A * COPIES);
                 int e = in_e, dg = diag;
                 diag = in_g;
 #pragma unroll
                 for (int k = 0; k < R; ++k) {
-                    const int d = dg + mrow[tc[k]];
+                    const int d = dg + *reinterpret_cast<const int*>(mrow + tc[k]);
                     dg = g[k];
                     f[k] = __viaddmax_s32(f[k], neg_ext, g[k]);
                     const int y = __vimax3_s32_relu(d, f[k], 0) - oe;
@@ -163,29 +166,32 @@ __global__ void __launch_bounds__(128) sw_long(const uint8_t* target, int64_t nc
                 }
                 out_g = g[R - 1];
                 out_e = e;
-                if (row >= 0 && row < m) {
-                    if (lane == 31)
-                        store_relaxed(mine + row, my_tag | ((uint64_t)(out_g + oe) << 28) | (uint64_t)(out_e + oe));
-                    if (track) {
-                        int seg = g[0];
+                const bool valid = row >= 0 && row < m;
+                if (valid && lane == 31)
+                    store_relaxed(mine + row, my_tag | ((uint64_t)(out_g + oe) << 28) | (uint64_t)(out_e + oe));
+                const bool live = valid && track;
+                int seg = g[0];
 #pragma unroll
-                        for (int k = 1; k + 1 < R; k += 2) seg = __vimax3_s32(seg, g[k], g[k + 1]);
-                        seg = max(seg, g[R - 1]);
-                        if (seg > best) {
-                            const uint32_t base = (uint32_t)(row + 1) * wr + (uint32_t)boff;
+                for (int k = 1; k + 1 < R; k += 2) seg = __vimax3_s32(seg, g[k], g[k + 1]);
+                seg = max(seg, g[R - 1]);
+                const bool up = live && seg > best;
+                if (__any_sync(kFull, up)) {  // rare, and warp-uniform: a real branch, not predicated code
+                    if (up) {
+                        const uint32_t base = (uint32_t)(row + 1) * wr + (uint32_t)boff;
 #pragma unroll
-                            for (int k = 0; k < R; ++k) {
-                                if (k < real && g[k] > best) {
-                                    best = g[k];
-                                    blin = base + k;
-                                }
+                        for (int k = 0; k < R; ++k) {
+                            if (k < nreal && g[k] > best) {
+                                best = g[k];
+                                blin = base + k;
                             }
                         }
-                        if ((boff == 0 || row == m - 1) && best > neg_oe) {
-                            flush_band(band_keys, band, best, blin, oe);
-                            best = neg_oe;
-                        }
                     }
+                }
+                if (live && (boff == 0 || row == m - 1) && best > neg_oe) {
+                    flush_band(band_keys, band, best, blin, oe);
+                    best = neg_oe;
+                }
+                if (valid) {
                     if (boff == 0) {
                         --band;
                         boff = w - 1;

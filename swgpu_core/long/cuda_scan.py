@@ -18,7 +18,6 @@ from ..scoring import Scoring
 from .endpoints import GROUP, BandKeys, BandRule
 from .sections import Section
 
-PAD_CODE = 31
 PAD_SCORE = -(1 << 26)
 WARPS_PER_BLOCK = 4
 COLS_PER_WARP = 32 * GROUP
@@ -34,17 +33,35 @@ class ScanTiming:
     cells: int
 
 
-def kernel_matrix(scoring: Scoring) -> np.ndarray:
-    """32 x 32 int32 table of S + open + extend by residue code; padding scores PAD_SCORE."""
-    out = np.full((32, 32), PAD_SCORE, np.int32)
+@dataclass(frozen=True)
+class TableShape:
+    """The kernel's score table: ``codes`` x ``codes`` (the last code pads) in ``copies`` copies."""
+
+    codes: int
+    copies: int
+
+    @classmethod
+    def for_scoring(cls, scoring: Scoring) -> TableShape:
+        """32 copies (no bank conflicts) when they fit 40 KB of shared memory (DNA), else 8 (protein)."""
+        codes = scoring.alphabet.size + 1
+        return cls(codes, 32 if codes * codes * 32 * 4 <= 40 << 10 else 8)
+
+    @property
+    def pad(self) -> int:
+        return self.codes - 1
+
+
+def kernel_matrix(scoring: Scoring, shape: TableShape) -> np.ndarray:
+    """``codes`` x ``codes`` int32 table of S + open + extend; the padding code scores PAD_SCORE."""
+    out = np.full((shape.codes, shape.codes), PAD_SCORE, np.int32)
     n = scoring.alphabet.size
     out[:n, :n] = scoring.matrix + scoring.first_gap_cost
     return out
 
 
-def padded_query(query: np.ndarray) -> np.ndarray:
+def padded_query(query: np.ndarray, pad: int) -> np.ndarray:
     """32 padding codes, the query, then padding for the wavefront's last steps."""
-    return np.concatenate([np.full(32, PAD_CODE, np.uint8), query.astype(np.uint8), np.full(64, PAD_CODE, np.uint8)])
+    return np.concatenate([np.full(32, pad, np.uint8), query.astype(np.uint8), np.full(64, pad, np.uint8)])
 
 
 def n_warps(m: int, n_blocks: int, sms: int) -> int:
@@ -54,11 +71,12 @@ def n_warps(m: int, n_blocks: int, sms: int) -> int:
 
 
 class LongScanKernel:
-    """The compiled ``sw_long`` kernel for the current device."""
+    """The compiled ``sw_long`` kernel for the current device and a scoring's alphabet."""
 
-    def __init__(self) -> None:
+    def __init__(self, scoring: Scoring) -> None:
+        self.shape = TableShape.for_scoring(scoring)
         code = resources.files("swgpu_core").joinpath("kernels/sw_long.cu").read_text()
-        name = f"sw_long<{GROUP}>"
+        name = f"sw_long<{GROUP},{self.shape.codes},{self.shape.copies}>"
         self.module = cp.RawModule(code=code, options=("-std=c++17",), name_expressions=[name])
         self.function = self.module.get_function(name)
         self.sms = cp.cuda.Device().attributes["MultiProcessorCount"]
@@ -71,11 +89,11 @@ class LongScanKernel:
         if ncols <= 0 or section.own_hi <= section.own_lo:
             return BandKeys(np.empty(0, np.int64), np.empty(0, np.uint64)), ScanTiming(0.0, 0)
         n_blocks = -(-ncols // COLS_PER_WARP)
-        cols = np.full(n_blocks * COLS_PER_WARP + 16, PAD_CODE, np.uint8)
+        cols = np.full(n_blocks * COLS_PER_WARP + 16, self.shape.pad, np.uint8)
         cols[:ncols] = target[section.scan_lo : section.own_hi]
         d_target = cp.asarray(cols)
-        d_query = cp.asarray(padded_query(query))
-        d_matrix = cp.asarray(kernel_matrix(scoring))
+        d_query = cp.asarray(padded_query(query, self.shape.pad))
+        d_matrix = cp.asarray(kernel_matrix(scoring, self.shape))
         warps = n_warps(m, n_blocks, self.sms)
         slots = cp.zeros(warps * m, cp.uint64)
         counter = cp.zeros(1, cp.int32)

@@ -116,7 +116,7 @@ def scan_sections(
 
         device = devices[k % len(devices)]
         with cp.cuda.Device(device):
-            kernel = LongScanKernel()
+            kernel = LongScanKernel(scoring)
             out = []
             for s in sections[k :: len(devices)]:
                 found, timing = kernel.scan(query, target, s, rule, scoring)

@@ -123,4 +123,29 @@ def final_targets():
             )
         if config["report"]["enabled"]:
             targets.append(f"results/{db}/report.html")
+    if config["align_long"]["enabled"]:
+        targets += expand(
+            "results/align_long/alignments.{fmt}", fmt=config["align_long"]["formats"]
+        )
     return targets
+
+
+# align-long (rules/align_long.smk): sections, shared options, GPU use.
+ALIGN_LONG_SECTIONS = range(config["align_long"]["sections"])
+
+
+def align_long_options():
+    """The options every align-long job shares; the merge refuses sections scanned otherwise."""
+    settings = config["align_long"]
+    if settings["enabled"] and not (settings["query"] and settings["target"]):
+        raise ValueError(
+            "align_long.enabled needs align_long.query and align_long.target"
+        )
+    return (
+        f"--max-alignment-length {settings['max_alignment_length']} {settings['extra']}"
+    )
+
+
+def align_long_gpu():
+    backend = config["align_long"]["backend"]
+    return backend == "cuda" or (backend == "auto" and bool(nvidia_smi_devices()))
