@@ -116,14 +116,20 @@ def encode_record(path: str, number: int, record: FastaRecord, alphabet: Alphabe
         raise InputError(f"{path}: record {number} ({record.id}): {exc}") from None
 
 
+def encoded_records(path: str | os.PathLike, alphabet: Alphabet = PROTEIN) -> Iterator[EncodedSequence]:
+    """The records of a FASTA file, encoded in order (errors name file and record)."""
+    path = os.fspath(path)
+    for number, record in enumerate(read_fasta(path), start=1):
+        yield EncodedSequence(record.id, record.description, encode_record(path, number, record, alphabet))
+
+
 def read_sequences(path: str | os.PathLike, alphabet: Alphabet = PROTEIN) -> list[EncodedSequence]:
     """All records of a (small) FASTA file, encoded; ids must be unique. Used for queries."""
-    path = os.fspath(path)
     seen: dict[str, int] = {}
     out: list[EncodedSequence] = []
-    for number, record in enumerate(read_fasta(path), start=1):
-        if record.id in seen:
-            raise InputError(f"{path}: record {number} ({record.id}) repeats the id of record {seen[record.id]}")
-        seen[record.id] = number
-        out.append(EncodedSequence(record.id, record.description, encode_record(path, number, record, alphabet)))
+    for number, seq in enumerate(encoded_records(path, alphabet), start=1):
+        if seq.id in seen:
+            raise InputError(f"{os.fspath(path)}: record {number} ({seq.id}) repeats the id of record {seen[seq.id]}")
+        seen[seq.id] = number
+        out.append(seq)
     return out

@@ -27,7 +27,7 @@ from .align.traceback import PairTrace
 from .alphabet import PROTEIN, Alphabet
 from .database import Database
 from .errors import BackendUnavailable, InputError
-from .fasta import EncodedSequence, encode_record, read_fasta
+from .fasta import EncodedSequence, encoded_records
 from .scoring import Scoring
 from .search import QueryHits
 from .stats import KarlinAltschul
@@ -88,15 +88,10 @@ class PairSet:
         return len(self.queries)
 
 
-def _records(path: str, alphabet: Alphabet) -> list[EncodedSequence]:
-    """All records of a FASTA file in order; ids may repeat (a sequence in several pairs)."""
-    return [EncodedSequence(r.id, r.description, encode_record(path, k, r, alphabet)) for k, r in enumerate(read_fasta(path), start=1)]
-
-
 def fasta_pairs(query_path: str, subject_path: str, alphabet: Alphabet = PROTEIN) -> PairSet:
     """Record k of ``query_path`` with record k of ``subject_path``; the counts must agree."""
-    queries = _records(query_path, alphabet)
-    subjects = _records(subject_path, alphabet)
+    queries = list(encoded_records(query_path, alphabet))  # ids may repeat: a sequence in several pairs
+    subjects = list(encoded_records(subject_path, alphabet))
     if len(queries) != len(subjects):
         short, long_path, extra = (subject_path, query_path, queries) if len(queries) > len(subjects) else (query_path, subject_path, subjects)
         k = min(len(queries), len(subjects))
@@ -123,7 +118,7 @@ def table_pairs(table: str, db: Database, query_path: str | None = None) -> Pair
         ids.setdefault(db.seq_id(i), i)
     if query_path is not None:
         queries = {}
-        for rec in _records(query_path, db.alphabet):
+        for rec in encoded_records(query_path, db.alphabet):
             queries.setdefault(rec.id, rec)
     pairs = PairSet([], [], db)
     try:
