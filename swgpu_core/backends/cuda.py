@@ -168,7 +168,7 @@ class DeviceWorker:
             marks = []
             for shape, stream, prof, subj, count in jobs:
                 marks.append(_record(stream, timing=True))
-                self._launch(shape, False, stream, dev, prof, subj, count, overflow_at, boundary, scores, overflow)
+                self.launch_scan(shape, False, stream, dev, prof, subj, count, overflow_at, boundary, scores, overflow)
                 marks.append(_record(stream, timing=True))
             self.compute.wait_event(marks[1])
             n_over = int(overflow[:1].get(stream=self.compute)[0])
@@ -177,7 +177,7 @@ class DeviceWorker:
                 is_long = redo >= n_short
                 for shape, prof, sel in ((inter, prof_inter, redo[~is_long]), (intra, prof_intra, redo[is_long])):
                     sel = cp.ascontiguousarray(sel)
-                    self._launch(shape, True, self.compute, dev, prof, sel, int(sel.size), 0, boundary, scores, overflow)
+                    self.launch_scan(shape, True, self.compute, dev, prof, sel, int(sel.size), 0, boundary, scores, overflow)
             done.record(self.compute)
             done.synchronize()
             seconds = cp.cuda.get_elapsed_time(start, done) / 1e3
@@ -195,7 +195,8 @@ class DeviceWorker:
             self.cells += len(query) * dev.chunk.n_residues
             return scores
 
-    def _launch(self, shape: Shape, wide: bool, stream, dev, prof, subj, count, overflow_at, boundary, scores, overflow) -> None:
+    def launch_scan(self, shape: Shape, wide: bool, stream, dev, prof, subj, count, overflow_at, boundary, scores, overflow) -> None:
+        """One scan kernel over ``subj`` of ``dev`` (anything with device ``residues`` and ``offsets``)."""
         if count == 0:
             return
         n_passes = prof.shape[1] // shape.cols

@@ -76,31 +76,26 @@ class _Bench:
         self.overflow = cp.zeros(n + 1, dtype=np.int32)
         self.boundary = cp.empty(2 * int(offsets[-1]) + 2, dtype=np.uint32)
 
-    def launch(self, shape, first: int, stop: int, stream) -> None:
-        """Scan subjects ``first..stop-1`` with ``shape`` on ``stream``."""
-        sc: Scoring = self.worker.scoring
-        with stream:  # stream-ordered copies: the kernel must not read them early
-            prof = cp.asarray(build_profile(self.query, sc, shape.cols))
-            subjects = cp.arange(first, stop, dtype=np.int32)
-        args = (self.residues, self.offsets, subjects, np.int32(stop - first), prof, np.int32(prof.shape[1]),
-                np.int32(prof.shape[1] // shape.cols), np.int32(sc.first_gap_cost), np.int32(sc.gap_extend),
-                np.int32(32767 - sc.max_score), self.boundary, self.scores, self.overflow)  # fmt: skip
-        self.worker.kernels.launch(shape, False, args, stop - first, stream)
-
     def time(self, launches: list[tuple], reps: int = 3) -> float:
         """Median seconds from the first launch to the last kernel's end, after a warm-up.
 
-        ``launches`` are ``(shape, first, stop, stream)``; later streams wait for the
-        first, and the first waits for all, so concurrent launches are timed together.
+        ``launches`` are ``(shape, first, stop, stream)``: scan subjects ``first..stop-1``.
+        Later streams wait for the first, and the first waits for all, so concurrent
+        launches are timed together. Profiles and subject lists are made before timing.
         """
+        sc: Scoring = self.worker.scoring
+        inputs = [(cp.asarray(build_profile(self.query, sc, shape.cols)), cp.arange(first, stop, dtype=np.int32))
+                  for shape, first, stop, _ in launches]  # fmt: skip
+        cp.cuda.Device().synchronize()  # the copies above ran on the default stream
         main = launches[0][3]
         times = []
         for _ in range(reps + 1):
             start, stop = cp.cuda.Event(), cp.cuda.Event()
             start.record(main)
-            for shape, first, end, stream in launches:
+            for (shape, first, end, stream), (prof, subjects) in zip(launches, inputs):
                 stream.wait_event(start)
-                self.launch(shape, first, end, stream)
+                self.worker.launch_scan(shape, False, stream, self, prof, subjects, end - first, 32767 - sc.max_score,
+                                        self.boundary, self.scores, self.overflow)  # fmt: skip
                 ev = cp.cuda.Event()
                 ev.record(stream)
                 main.wait_event(ev)
