@@ -158,8 +158,8 @@ class DeviceWorker:
             start.record(self.compute)
             overflow[:1].fill(0)
             inter, intra = pick_shapes(len(query), n_short)
-            prof_inter = cp.asarray(build_profile(query.codes, sc, inter.cols))
-            prof_intra = cp.asarray(build_profile(query.codes, sc, intra.cols))
+            prof_inter = cp.asarray(build_profile(query.codes, sc, inter))
+            prof_intra = cp.asarray(build_profile(query.codes, sc, intra))
             self.long.wait_event(_record(self.compute))
             jobs = [  # the long subjects first, so their blocks start before the bulk fills the GPU
                 (intra, self.long, prof_intra, subjects[n_short:], n - n_short),

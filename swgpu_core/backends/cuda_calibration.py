@@ -84,7 +84,7 @@ class _Bench:
         launches are timed together. Profiles and subject lists are made before timing.
         """
         sc: Scoring = self.worker.scoring
-        inputs = [(cp.asarray(build_profile(self.query, sc, shape.cols)), cp.arange(first, stop, dtype=np.int32))
+        inputs = [(cp.asarray(build_profile(self.query, sc, shape)), cp.arange(first, stop, dtype=np.int32))
                   for shape, first, stop, _ in launches]  # fmt: skip
         cp.cuda.Device().synchronize()  # the copies above ran on the default stream
         main = launches[0][3]

@@ -73,14 +73,23 @@ def kernel_source() -> str:
     return resources.files("swgpu_core").joinpath("kernels/sw_scan.cu").read_text()
 
 
-def build_profile(query: np.ndarray, scoring: Scoring, cols: int) -> np.ndarray:
-    """``[PROFILE_ROWS, qpad]`` int16: row r, column j holds S(query[j], r) + open + extend
-    (the kernels keep H - oe, see sw_scan.cu); padding scores PAD_SCORE."""
+def build_profile(query: np.ndarray, scoring: Scoring, shape: Shape) -> np.ndarray:
+    """``[PROFILE_ROWS, qpad]`` int16 for ``shape``: S(query[j], r) + open + extend (the
+    kernels keep H - oe, see sw_scan.cu) in row r; padding scores PAD_SCORE.
+
+    Within a pass, a thread's ``shape.r`` columns are stored as blocks of 8 interleaved
+    across the pass's threads (block k of thread t at ``(k * threads + t) * 8``), so that
+    each 16-byte load of a warp reads whole cache lines: with thread-contiguous columns a
+    warp's load touches every 32-byte sector only half.
+    """
+    cols = shape.cols
     n_passes = max(1, -(-query.size // cols))
     prof = np.full((PROFILE_ROWS, n_passes * cols), PAD_SCORE, dtype=np.int16)
     n = scoring.alphabet.size
     prof[:n, : query.size] = scoring.matrix[query.astype(np.intp)].T[:n] + scoring.first_gap_cost
-    return prof
+    threads = cols // shape.r
+    blocks = prof.reshape(PROFILE_ROWS, n_passes, threads, shape.r // 8, 8).transpose(0, 1, 3, 2, 4)
+    return np.ascontiguousarray(blocks).reshape(PROFILE_ROWS, n_passes * cols)
 
 
 class ScanKernels:

@@ -130,13 +130,17 @@ template <class A, int R>
 struct RowProfile {
     typename A::T p[R];
 
-    __device__ __forceinline__ void load(const int16_t* prof_cols, int qpad, uint32_t codes) {
+    // `kstride`: int4 words between a thread's blocks of 8 columns (see build_profile)
+    __device__ __forceinline__ void load(const int16_t* prof_cols, int qpad, uint32_t codes, int kstride) {
         if constexpr (A::kLanes == 2) {
-            const int4* ra = reinterpret_cast<const int4*>(prof_cols + (size_t)(codes & 0xffu) * qpad);
-            const int4* rb = reinterpret_cast<const int4*>(prof_cols + (size_t)(codes >> 8) * qpad);
+            // 32-bit unsigned byte offsets: one IMAD.WIDE.U32 per address
+            const char* base = reinterpret_cast<const char*>(prof_cols);
+            const uint32_t row_bytes = 2u * (uint32_t)qpad;
+            const int4* ra = reinterpret_cast<const int4*>(base + (codes & 0xffu) * row_bytes);
+            const int4* rb = reinterpret_cast<const int4*>(base + (codes >> 8) * row_bytes);
 #pragma unroll
             for (int k = 0; k < R / 8; ++k) {
-                const int4 a = __ldg(ra + k), b = __ldg(rb + k);
+                const int4 a = __ldg(ra + k * kstride), b = __ldg(rb + k * kstride);
                 const uint32_t wa[4] = {(uint32_t)a.x, (uint32_t)a.y, (uint32_t)a.z, (uint32_t)a.w};
                 const uint32_t wb[4] = {(uint32_t)b.x, (uint32_t)b.y, (uint32_t)b.z, (uint32_t)b.w};
 #pragma unroll
@@ -146,10 +150,10 @@ struct RowProfile {
                 }
             }
         } else {
-            const int4* ra = reinterpret_cast<const int4*>(prof_cols + (size_t)codes * qpad);
+            const int4* ra = reinterpret_cast<const int4*>(reinterpret_cast<const char*>(prof_cols) + codes * (2u * (uint32_t)qpad));
 #pragma unroll
             for (int k = 0; k < R / 8; ++k) {
-                const int4 a = __ldg(ra + k);
+                const int4 a = __ldg(ra + k * kstride);
                 const uint32_t wa[4] = {(uint32_t)a.x, (uint32_t)a.y, (uint32_t)a.z, (uint32_t)a.w};
 #pragma unroll
                 for (int w = 0; w < 4; ++w) {
@@ -275,36 +279,48 @@ __global__ void __launch_bounds__(256, SWGPU_INTER_MIN_BLOCKS) sw_inter(SWGPU_SC
     col.best = neg_oe;
     for (int pass = 0; pass < a.n_passes; ++pass) {
         col.reset(neg_oe);
-        const int16_t* prof = a.profile + pass * (G * R) + lane * R;
+        const int16_t* prof = a.profile + pass * (G * R) + lane * 8;  // blocks of 8 columns, G apart
         const bool first = pass == 0, last = pass == a.n_passes - 1;
         T out_g = neg_oe, out_e = neg_oe;
         uint32_t out_c = pad_codes;
-        // lane 0 reads the residues and the previous pass's boundary one row ahead
-        uint32_t next_c = lane == 0 ? load_codes<A>(a, off, len, 0) : pad_codes;
-        uint2 next_b = make_uint2((uint32_t)neg_oe, (uint32_t)neg_oe);
-        if (lane == 0 && !first && longest > 0) next_b = bnd[0];
+        // Lane 0 needs each row's residue codes and, after the first pass, the previous pass's
+        // boundary. Loaded one row at a time by lane 0 they cost the whole warp an issue slot
+        // per instruction; instead lane l of the group holds row b + l of the current batch of
+        // G rows (and loads the next batch ahead), and lane 0 takes row s from lane s % G.
+        const uint2 none = make_uint2((uint32_t)neg_oe, (uint32_t)neg_oe);
+        uint32_t codes_batch = pad_codes, codes_next = load_codes<A>(a, off, len, lane);
+        uint2 bnd_batch = none, bnd_next = !first && lane < longest ? bnd[lane] : none;
         for (int s = 0; s < rows + G - 1; ++s) {
             const int row = s - lane;
+            if ((s & (G - 1)) == 0) {  // uniform across the warp
+                codes_batch = codes_next;
+                bnd_batch = bnd_next;
+                const int ahead = s + G + lane;
+                codes_next = load_codes<A>(a, off, len, ahead);
+                bnd_next = !first && ahead < longest ? bnd[ahead] : none;
+            }
             T in_g = __shfl_up_sync(kAll, out_g, 1, G);
             T in_e = __shfl_up_sync(kAll, out_e, 1, G);
             uint32_t codes = __shfl_up_sync(kAll, out_c, 1, G);
+            const uint32_t own_c = __shfl_sync(kAll, codes_batch, s & (G - 1), G);
+            const T own_g = __shfl_sync(kAll, bnd_batch.x, s & (G - 1), G);
+            const T own_e = __shfl_sync(kAll, bnd_batch.y, s & (G - 1), G);
             if (lane == 0) {
-                codes = next_c;
-                in_g = (T)next_b.x;
-                in_e = (T)next_b.y;
-                next_c = load_codes<A>(a, off, len, row + 1);
-                if (!first && row + 1 < longest) next_b = bnd[row + 1];
-                else next_b = make_uint2((uint32_t)neg_oe, (uint32_t)neg_oe);
+                codes = own_c;
+                in_g = own_g;
+                in_e = own_e;
             }
             RowProfile<A, R> rp;
-            rp.load(prof, a.qpad, codes);
+            rp.load(prof, a.qpad, codes, G);
             col.step(rp.p, in_g, in_e, neg_oe, neg_ext);
             out_g = in_g;
             out_e = in_e;
             out_c = codes;
+            // rows are read ahead of this write (at step row - G - lane at the latest), and the
+            // previous pass's value at bnd[row] was read at step row - G or earlier
             if (lane == G - 1 && !last && row >= 0 && row < longest) bnd[row] = make_uint2((uint32_t)out_g, (uint32_t)out_e);
         }
-        __syncwarp();  // the boundary written by the last lane is read by the first next pass
+        __syncwarp();  // the boundary written by the last lane is read by the group next pass
     }
     T best = col.best;
 #pragma unroll
@@ -345,7 +361,7 @@ __global__ void __launch_bounds__(W * 32) sw_intra(SWGPU_SCAN_PARAMS) {
     col.best = neg_oe;
     for (int pass = 0; pass < a.n_passes; ++pass) {
         col.reset(neg_oe);
-        const int16_t* prof = a.profile + pass * (W * 32 * R) + thread * R;
+        const int16_t* prof = a.profile + pass * (W * 32 * R) + thread * 8;
         const bool first = pass == 0, last = pass == a.n_passes - 1;
         T out_g = neg_oe, out_e = neg_oe;
         uint32_t out_c = pad_codes;
@@ -373,7 +389,7 @@ __global__ void __launch_bounds__(W * 32) sw_intra(SWGPU_SCAN_PARAMS) {
                     in_e = (T)b.y;
                 }
                 RowProfile<A, R> rp;
-                rp.load(prof, a.qpad, codes);
+                rp.load(prof, a.qpad, codes, W * 32);
                 col.step(rp.p, in_g, in_e, neg_oe, neg_ext);
                 out_g = in_g;
                 out_e = in_e;
