@@ -18,12 +18,16 @@ if [[ $what == bench || $what == all ]]; then
   python3 bench/bench.py --data .carry --work /tmp/bench --out "$OUT/results.jsonl" "$@" || rc=1
 fi
 # SASS of the compiled scan kernels: DPX instructions present, spills absent. CuPy's cache
-# file is a 40-byte hash followed by the cubin.
-cached=$(grep -l sw_inter ~/.cupy/kernel_cache/*.cubin 2>/dev/null | head -1)
-if [[ -n $cached ]] && command -v cuobjdump >/dev/null; then
-  cubin=/tmp/sw_scan.cubin; tail -c +41 "$cached" > $cubin
-  cuobjdump -sass "$cubin" > "$OUT/sass.txt" 2>&1
-  echo "SASS: $(grep -c VIMNMX "$OUT/sass.txt") VIMNMX, $(grep -c VIADDMNMX "$OUT/sass.txt") VIADDMNMX, $(grep -cE 'STL|LDL' "$OUT/sass.txt") local-memory ops"
-  cuobjdump -res-usage "$cubin" > "$OUT/resources.txt" 2>&1
+# file is a 40-byte hash followed by the cubin; the first cached file that holds sw_inter
+# code is taken (other entries mention the name without holding it, e.g. PTX).
+if command -v cuobjdump >/dev/null; then
+  for cached in $(grep -l sw_inter ~/.cupy/kernel_cache/*.cubin 2>/dev/null); do
+    cubin=/tmp/sw_scan.cubin; tail -c +41 "$cached" > $cubin
+    cuobjdump -sass "$cubin" > "$OUT/sass.txt" 2>&1
+    grep -q "Function : .*sw_inter" "$OUT/sass.txt" || continue
+    echo "SASS: $(grep -c VIMNMX "$OUT/sass.txt") VIMNMX, $(grep -c VIADDMNMX "$OUT/sass.txt") VIADDMNMX, $(grep -cE 'STL|LDL' "$OUT/sass.txt") local-memory ops"
+    cuobjdump -res-usage "$cubin" > "$OUT/resources.txt" 2>&1
+    break
+  done
 fi
 exit $rc
