@@ -161,3 +161,23 @@ def test_memory_budget_streams(uniprot20k, scoring, cpu):
         assert np.array_equal(x.subjects, y.subjects) and np.array_equal(x.scores, y.scores)
     worker = backend.workers[0]
     assert sum(BYTES_PER_RESIDUE * d.chunk.n_residues for d in worker.resident.values()) <= budget
+
+
+def test_two_devices_share_batches(uniprot20k, scoring, cpu):
+    """``--devices 0,1``: batches dealt to two workers that scan in parallel threads, hits
+    merged; on a one-GPU machine both workers run on device 0 (the same code path)."""
+    import cupy as cp
+
+    from swgpu_core.backends.cuda import BYTES_PER_RESIDUE, CudaBackend
+    from swgpu_core.search import search
+
+    devices = [0, 1] if cp.cuda.runtime.getDeviceCount() > 1 else [0, 0]
+    backend = CudaBackend(scoring, devices, memory_budget=BYTES_PER_RESIDUE * uniprot20k.n_residues // 6)
+    batches = backend.batches(uniprot20k, uniprot20k.chunks)
+    assert len(batches) >= 6
+    queries = read_sequences(_need(DATA / "uniprot_queries500.fasta.gz"))[5:10]
+    a = search(uniprot20k, queries, scoring, backend, top=30, show_progress=False)
+    b = search(uniprot20k, queries, scoring, cpu, top=30, show_progress=False)
+    for x, y in zip(a.hits, b.hits):
+        assert np.array_equal(x.subjects, y.subjects) and np.array_equal(x.scores, y.scores)
+    assert all(w.resident for w in backend.workers), "a worker got no batch"
