@@ -6,7 +6,9 @@ bit for bit: the kernels run the same int32 recurrences and tie rules (see
 
 1. ``tb_ends`` (one warp per pair): the forward scan gives the best score and the end cell,
    the anchored reverse scan the start cell. Pairs are grouped by the rows per lane ``R``
-   that pads their query least, in launches of at most :data:`PAIRS_PER_LAUNCH`.
+   that pads their query least, in launches of at most :data:`PAIRS_PER_LAUNCH`. With
+   ``end_cells`` (align-long's end points, whose scores its own scan found) the forward
+   scan is skipped and the reverse scan is anchored at the given cell.
 2. On the host, each rectangle's direction nibbles are counted exactly. A rectangle over
    the per-pair budget is traced by the CPU reference's pass 3 (checkpointed strips) from
    the GPU's ends, so a large pair costs time, never a wrong answer or an out-of-memory.
@@ -60,8 +62,8 @@ DEFAULT_PAIR_BUDGET = 256 << 20
 DEFAULT_LAUNCH_BYTES = 2 << 30
 
 # status codes of tb_ends (enum Status in the kernel source), plus the host's own
-STATUS_OK, STATUS_MISMATCH, STATUS_NO_ALIGNMENT, STATUS_NO_START = 0, 1, 2, 3
-STATUS_BAD_REGION = 4
+STATUS_OK, STATUS_MISMATCH, STATUS_NO_ALIGNMENT, STATUS_NO_START, STATUS_ABOVE = 0, 1, 2, 3, 4
+STATUS_BAD_REGION = 5
 _END_FIELDS = 6  # status, score, qstart, qend, sstart, send
 
 
@@ -136,7 +138,7 @@ class PackedTraces:
             return TracebackError(f"traceback finds best score {best} where the search reported {expected}")
         if s == STATUS_NO_ALIGNMENT:
             return TracebackError("no positive-scoring local alignment to trace back")
-        if s == STATUS_NO_START:
+        if s in (STATUS_NO_START, STATUS_ABOVE):  # one error for both in the CPU reference
             return TracebackError(f"reverse scan found no start for score {best} ending at query {self.qend[k]}, subject {self.send[k]}")
         if s == STATUS_BAD_REGION:
             return TracebackError(f"region traceback failed (region score {self.region_score[k]}, expected {best})")
@@ -195,6 +197,7 @@ def align_packed(
     scoring: Scoring,
     expected: np.ndarray | None = None,
     *,
+    end_cells: np.ndarray | None = None,
     pair_budget: int = DEFAULT_PAIR_BUDGET,
     launch_bytes: int = DEFAULT_LAUNCH_BYTES,
 ) -> PackedTraces:
@@ -202,6 +205,12 @@ def align_packed(
 
     With ``expected``, a pair whose best score differs gets ``STATUS_MISMATCH`` (the search
     and the traceback disagree); without, the best score is found here.
+
+    ``end_cells`` (anchored mode, needs ``expected``): per pair the 1-based ``(qend, send)``
+    of an alignment scoring ``expected[k]``, traced from there without the forward scan,
+    whose best cell may be another one. The reverse scan then reports ``STATUS_NO_START``
+    when no start lies inside the pair (align-long grows its window) and ``STATUS_ABOVE``
+    when an alignment ending there scores more than ``expected[k]``.
     """
     n = int(np.size(qoff))
     qoff = np.asarray(qoff, np.int64)
@@ -210,6 +219,12 @@ def align_packed(
     slen = np.asarray(slen, np.int32)
     if n and (qlen.min() < 1 or slen.min() < 1):
         raise TracebackError("a pair has an empty sequence")
+    if end_cells is not None:
+        end_cells = np.ascontiguousarray(end_cells, np.int32).reshape(n, 2)
+        if expected is None:
+            raise ValueError("end_cells need the expected scores")
+        if n and ((end_cells < 1).any() or (end_cells[:, 0] > qlen).any() or (end_cells[:, 1] > slen).any()):
+            raise ValueError("an end cell lies outside its pair")
     ends = np.zeros((n, _END_FIELDS), np.int32)
     out = PackedTraces(
         status=ends[:, 0], score=ends[:, 1], qstart=ends[:, 2], qend=ends[:, 3], sstart=ends[:, 4], send=ends[:, 5],
@@ -222,7 +237,7 @@ def align_packed(
         raise BackendUnavailable(f"the GPU traceback holds matrices of at most {MAX_CODES} codes and int8 scores, not {scoring.describe()}")
     timer = _Timer()
     k = _Kernels(cp.asarray(np.ascontiguousarray(residues, np.uint8)), mat, scoring, timer)
-    _ends(k, qoff, qlen, soff, slen, expected, ends)
+    _ends(k, qoff, qlen, soff, slen, expected, end_cells, ends)
     _regions(k, residues, qoff, qlen, soff, slen, out, pair_budget, launch_bytes)
     out.kernel_seconds = timer.totals()
     return out
@@ -242,23 +257,26 @@ class _Kernels:
         return np.int32(self.matrix.shape[0]), np.int32(self.scoring.gap_open), np.int32(self.scoring.gap_extend)
 
 
-def _ends(k: _Kernels, qoff, qlen, soff, slen, expected, ends: np.ndarray) -> None:
-    """Passes 1 and 2: launches grouped by rows per lane, all queued, one download at the end."""
-    r_pair = rows_per_lane(qlen, slen)
+def _ends(k: _Kernels, qoff, qlen, soff, slen, expected, end_cells, ends: np.ndarray) -> None:
+    """Passes 1 and 2 (or 2 alone from ``end_cells``): launches grouped by rows per lane of
+    the rows and columns scanned, all queued, one download at the end."""
+    rows, cols = (qlen, slen) if end_cells is None else (end_cells[:, 0], end_cells[:, 1])
+    r_pair = rows_per_lane(rows, cols)
     groups = [np.flatnonzero(r_pair == r) for r in ROWS_PER_LANE]
     perm = np.concatenate(groups)
-    qlen_p, slen_p = qlen[perm], slen[perm]
+    rows_p, cols_p = rows[perm], cols[perm]
     d_qoff, d_qlen, d_soff, d_slen = (cp.asarray(a[perm]) for a in (qoff, qlen, soff, slen))
     d_exp = None if expected is None else cp.asarray(np.asarray(expected, np.int32)[perm])
+    d_given = None if end_cells is None else cp.asarray(end_cells[perm])
     d_ends = cp.empty((perm.size, _END_FIELDS), np.int32)
     counts = np.cumsum([0] + [g.size for g in groups])
     for r, first, last in zip(ROWS_PER_LANE, counts[:-1], counts[1:]):
         for k0 in range(first, last, PAIRS_PER_LAUNCH):
             sl = slice(k0, min(k0 + PAIRS_PER_LAUNCH, last))
-            bnd, bnd_off = _boundary(qlen_p[sl], slen_p[sl], r)
+            bnd, bnd_off = _boundary(rows_p[sl], cols_p[sl], r)
             args = (
                 k.residues, d_qoff[sl], d_qlen[sl], d_soff[sl], d_slen[sl], np.int32(sl.stop - sl.start), k.matrix, *k.scalars,
-                None if d_exp is None else d_exp[sl], bnd, bnd_off, d_ends[sl],
+                None if d_exp is None else d_exp[sl], None if d_given is None else d_given[sl], bnd, bnd_off, d_ends[sl],
             )
             k.timer("tb_ends", _kernel(f"tb_ends<{r}>"), -(-(sl.stop - sl.start) // WARPS[r]), 32 * WARPS[r], args)
     ends[perm] = d_ends.get()

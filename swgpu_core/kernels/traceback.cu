@@ -14,7 +14,8 @@
 //                 (H desc, i asc, j asc)) and pass 2 (the anchored reverse scan: the start
 //                 cell, the first cell with D >= S in reverse row-major order, i.e. the key
 //                 (i desc, j desc); a pass stops the scan once it holds a hit, since every
-//                 later pass has smaller i).
+//                 later pass has smaller i). Given end cells and scores, pass 1 is skipped
+//                 (anchored mode: align-long's end points, found by its own scan).
 //   tb_region<R>  pass 3: the global recurrences over the rectangle [is..ie] x [js..je] only,
 //                 storing each cell's 4-bit direction nibble in global memory, and H(ie, je).
 //   tb_walk       one thread per pair follows the nibbles from (ie, je) back to the corner.
@@ -44,7 +45,9 @@ static constexpr unsigned kAll = 0xffffffffu;
 static constexpr int kBig = 0x7fffffff;
 
 // Per-pair status codes (mirrored in swgpu_core/align/gpu.py).
-enum Status : int { kOk = 0, kMismatch = 1, kNoAlignment = 2, kNoStart = 3 };
+// kNoStart: no cell reaches S; kAbove: the first cell reaching S exceeds it, so S is not the
+// best score of an alignment ending at the end cell (only possible with given ends).
+enum Status : int { kOk = 0, kMismatch = 1, kNoAlignment = 2, kNoStart = 3, kAbove = 4 };
 // Modes of a scan pass.
 enum Mode : int { kForward = 0, kReverse = 1, kRegion = 2 };
 // Per-pair output fields of tb_ends.
@@ -248,36 +251,19 @@ __device__ __forceinline__ void load_matrix(const int8_t* matrix, int n_codes, i
     __syncthreads();
 }
 
-// Passes 1 and 2 for one pair per warp. `expected` (may be null): the scores the search
-// found; a pair whose best score differs gets kMismatch and no pass 2. `ends`: per pair
-// kEndFields ints (status, score, qstart, qend, sstart, send; 1-based inclusive).
+// Pass 1 for the warp's pair: the best score and its end cell (1-based) under the key
+// (H desc, i asc, j asc), in every lane.
 template <int R>
-__global__ void __launch_bounds__(Warps<R>::value * 32) tb_ends(const uint8_t* residues, const int64_t* qoff, const int32_t* qlen,
-                                                                 const int64_t* soff, const int32_t* slen, int n_pairs,
-                                                                 const int8_t* matrix, int n_codes, int gap_open, int gap_extend,
-                                                                 const int32_t* expected, int2* boundary, const int64_t* bnd_off,
-                                                                 int32_t* ends) {
-    constexpr int W = Warps<R>::value;
-    __shared__ int8_t smat[kMaxCodes * kMaxCodes];
-    __shared__ __align__(16) uint8_t profiles[W][kMaxCodes * 32 * R];
-    load_matrix(matrix, n_codes, smat);
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const int p = blockIdx.x * W + warp;
-    if (p >= n_pairs) return;
-    uint8_t* prof = profiles[warp];
-    const int oe = gap_open + gap_extend;
-    const PairSeqs ps = pair_seqs(residues, qoff, qlen, soff, slen, p);
-    int2* bnd = boundary ? boundary + bnd_off[p] : nullptr;
+__device__ __forceinline__ int3 forward_end(const int8_t* smat, int n_codes, const PairSeqs& ps, uint8_t* prof, int lane, int oe,
+                                            int ge, int2* bnd) {
     const int rows = 32 * R;
-
-    // ---- pass 1: best score and end cell, key (H desc, i asc, j asc)
     int bh = 0, bi = 0, bj = 0;
     const int n_passes = (ps.q.len + rows - 1) / rows;
     Pass<R, kForward> fwd;
     for (int k = 0; k < n_passes; ++k) {
         const int row0 = k * rows + lane * R;
         build_profile<R>(smat, n_codes, ps.q, row0, prof, lane);
-        fwd.run(ps.q, ps.s, k * rows, k == 0, k == n_passes - 1, prof, lane, oe, gap_extend, bnd, 0, nullptr);
+        fwd.run(ps.q, ps.s, k * rows, k == 0, k == n_passes - 1, prof, lane, oe, ge, bnd, 0, nullptr);
 #pragma unroll
         for (int r = 0; r < R; ++r)  // rows ascending: strictly greater keeps the smaller i
             if (row0 + r < ps.q.len && fwd.a[r] > bh) {
@@ -295,6 +281,37 @@ __global__ void __launch_bounds__(Warps<R>::value * 32) tb_ends(const uint8_t* r
             bj = oj;
         }
     }
+    return make_int3(bh, bi, bj);
+}
+
+// Passes 1 and 2 for one pair per warp. `expected` (may be null): the scores the search
+// found; a pair whose best score differs gets kMismatch and no pass 2. `given` (may be null,
+// then `expected` is not): per pair the end cell (qend, send), 1-based, whose alignment
+// scores expected[p]; pass 1 is skipped (a window's own best cell may lie elsewhere).
+// `ends`: per pair kEndFields ints (status, score, qstart, qend, sstart, send; 1-based).
+template <int R>
+__global__ void __launch_bounds__(Warps<R>::value * 32) tb_ends(const uint8_t* residues, const int64_t* qoff, const int32_t* qlen,
+                                                                 const int64_t* soff, const int32_t* slen, int n_pairs,
+                                                                 const int8_t* matrix, int n_codes, int gap_open, int gap_extend,
+                                                                 const int32_t* expected, const int32_t* given, int2* boundary,
+                                                                 const int64_t* bnd_off, int32_t* ends) {
+    constexpr int W = Warps<R>::value;
+    __shared__ int8_t smat[kMaxCodes * kMaxCodes];
+    __shared__ __align__(16) uint8_t profiles[W][kMaxCodes * 32 * R];
+    load_matrix(matrix, n_codes, smat);
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int p = blockIdx.x * W + warp;
+    if (p >= n_pairs) return;
+    uint8_t* prof = profiles[warp];
+    const int oe = gap_open + gap_extend;
+    const PairSeqs ps = pair_seqs(residues, qoff, qlen, soff, slen, p);
+    int2* bnd = boundary ? boundary + bnd_off[p] : nullptr;
+    const int rows = 32 * R;
+
+    // ---- pass 1 (or the given end): best score and end cell
+    const int3 best = given ? make_int3(expected[p], given[2 * p], given[2 * p + 1])
+                            : forward_end<R>(smat, n_codes, ps, prof, lane, oe, gap_extend, bnd);
+    const int bh = best.x, bi = best.y, bj = best.z;
     int32_t* out = ends + (int64_t)p * kEndFields;
     if (lane == 0) {
         out[kScore] = bh;
@@ -303,7 +320,7 @@ __global__ void __launch_bounds__(Warps<R>::value * 32) tb_ends(const uint8_t* r
         out[kQStart] = 0;
         out[kSStart] = 0;
     }
-    if (expected && expected[p] != bh) {
+    if (!given && expected && expected[p] != bh) {
         if (lane == 0) out[kStatus] = kMismatch;
         return;
     }
@@ -340,8 +357,10 @@ __global__ void __launch_bounds__(Warps<R>::value * 32) tb_ends(const uint8_t* r
         }
     }
     if (lane == 0) {
-        if (hit_lane < 0 || hd > bh) {
+        if (hit_lane < 0) {
             out[kStatus] = kNoStart;
+        } else if (hd > bh) {
+            out[kStatus] = kAbove;
         } else {
             out[kStatus] = kOk;
             out[kQStart] = bi - hi + 1;  // reversed row i' is query row ie - i' + 1
@@ -440,7 +459,8 @@ extern "C" __global__ void tb_walk(const int32_t* rect, int n_pairs, int R, cons
 #ifdef SWGPU_INSTANTIATE  // offline builds (nvcc -cubin in the tests) compile every instance CuPy may ask for
 #define SWGPU_TB_INSTANCES(R) \
     template __global__ void tb_ends<R>(const uint8_t*, const int64_t*, const int32_t*, const int64_t*, const int32_t*, int, \
-                                        const int8_t*, int, int, int, const int32_t*, int2*, const int64_t*, int32_t*);   \
+                                        const int8_t*, int, int, int, const int32_t*, const int32_t*, int2*, const int64_t*, \
+                                        int32_t*);                                                                        \
     template __global__ void tb_region<R>(const uint8_t*, const int64_t*, const int64_t*, const int32_t*, int, const int8_t*, \
                                           int, int, int, int2*, const int64_t*, uint8_t*, const int64_t*, int32_t*);
 SWGPU_TB_INSTANCES(4)
