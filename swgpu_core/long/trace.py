@@ -1,6 +1,6 @@
 """Traceback of align-long end points over only the cells each alignment needs.
 
-For an end point ``(ie, je)`` with score ``S`` the CPU reference passes of
+For an end point ``(ie, je)`` with score ``S`` the reference passes of
 :mod:`swgpu_core.align.traceback` run on a window ending at the end point: the reverse
 scan (anchored at the end cell) over the last ``W`` query rows and target columns finds
 the start, then the region traceback (checkpointed strips, bounded memory) rebuilds the
@@ -8,6 +8,11 @@ path inside the start-end rectangle. ``W`` starts at 256 and grows 4-fold until 
 window holds an optimal path, so the work is about the alignment's own area rather than
 the table's; a window wider than ``2 * max_length`` means the alignment is longer than
 the sections assumed, which is reported, never silently truncated.
+
+The CPU traces one end point per thread (:func:`trace_end_point`); the GPU
+(``backend="cuda"``) traces all end points' windows in one batch of the kernels of
+``kernels/traceback.cu`` in anchored mode, then re-runs only the windows that must grow.
+Both give the same traces and raise the same error (that of the first failing end point).
 """
 
 from __future__ import annotations
@@ -15,15 +20,44 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from types import ModuleType
 
 import numpy as np
 
 from ..align.traceback import PairTrace, TracebackError, region_ops, reverse_start, strip_rows
-from ..errors import InputError
+from ..errors import BackendUnavailable, InputError
 from ..scoring import Scoring
 from .endpoints import EndPoint
 
 FIRST_WINDOW = 256
+
+
+def window_cap(max_length: int) -> int:
+    """The widest window tried: an alignment needing more is longer than the sections assumed."""
+    return max(FIRST_WINDOW, 2 * max_length)
+
+
+def scores_above(end: EndPoint) -> InputError:
+    """The error for a reverse scan that finds a start scoring more than ``end.score``: the
+    sectioned scan cut the alignment, whose true start lies before its section's overlap."""
+    return InputError(
+        f"an alignment ending at query {end.qend}, target {end.send} scores more than the scan found ({end.score}): "
+        "it is longer than --max-alignment-length; raise it"
+    )
+
+
+def grown_window(end: EndPoint, window: int, max_length: int) -> int:
+    """The next window after one of width ``window`` held no start of ``end``'s alignment.
+
+    Raises when none is left: the window already covered the table's corner (so no such
+    alignment exists), or it reached :func:`window_cap`.
+    """
+    if end.qend <= window and end.send <= window:
+        raise TracebackError(f"no alignment of score {end.score} ends at query {end.qend}, target {end.send}")
+    cap = window_cap(max_length)
+    if window >= cap:
+        raise InputError(f"the alignment ending at query {end.qend}, target {end.send} is longer than --max-alignment-length {max_length}; raise it")
+    return min(window * 4, cap)
 
 
 def trace_end_point(query: np.ndarray, target: np.ndarray, end: EndPoint, scoring: Scoring, max_length: int) -> PairTrace:
@@ -32,24 +66,16 @@ def trace_end_point(query: np.ndarray, target: np.ndarray, end: EndPoint, scorin
     go, ge = scoring.gap_open, scoring.gap_extend
     ie, je, score = end.qend, end.send, end.score
     window = FIRST_WINDOW
-    cap = max(FIRST_WINDOW, 2 * max_length)
     while True:
         i_lo, j_lo = max(0, ie - window), max(0, je - window)
         q = np.require(query[i_lo:ie], np.uint8, ["C", "W"])
         t = np.require(target[j_lo:je], np.uint8, ["C", "W"])
         i0, j0 = reverse_start(q, t, mat, go, ge, ie - i_lo, je - j_lo, score)
         if i0 == -2:
-            raise InputError(
-                f"an alignment ending at query {ie}, target {je} scores more than the scan found ({score}): "
-                "it is longer than --max-alignment-length; raise it"
-            )
+            raise scores_above(end)
         if i0 > 0:
             break
-        if i_lo == 0 and j_lo == 0:
-            raise TracebackError(f"no alignment of score {score} ends at query {ie}, target {je}")
-        if window >= cap:
-            raise InputError(f"the alignment ending at query {ie}, target {je} is longer than --max-alignment-length {max_length}; raise it")
-        window = min(window * 4, cap)
+        window = grown_window(end, window, max_length)
     h, w = ie - i_lo - i0 + 1, je - j_lo - j0 + 1
     ops = np.empty(h + w, np.uint8)
     n, total = region_ops(q, t, mat, go, ge, i0, ie - i_lo, j0, je - j_lo, strip_rows(h, w), ops)
@@ -59,12 +85,79 @@ def trace_end_point(query: np.ndarray, target: np.ndarray, end: EndPoint, scorin
 
 
 def trace_end_points(
-    query: np.ndarray, target: np.ndarray, ends: Sequence[EndPoint], scoring: Scoring, max_length: int, threads: int = 0
+    query: np.ndarray,
+    target: np.ndarray,
+    ends: Sequence[EndPoint],
+    scoring: Scoring,
+    max_length: int,
+    threads: int = 0,
+    backend: str = "cpu",
 ) -> list[PairTrace]:
-    """Trace every end point, on all cores (the numba passes release the GIL)."""
+    """Trace every end point, in order: ``backend="cpu"`` on all cores (the numba passes
+    release the GIL), ``"cuda"`` in batches on the GPU (same traces, same errors; matrices
+    the kernels do not hold stay on the CPU)."""
+    if backend == "cuda":
+        try:
+            from ..align import gpu
+        except ImportError as exc:
+            raise BackendUnavailable(f"GPU traceback unavailable ({exc})") from None
+        if gpu.kernels_fit(scoring):
+            return _trace_on_gpu(gpu, query, target, ends, scoring, max_length)
+    elif backend != "cpu":
+        raise ValueError(f"backend must be cpu or cuda, not {backend!r}")
     threads = threads or len(os.sched_getaffinity(0))
     one = lambda e: trace_end_point(query, target, e, scoring, max_length)  # noqa: E731
     if threads <= 1 or len(ends) < 2:
         return [one(e) for e in ends]
     with ThreadPoolExecutor(threads) as pool:
         return list(pool.map(one, ends))
+
+
+def _trace_on_gpu(gpu: ModuleType, query: np.ndarray, target: np.ndarray, ends: Sequence[EndPoint], scoring: Scoring, max_length: int) -> list[PairTrace]:
+    """:func:`trace_end_point` for all ``ends`` in rounds: each round packs the current window
+    of every end point still open and traces them in one anchored batch (reverse scan from
+    the end cell, then the region pass of those whose start was found); the rest go to the
+    next round with 4-fold windows. Errors are kept per end point and the first in order is
+    raised, as the CPU's ordered map raises it."""
+    qend = np.fromiter((e.qend for e in ends), np.int64, len(ends))
+    send = np.fromiter((e.send for e in ends), np.int64, len(ends))
+    score = np.fromiter((e.score for e in ends), np.int64, len(ends))
+    window = np.full(len(ends), FIRST_WINDOW, np.int64)
+    traces: list[PairTrace | None] = [None] * len(ends)
+    errors: dict[int, Exception] = {}
+    todo = np.arange(len(ends))
+    while todo.size:
+        i_lo = np.maximum(0, qend[todo] - window[todo])
+        j_lo = np.maximum(0, send[todo] - window[todo])
+        rows, cols = qend[todo] - i_lo, send[todo] - j_lo
+        packed = gpu.pack_sequences(
+            [query[a:b] for a, b in zip(i_lo.tolist(), qend[todo].tolist())],
+            [target[a:b] for a, b in zip(j_lo.tolist(), send[todo].tolist())],
+        )
+        res = gpu.align_packed(*packed, scoring, score[todo].astype(np.int32), end_cells=np.stack([rows, cols], axis=1))
+        ok = np.flatnonzero(res.status == gpu.STATUS_OK)
+        for k, t in zip(ok.tolist(), res.traces(ok)):
+            a, b = int(i_lo[k]), int(j_lo[k])
+            traces[todo[k]] = PairTrace(t.score, t.qstart + a, t.qend + a, t.sstart + b, t.send + b, t.ops)
+        grow = []
+        for k in np.flatnonzero(res.status != gpu.STATUS_OK).tolist():
+            p, status = int(todo[k]), int(res.status[k])
+            if status == gpu.STATUS_NO_START:
+                try:
+                    window[p] = grown_window(ends[p], int(window[p]), max_length)
+                    grow.append(p)
+                except (InputError, TracebackError) as exc:
+                    errors[p] = exc
+            elif status == gpu.STATUS_ABOVE:
+                errors[p] = scores_above(ends[p])
+            elif status == gpu.STATUS_BAD_REGION:  # pass 3 disagrees with pass 2: a bug on one side
+                e = ends[p]
+                errors[p] = TracebackError(
+                    f"region traceback failed at query {e.qend}, target {e.send} (region score {res.region_score[k]}, expected {e.score})"
+                )
+            else:
+                errors[p] = res.error(k, ends[p].score)
+        todo = np.asarray(grow, np.int64)
+    if errors:
+        raise errors[min(errors)]
+    return traces  # type: ignore[return-value]  # all set when no error was kept
