@@ -39,7 +39,7 @@ def window_cap(max_length: int) -> int:
 
 def scores_above(end: EndPoint) -> InputError:
     """The error for a reverse scan that finds a start scoring more than ``end.score``: the
-    sectioned scan cut the alignment, whose true start lies before its section's overlap."""
+    scan saw only part of an alignment ending there (its section started inside it)."""
     return InputError(
         f"an alignment ending at query {end.qend}, target {end.send} scores more than the scan found ({end.score}): "
         "it is longer than --max-alignment-length; raise it"
