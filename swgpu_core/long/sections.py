@@ -20,24 +20,43 @@ from .endpoints import GROUP
 
 @dataclass(frozen=True)
 class Section:
-    """0-based target columns: scanned ``[scan_lo, own_hi)``, owned ``[own_lo, own_hi)``."""
+    """0-based target columns: scanned ``[scan_lo, own_hi)``, owned ``[own_lo, own_hi)``.
+
+    ``overlap`` is the ``--max-alignment-length`` the sections were laid out with: cutting
+    a section further (:func:`split`) must keep that promise, so the section carries it.
+    """
 
     index: int
     count: int
     scan_lo: int
     own_lo: int
     own_hi: int
+    overlap: int
 
 
 def layout(n: int, count: int, overlap: int) -> list[Section]:
     """``count`` sections of a target of ``n`` columns with (at least) ``overlap`` columns of overlap."""
-    if count < 1:
-        raise InputError(f"section count must be >= 1 (got {count})")
     if overlap < 0:
         raise InputError(f"--max-alignment-length must be >= 0 (got {overlap})")
-    pad = -(-overlap // GROUP) * GROUP
-    cuts = [min(n, (n * k // count) // GROUP * GROUP) for k in range(count)] + [n]
-    return [Section(k, count, max(0, cuts[k] - pad), cuts[k], cuts[k + 1]) for k in range(count)]
+    return split(Section(0, 1, 0, 0, n, overlap), count)
+
+
+def split(section: Section, count: int) -> list[Section]:
+    """``section``'s owned columns cut into ``count`` sections, each scanning its overlap more on its left.
+
+    The same cut as across GPUs, applied inside one (:mod:`.gpu_plan`): the first part
+    scans from ``section.scan_lo`` as the whole section would, the others from
+    ``section.overlap`` (rounded up to a segment) before their own columns but never
+    before ``section.scan_lo``, so together they own exactly ``section``'s cells and scan
+    nothing it does not.
+    """
+    if count < 1:
+        raise InputError(f"section count must be >= 1 (got {count})")
+    pad = -(-section.overlap // GROUP) * GROUP
+    own = section.own_hi - section.own_lo
+    cuts = [section.own_lo + (own * k // count) // GROUP * GROUP for k in range(count)] + [section.own_hi]
+    scan_lo = [section.scan_lo] + [max(section.scan_lo, cut - pad) for cut in cuts[1:-1]]
+    return [Section(k, count, scan_lo[k], cuts[k], cuts[k + 1], section.overlap) for k in range(count)]
 
 
 def parse_section(text: str) -> tuple[int, int]:

@@ -1,0 +1,106 @@
+"""How one GPU scans a section: how many independent parts, and how many warps.
+
+The kernel (``kernels/sw_long.cu``) is a blocked wavefront: a column block can start only
+once its left neighbour has published its first rows, so one scan keeps only about
+:func:`pipeline_warps` warps busy (about ``2 m / 32``: ~100 for a 1,000-residue query, on
+a GPU with room for ~2,000). A short query therefore gets its section cut into parts
+exactly as the target is cut across GPUs (:func:`.sections.split`, the section's overlap
+``--max-alignment-length``), and the parts run side by side in one launch: ``S`` parts
+keep ``S`` times the warps busy, at the price of scanning ``S - 1`` overlaps more. Long
+queries fill the GPU with one part and are not cut. Pure Python, so the choice is tested
+without a GPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from .endpoints import GROUP
+from .sections import Section, split
+
+WARPS_PER_BLOCK = 4
+#: Target columns of one column block (32 lanes of GROUP columns), the unit a warp takes.
+COLS_PER_WARP = 32 * GROUP
+#: Warps per SM that a launch aims for (128-thread blocks: 16 warps fit an SM's registers).
+WARPS_PER_SM = 16
+#: Device memory for the boundary slots of all warps (``m`` words of 8 bytes each).
+SLOT_BUDGET = 2 << 30
+#: A part owns at least this many overlaps' worth of columns, so overlap costs <= 1/8 more cells.
+MIN_PART_OVERLAPS = 8
+
+
+def pipeline_warps(m: int) -> int:
+    """Warps to give one part: a block takes ``m + 31`` wavefront steps; room for a new one every 16, plus 32."""
+    return 2 * (m + 32) // 32 + 32
+
+
+def launch_warps(m: int, n_blocks: int, n_parts: int, sms: int) -> int:
+    """Warps to launch (a multiple of WARPS_PER_BLOCK) for ``n_parts`` parts of ``n_blocks`` blocks in all.
+
+    The parts' pipelines, capped by the GPU's size, the slot budget and the blocks there are.
+    """
+    want = min(n_parts * pipeline_warps(m), WARPS_PER_SM * sms, SLOT_BUDGET // (8 * max(m, 1)), max(n_blocks, 1))
+    return max(WARPS_PER_BLOCK, want // WARPS_PER_BLOCK * WARPS_PER_BLOCK)
+
+
+def auto_parts(m: int, section: Section, sms: int) -> int:
+    """Parts that fill the GPU with busy warps, as long as each owns a long enough run of columns.
+
+    A part must own ``MIN_PART_OVERLAPS`` overlaps (so the extra cells stay small) and at
+    least its own pipeline of column blocks (a shorter part cannot keep its warps busy).
+    """
+    fill = -(-WARPS_PER_SM * sms // pipeline_warps(m))
+    shortest = max(MIN_PART_OVERLAPS * section.overlap, pipeline_warps(m) * COLS_PER_WARP)
+    return max(1, min(fill, (section.own_hi - section.own_lo) // shortest))
+
+
+def parse_gpu_sections(text: str) -> int | None:
+    """``--gpu-sections``: ``auto`` as None (:func:`auto_parts` decides), else a count >= 1."""
+    if text == "auto":
+        return None
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise InputError(f"--gpu-sections {text!r}: expected auto or a count >= 1")
+    return count
+
+
+def gpu_parts(m: int, section: Section, sms: int, count: int | None = None) -> list[Section]:
+    """The parts one GPU scans side by side: ``count`` of them, or :func:`auto_parts` when None."""
+    return split(section, auto_parts(m, section, sms) if count is None else count)
+
+
+@dataclass(frozen=True)
+class PartBuffers:
+    """What the kernel reads about the parts: their columns and a table of their geometry.
+
+    Each part's columns start at a multiple of a block (the kernel loads 16 bytes at a
+    time) and are padded to whole blocks with the padding code (cells right of a part's
+    columns never feed back into them, and are not recorded). ``table`` has one row per part in the order of the kernel's
+    ``PartField``: offset in ``columns``, column count, first (global) column, owned
+    ``[own_lo, own_hi)``, column blocks.
+    """
+
+    columns: np.ndarray  # uint8
+    table: np.ndarray  # int64, one row of PartField values per part
+
+    @classmethod
+    def build(cls, target: np.ndarray, parts: Sequence[Section], pad: int) -> PartBuffers:
+        ncols = np.array([p.own_hi - p.scan_lo for p in parts], np.int64)
+        blocks = -(-ncols // COLS_PER_WARP)
+        offsets = np.concatenate([[0], np.cumsum(blocks * COLS_PER_WARP)])
+        columns = np.full(int(offsets[-1]), pad, np.uint8)
+        for p, off, n in zip(parts, offsets[:-1], ncols):
+            columns[off : off + n] = target[p.scan_lo : p.own_hi]
+        table = np.array([[off, n, p.scan_lo, p.own_lo, p.own_hi, b] for p, off, n, b in zip(parts, offsets[:-1], ncols, blocks)], np.int64)
+        return cls(columns, table.reshape(-1, 6))
+
+    @property
+    def blocks(self) -> np.ndarray:
+        return self.table[:, 5]
