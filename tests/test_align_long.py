@@ -149,6 +149,7 @@ def test_rna_u_reads_as_t(tmp_path):
         (">t\nACGTACGT\n", ("--top", "0"), "--top"),
         (">t\nACGTACGT\n", ("--band-width", "0"), "--band-width"),
         (">t\nACGTACGT\n", ("--section", "3/2", "--save-ends", "x.npz"), "--section"),
+        (">t\nACGTACGT\n", ("--gpu-sections", "0"), "--gpu-sections"),
     ],
 )
 def test_bad_input_is_one_line(tmp_path, swgpu, content, args, message):

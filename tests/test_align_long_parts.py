@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from long_data import planted
+from long_data import fasta, planted, random_dna
 
 from swgpu_core.errors import InputError
 from swgpu_core.long.cpu_scan import scan_section
@@ -112,3 +112,12 @@ def test_parse_gpu_sections():
         with pytest.raises(InputError, match="--gpu-sections"):
             parse_gpu_sections(bad)
 
+
+def test_cli_reports_table_cells_and_overlap_cells_apart(tmp_path, swgpu):
+    q, t = random_dna(40, 1), random_dna(3_000, 2)
+    qf, tf = fasta(tmp_path / "q.fa", "q", q), fasta(tmp_path / "t.fa", "t", t)
+    args = ("--backend", "cpu", "--section", "1/2", "--save-ends", tmp_path / "s.npz", "--max-alignment-length", "500")
+    rc, _, err = swgpu("align-long", "--query", qf, "--target", tf, *args)
+    section = layout(3_000, 2, 500)[1]
+    owned, extra = 40 * (section.own_hi - section.own_lo), 40 * (section.own_lo - section.scan_lo)
+    assert rc == 0 and f"{owned:,} cells (+{extra:,} overlap) on cpu" in err

@@ -2,7 +2,9 @@
 
 Marked ``gpu``: skipped without CuPy and a device. Every case compares the complete band
 key arrays of ``kernels/sw_long.cu`` and the numba reference, which pins down every
-band's best score and its cell, not just the top alignment.
+band's best score and its cell, not just the top alignment. A section cut into parts
+that one launch scans side by side (``long/gpu_plan.py``) must give the keys of the CPU
+scan of the whole section.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ import pytest
 from long_data import planted, protein_pair, random_dna
 
 from swgpu_core.long.cpu_scan import scan_section
+from swgpu_core.long import gpu_plan
 from swgpu_core.long.endpoints import BandRule, merge, select
-from swgpu_core.long.sections import layout
+from swgpu_core.long.run import scan_sections
+from swgpu_core.long.sections import layout, split
 from swgpu_core.scoring import Scoring
 
 pytestmark = pytest.mark.gpu
@@ -33,7 +37,7 @@ def kernel():
 def _both(kernel, q, t, scoring, width=64, sections=1, overlap=10_000):
     rule = BandRule(q.size, width)
     parts = layout(t.size, sections, overlap)
-    gpu = merge([kernel(scoring).scan(q, t, s, rule, scoring)[0] for s in parts])
+    gpu = merge([kernel(scoring).scan(q, t, [s], rule, scoring)[0] for s in parts])
     cpu = merge([scan_section(q, t, s, rule, scoring)[0] for s in parts])
     return gpu, cpu, rule
 
@@ -83,3 +87,55 @@ def test_sections_cut_through_an_alignment(kernel):
         gpu, cpu, _ = _both(kernel, q, t, DNA_SCORING, sections=count, overlap=2_000)
         _same(gpu, cpu)
         _same(gpu, whole)
+
+
+def _parts_vs_whole(kernel, q, t, section, count, scoring=DNA_SCORING):
+    """GPU keys of ``section`` cut into ``count`` parts (one launch) and CPU keys of the uncut section."""
+    rule = BandRule(q.size, 64)
+    found, timing = kernel(scoring).scan(q, t, split(section, count), rule, scoring)
+    assert timing.parts == count
+    return found, scan_section(q, t, section, rule, scoring)[0], rule
+
+
+@pytest.mark.parametrize("count", [2, 5, 16])
+def test_parts_in_one_launch_equal_the_uncut_cpu_scan(kernel, count):
+    q, t, copy = planted(300_000, 900, 149_700)  # the 2-part cut (150,000) falls inside the copy
+    gpu, cpu, rule = _parts_vs_whole(kernel, q, t, layout(t.size, 1, 2_000)[0], count)
+    _same(gpu, cpu)
+    best = select(gpu, rule, 1)[0]
+    assert (best.qend, best.send) == (900, 149_700 + copy.size)
+
+
+def test_parts_of_a_device_section_equal_its_cpu_scan(kernel):
+    section = layout(400_000, 3, 3_000)[1]  # owns [133,328, 266,656), scans from 130,320
+    cut = split(section, 4)[2].own_lo
+    q, t, copy = planted(400_000, 600, cut - 300)  # a mutated copy with indels across a part boundary
+    gpu, cpu, rule = _parts_vs_whole(kernel, q, t, section, 4)
+    _same(gpu, cpu)
+    ends = select(gpu, rule, 200)
+    assert ends == select(cpu, rule, 200)
+    assert (ends[0].qend, ends[0].send) == (600, cut - 300 + copy.size)
+
+
+def test_one_slot_per_part_with_blocks_of_a_part_in_flight_together(kernel, monkeypatch):
+    """A slot budget of 4 warps: 3 parts share them, so a part's consecutive blocks run at once on one slot."""
+    q, t, _ = planted(60_000, 500, 29_800)
+    monkeypatch.setattr(gpu_plan, "SLOT_BUDGET", 8 * q.size * 4)
+    _same(*_parts_vs_whole(kernel, q, t, layout(t.size, 1, 1_000)[0], 3)[:2])
+
+
+def test_protein_parts_equal_cpu(kernel):
+    q, t = protein_pair(120_000)
+    _same(*_parts_vs_whole(kernel, q, t, layout(t.size, 1, 5_000)[0], 6, Scoring.protein())[:2])
+
+
+def test_scan_sections_auto_parts_on_devices(kernel):
+    """The product path: sections per device, each cut into as many parts as fill the GPU."""
+    q, t, copy = planted(2_000_000, 200, 1_000_000 - 100)
+    rule = BandRule(q.size, 64)
+    sections = layout(t.size, 2, 10_000)
+    results = scan_sections(q, t, sections, rule, DNA_SCORING, "cuda")
+    assert all(r.parts > 1 for r in results)
+    assert sum(r.owned_cells for r in results) == q.size * t.size < sum(r.cells for r in results)
+    cpu = merge([scan_section(q, t, s, rule, DNA_SCORING)[0] for s in sections])
+    _same(merge([r.found for r in results]), cpu)

@@ -26,10 +26,10 @@ SCAN_INSTANCES = [
 ]  # fmt: skip
 #: sw_long<GROUP, codes, copies> for DNA (15 codes + pad, 32 copies) and protein (27 + pad, 8)
 LONG_INSTANCES = [
-    "template __global__ void sw_long<16, 16, 32>(const uint8_t*, int64_t, int64_t, int64_t, int64_t, const uint8_t*, int, "
-    "const int32_t*, int, int, int, int, int, uint64_t*, int*, unsigned long long*);",
-    "template __global__ void sw_long<16, 28, 8>(const uint8_t*, int64_t, int64_t, int64_t, int64_t, const uint8_t*, int, "
-    "const int32_t*, int, int, int, int, int, uint64_t*, int*, unsigned long long*);",
+    "template __global__ void sw_long<16, 16, 32>(const uint8_t*, const int64_t*, int, int, const uint8_t*, int, "
+    "const int32_t*, int, int, int, int, uint64_t*, int*, unsigned long long*);",
+    "template __global__ void sw_long<16, 28, 8>(const uint8_t*, const int64_t*, int, int, const uint8_t*, int, "
+    "const int32_t*, int, int, int, int, uint64_t*, int*, unsigned long long*);",
 ]
 
 

@@ -8,7 +8,8 @@ SAM, BAM, JSON lines or a pairwise view.
 
 The target can be cut into sections that overlap by ``--max-alignment-length``: one per
 GPU of ``--devices`` in this process, or one per process (``--section i/n --save-ends
-part-i.npz``, then ``--ends part-*.npz --out ...`` merges them and traces back).
+part-i.npz``, then ``--ends part-*.npz --out ...`` merges them and traces back). Each GPU
+cuts its section again into ``--gpu-sections`` parts that it scans side by side.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..errors import InputError
 from ..formats import FORMATS, choose_format, write_alignments
 from ..long import endpoints
 from ..long.endpoints import DEFAULT_BAND_WIDTH, DEFAULT_TOP, BandRule
+from ..long.gpu_plan import parse_gpu_sections
 from ..long.run import TargetView, alignments, check_inputs, end_points, read_single, resolve_backend, scan_sections
 from ..long.sections import layout, parse_section
 from ..outfmt import parse_outfmt
@@ -53,6 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-alignment-length", type=int, default=DEFAULT_MAX_LENGTH, help=f"overlap of target sections, the longest alignment they find exactly (default {DEFAULT_MAX_LENGTH:,})")
     parser.add_argument("--backend", choices=("cpu", "cuda", "auto"), default="auto", help="scan backend (default auto: CUDA if a GPU is usable, else CPU)")
     parser.add_argument("--devices", help="comma-separated CUDA devices; the target is cut into one section per device (default 0)")
+    parser.add_argument("--gpu-sections", default="auto", metavar="auto|N", help="parts each GPU cuts its section into and scans side by side, overlapping like sections; auto: enough to keep a short query's GPU busy (default auto; 1: no cut)")
     parser.add_argument("--section", metavar="I/N", help="scan only section I (0-based) of N; use with --save-ends")
     parser.add_argument("--save-ends", metavar="PATH", help="save the scanned section's band end points (.npz) for a later --ends merge")
     parser.add_argument("--ends", nargs="+", metavar="NPZ", help="merge saved sections (all N of them) instead of scanning")
@@ -84,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
     kind = choose_format(out, args.format) if out else None
     table = parse_outfmt(args.outfmt) if kind == "tsv" else None
     devices = parse_index_list(args.devices, "--devices") if args.devices else [0]
+    gpu_sections = parse_gpu_sections(args.gpu_sections)
     scoring = scoring_of(args)
     alphabet = DNA if args.alphabet == "dna" else PROTEIN
     query = read_single(args.query, alphabet, "query")
@@ -99,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     if args.ends:
         found = _load_sections(args.ends, meta)
-        backend, scan_seconds, cells = "saved", 0.0, 0
+        backend, scan_seconds, cells, extra, parts = "saved", 0.0, 0, 0, 0
     else:
         backend = resolve_backend(args.backend)
         if args.section:
@@ -108,16 +112,19 @@ def run(args: argparse.Namespace) -> int:
         else:
             count = len(devices) if backend == "cuda" else 1
             sections = layout(len(target), count, args.max_alignment_length)
-        results = scan_sections(query.codes, target.codes, sections, rule, scoring, backend, devices)
+        results = scan_sections(query.codes, target.codes, sections, rule, scoring, backend, devices, gpu_sections)
         found = [r.found for r in results]
         scan_seconds = max(r.seconds for r in results)
-        cells = sum(len(query) * (s.own_hi - s.scan_lo) for s in sections)
+        cells = sum(r.owned_cells for r in results)
+        extra = sum(r.cells for r in results) - cells
+        parts = max(r.parts for r in results)
         if args.save_ends:
             s = sections[0]
             endpoints.save(args.save_ends, endpoints.merge(found), {**meta, "section_index": s.index if args.section else 0, "section_count": count if args.section else 1})
     if not args.quiet and cells:
         rate = cells / scan_seconds / 1e9 if scan_seconds > 0 else float("inf")
-        print(f"swgpu align-long: scanned {cells:,} cells on {backend} in {scan_seconds:.3f} s ({rate:.2f} GCUPS)", file=sys.stderr)
+        where = f"{backend}, {parts} part(s) per section" if backend == "cuda" else backend
+        print(f"swgpu align-long: {cells:,} cells (+{extra:,} overlap) on {where} in {scan_seconds:.3f} s ({rate:.2f} GCUPS)", file=sys.stderr)
     if out is None:
         return 0
     ends = end_points(found, rule, args.top)

@@ -1,6 +1,8 @@
 // One huge local alignment (Smith-Waterman, affine gaps, exact int32 scores): a query of
 // m residues (rows i = 1..m) against one target section (columns j), with the best end
-// point of every diagonal band recorded for `swgpu align-long` (docs/align_long.md).
+// point of every diagonal band recorded for `swgpu align-long` (docs/align_long.md). The
+// section may come cut into independent parts (overlapping column ranges, each scanned
+// from zeros, swgpu_core/long/gpu_plan.py) that one launch scans side by side.
 //
 // Work split (a blocked wavefront that keeps the GPU busy whatever the query length):
 // the target is cut into column blocks of 32 * R columns. A warp takes the next column
@@ -10,15 +12,25 @@
 // another warp a little behind: lane 31 publishes, per row, the G and E values of the
 // block's last column in a global slot, and lane 0 of the next block reads them. So any
 // number of blocks run at once, memory is linear in the target (the band keys) and in the
-// query (one slot of m words per warp), and the query length has no limit.
+// query (n_slots slots of m words per part), and the query length has no limit.
+//
+// Parts: one scan keeps only about 2 m / 32 warps busy (a block waits for its left
+// neighbour's first rows), too few for a GPU when the query is short, so the host may cut
+// the section into n_parts parts (each with its own columns, blocks and slot ring) and the
+// counter hands out blocks interleaved: index k is block k / n_parts of part k % n_parts.
+// All parts' band keys go to one array (atomicMax merges them, as the host merges
+// sections).
 //
 // Handoff without fences: a slot word packs G + oe and E + oe (28 bits each; the host
 // checks that no score can reach 2^28) with an 8-bit tag of the producing block's
 // generation, stored and loaded as one relaxed 64-bit access. A consumer spins until the
-// tag it expects appears. Slot (c mod n_slots) is reused by block c + n_slots only after
-// block c + 1 has read all of it: blocks are taken in order by warps that are running,
-// so a block is never taken before every block n_slots below it has finished (and every
-// lower block is held by a running warp, so spinning always ends).
+// tag it expects appears. Spinning always ends: block c of a part waits only on block
+// c - 1 of that part, which a running warp took earlier from the counter (and which
+// waits only on earlier blocks), whatever the residency. Slot (c mod n_slots) of a part
+// is rewritten by block c + n_slots, whose row r needs row r of block c + n_slots - 1,
+// ..., which needs row r of block c + 1, which block c + 1 computes only from the word of
+// block c it has read: every word is read before it is overwritten, for any n_slots >= 1
+// and however many blocks of the part run at once.
 //
 // Recurrences (BLAST convention, oe = open + extend), kept as G = H - oe as in sw_scan.cu:
 //   F(i,j) = max(F(i-1,j) - ext, G(i-1,j))
@@ -46,6 +58,10 @@ typedef unsigned long long uint64_t;
 static constexpr int kChunk = 8;          // boundary rows loaded (and checked) at once
 static constexpr uint64_t kMask28 = (1ull << 28) - 1;
 static constexpr unsigned kFull = 0xffffffffu;
+// A part's int64 fields (written by PartBuffers in swgpu_core/long/gpu_plan.py): its columns' offset in
+// `target` (padded to whole blocks), column count, global 0-based first column, owned
+// columns [own_lo, own_hi), and column blocks.
+enum PartField { kOffset, kColumns, kCol0, kOwnLo, kOwnHi, kBlocks, kPartFields };
 
 __device__ __forceinline__ uint64_t load_relaxed(const uint64_t* p) {
     uint64_t v;
@@ -66,10 +82,10 @@ __device__ __forceinline__ void flush_band(unsigned long long* keys, int64_t ban
 // COPIES interleaved copies so that lane l reads copy l % COPIES: with one copy, lanes
 // that look up different cells of a small alphabet hit the same banks (DNA: four codes).
 template <int R, int A, int COPIES>
-__global__ void __launch_bounds__(128) sw_long(const uint8_t* target, int64_t ncols, int64_t col0, int64_t own_lo,
-                                               int64_t own_hi, const uint8_t* query, int m, const int32_t* matrix,
-                                               int oe, int ext, int w, int n_blocks, int n_slots, uint64_t* slots,
-                                               int* counter, unsigned long long* band_keys) {
+__global__ void __launch_bounds__(128) sw_long(const uint8_t* target, const int64_t* parts, int n_parts, int max_blocks,
+                                               const uint8_t* query, int m, const int32_t* matrix, int oe, int ext,
+                                               int w, int n_slots, uint64_t* slots, int* counter,
+                                               unsigned long long* band_keys) {
     static_assert(R % 16 == 0, "R columns are loaded 16 bytes at a time");
     __shared__ int smat[A * A * COPIES];
     for (int k = threadIdx.x; k < A * A * COPIES; k += blockDim.x) smat[k] = matrix[k / COPIES];
@@ -81,16 +97,21 @@ __global__ void __launch_bounds__(128) sw_long(const uint8_t* target, int64_t nc
     const int steps = (m + 31 + kChunk - 1) / kChunk * kChunk;
 
     for (;;) {
-        int c = 0;
-        if (lane == 0) c = atomicAdd(counter, 1);
-        c = __shfl_sync(kFull, c, 0);
-        if (c >= n_blocks) break;
+        int idx = 0;
+        if (lane == 0) idx = atomicAdd(counter, 1);
+        idx = __shfl_sync(kFull, idx, 0);
+        const int p = idx % n_parts, c = idx / n_parts;
+        if (c >= max_blocks) break;
+        const int64_t* part = parts + kPartFields * p;
+        if (c >= part[kBlocks]) continue;  // a shorter part: its blocks are all taken
+        const uint8_t* cols = target + part[kOffset];
+        const int64_t ncols = part[kColumns], col0 = part[kCol0], own_lo = part[kOwnLo], own_hi = part[kOwnHi];
 
         const int64_t local0 = (int64_t)c * 32 * R + (int64_t)lane * R;
         int tc[R];  // byte offset of each column's scores in a row of smat (this lane's copy)
 #pragma unroll
         for (int v = 0; v < R / 16; ++v) {
-            const int4 x = *reinterpret_cast<const int4*>(target + local0 + 16 * v);
+            const int4 x = *reinterpret_cast<const int4*>(cols + local0 + 16 * v);
             const uint32_t wd[4] = {(uint32_t)x.x, (uint32_t)x.y, (uint32_t)x.z, (uint32_t)x.w};
 #pragma unroll
             for (int b = 0; b < 16; ++b) tc[16 * v + b] = (int)((wd[b / 4] >> (8 * (b % 4))) & 0xffu) * COPIES * 4 + copy_bytes;
@@ -109,8 +130,9 @@ __global__ void __launch_bounds__(128) sw_long(const uint8_t* target, int64_t nc
         for (int k = 0; k < R; ++k) { g[k] = neg_oe; f[k] = neg_oe; }
         int diag = neg_oe, out_g = neg_oe, out_e = neg_oe;
 
-        uint64_t* mine = slots + (int64_t)(c % n_slots) * m;
-        const uint64_t* prev = slots + (int64_t)((c + n_slots - 1) % n_slots) * m;
+        uint64_t* ring = slots + (int64_t)p * n_slots * m;
+        uint64_t* mine = ring + (int64_t)(c % n_slots) * m;
+        const uint64_t* prev = ring + (int64_t)((c + n_slots - 1) % n_slots) * m;
         const uint64_t my_tag = (uint64_t)((c / n_slots) % 255 + 1) << 56;
         const uint64_t want_tag = c > 0 ? (uint64_t)(((c - 1) / n_slots) % 255 + 1) << 56 : 0;
         const bool has_left = c > 0;

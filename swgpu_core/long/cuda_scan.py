@@ -1,13 +1,14 @@
 """Launch the align-long scan kernel (``kernels/sw_long.cu``) through CuPy.
 
-One launch scans one section on the current device. The number of warps is what keeps
-the column blocks' pipeline full (a block takes ``m + 31`` wavefront steps and the next
-one starts about 40 steps later), capped by the GPU's size and by a memory budget for the
-boundary slots (``m`` words of 8 bytes per warp).
+One launch scans one section on the current device, cut into the parts that
+:mod:`.gpu_plan` chose (each part's columns padded to whole column blocks, back to back
+in one buffer); the parts' band keys meet in one array, merged by ``atomicMax``. The
+number of warps and the slot memory are :func:`.gpu_plan.launch_warps`'s.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 
@@ -16,21 +17,19 @@ import numpy as np
 
 from ..scoring import Scoring
 from .endpoints import GROUP, BandKeys, BandRule
+from .gpu_plan import WARPS_PER_BLOCK, PartBuffers, launch_warps
 from .sections import Section
 
 PAD_SCORE = -(1 << 26)
-WARPS_PER_BLOCK = 4
-COLS_PER_WARP = 32 * GROUP
-#: Device memory for the boundary slots of all warps.
-SLOT_BUDGET = 2 << 30
 
 
 @dataclass(frozen=True)
 class ScanTiming:
-    """Kernel time (CUDA events) and the cells of the section's table."""
+    """Kernel time (CUDA events), the cells scanned (the parts' overlaps included) and the parts."""
 
     seconds: float
     cells: int
+    parts: int
 
 
 @dataclass(frozen=True)
@@ -64,12 +63,6 @@ def padded_query(query: np.ndarray, pad: int) -> np.ndarray:
     return np.concatenate([np.full(32, pad, np.uint8), query.astype(np.uint8), np.full(64, pad, np.uint8)])
 
 
-def n_warps(m: int, n_blocks: int, sms: int) -> int:
-    """Warps to launch (a multiple of WARPS_PER_BLOCK): the pipeline depth, the GPU, the budget."""
-    want = min(2 * (m + 32) // 32 + 32, 16 * sms, max(WARPS_PER_BLOCK, SLOT_BUDGET // (8 * max(m, 1))), max(n_blocks, 1))
-    return max(WARPS_PER_BLOCK, want // WARPS_PER_BLOCK * WARPS_PER_BLOCK)
-
-
 class LongScanKernel:
     """The compiled ``sw_long`` kernel for the current device and a scoring's alphabet."""
 
@@ -81,26 +74,23 @@ class LongScanKernel:
         self.function = self.module.get_function(name)
         self.sms = cp.cuda.Device().attributes["MultiProcessorCount"]
 
-    def scan(self, query: np.ndarray, target: np.ndarray, section: Section, rule: BandRule, scoring: Scoring) -> tuple[BandKeys, ScanTiming]:
-        """Band keys of the cells ``section`` owns (the same as :func:`.cpu_scan.scan_section`)."""
+    def scan(self, query: np.ndarray, target: np.ndarray, parts: Sequence[Section], rule: BandRule, scoring: Scoring) -> tuple[BandKeys, ScanTiming]:
+        """Band keys of the cells ``parts`` own, in one launch (the same as :func:`.cpu_scan.scan_section` on each, merged)."""
         m = int(query.size)
-        ncols = section.own_hi - section.scan_lo
-        keys = cp.zeros(rule.n_bands(target.size), cp.uint64)
-        if ncols <= 0 or section.own_hi <= section.own_lo:
-            return BandKeys(np.empty(0, np.int64), np.empty(0, np.uint64)), ScanTiming(0.0, 0)
-        n_blocks = -(-ncols // COLS_PER_WARP)
-        cols = np.full(n_blocks * COLS_PER_WARP + 16, self.shape.pad, np.uint8)
-        cols[:ncols] = target[section.scan_lo : section.own_hi]
-        d_target = cp.asarray(cols)
-        d_query = cp.asarray(padded_query(query, self.shape.pad))
-        d_matrix = cp.asarray(kernel_matrix(scoring, self.shape))
-        warps = n_warps(m, n_blocks, self.sms)
-        slots = cp.zeros(warps * m, cp.uint64)
+        parts = [p for p in parts if p.own_hi > p.own_lo]
+        if not parts:
+            return BandKeys(np.empty(0, np.int64), np.empty(0, np.uint64)), ScanTiming(0.0, 0, 0)
+        buffers = PartBuffers.build(target, parts, self.shape.pad)
+        warps = launch_warps(m, int(buffers.blocks.sum()), len(parts), self.sms)
+        n_slots = max(1, warps // len(parts))  # any n_slots >= 1 is safe (kernel comment); this keeps m * 8 bytes per warp
+        slots = cp.zeros(len(parts) * n_slots * m, cp.uint64)
         counter = cp.zeros(1, cp.int32)
+        keys = cp.zeros(rule.n_bands(target.size), cp.uint64)
         args = (
-            d_target, np.int64(ncols), np.int64(section.scan_lo), np.int64(section.own_lo), np.int64(section.own_hi),
-            d_query, np.int32(m), d_matrix, np.int32(scoring.first_gap_cost), np.int32(scoring.gap_extend),
-            np.int32(rule.width), np.int32(n_blocks), np.int32(warps), slots, counter, keys,
+            cp.asarray(buffers.columns), cp.asarray(buffers.table), np.int32(len(parts)), np.int32(buffers.blocks.max()),
+            cp.asarray(padded_query(query, self.shape.pad)), np.int32(m), cp.asarray(kernel_matrix(scoring, self.shape)),
+            np.int32(scoring.first_gap_cost), np.int32(scoring.gap_extend), np.int32(rule.width), np.int32(n_slots),
+            slots, counter, keys,
         )  # fmt: skip
         start, stop = cp.cuda.Event(), cp.cuda.Event()
         start.record()
@@ -108,4 +98,5 @@ class LongScanKernel:
         stop.record()
         stop.synchronize()
         seconds = cp.cuda.get_elapsed_time(start, stop) / 1000.0
-        return BandKeys.from_dense(keys.get()), ScanTiming(seconds, m * ncols)
+        cells = m * sum(p.own_hi - p.scan_lo for p in parts)
+        return BandKeys.from_dense(keys.get()), ScanTiming(seconds, cells, len(parts))

@@ -88,10 +88,15 @@ def resolve_backend(name: str) -> str:
 
 @dataclass(frozen=True)
 class SectionResult:
+    """One section's band keys and scan: time, cells scanned (overlaps included) and owned, GPU parts."""
+
     section: Section
     found: BandKeys
     seconds: float
     device: int | None
+    cells: int
+    owned_cells: int
+    parts: int
 
 
 def scan_sections(
@@ -102,25 +107,36 @@ def scan_sections(
     scoring: Scoring,
     backend: str,
     devices: Sequence[int] = (0,),
+    gpu_sections: int | None = None,
 ) -> list[SectionResult]:
-    """Scan each section: on the CPU one after the other, on GPUs one thread per device."""
+    """Scan each section: on the CPU one after the other, on GPUs one thread per device.
+
+    On a GPU each section is cut into ``gpu_sections`` parts overlapping as the sections do
+    (None: as many as keep the GPU busy, :func:`.gpu_plan.auto_parts`) that run side by
+    side; a short query's scan would leave most of the GPU idle otherwise.
+    """
+    m = int(query.size)
     if backend == "cpu":
         from .cpu_scan import scan_section
 
-        return [SectionResult(s, *scan_section(query, target, s, rule, scoring), None) for s in sections]
+        return [
+            SectionResult(s, *scan_section(query, target, s, rule, scoring), None, m * (s.own_hi - s.scan_lo), m * (s.own_hi - s.own_lo), 1)
+            for s in sections
+        ]
 
     def on_device(k: int) -> list[SectionResult]:
         import cupy as cp
 
         from .cuda_scan import LongScanKernel
+        from .gpu_plan import gpu_parts
 
         device = devices[k % len(devices)]
         with cp.cuda.Device(device):
             kernel = LongScanKernel(scoring)
             out = []
             for s in sections[k :: len(devices)]:
-                found, timing = kernel.scan(query, target, s, rule, scoring)
-                out.append(SectionResult(s, found, timing.seconds, device))
+                found, timing = kernel.scan(query, target, gpu_parts(m, s, kernel.sms, gpu_sections), rule, scoring)
+                out.append(SectionResult(s, found, timing.seconds, device, timing.cells, m * (s.own_hi - s.own_lo), timing.parts))
             return out
 
     with ThreadPoolExecutor(len(devices)) as pool:
