@@ -25,10 +25,10 @@ from swgpu_core.long.gpu_plan import (
     WARPS_PER_SM,
     PartBuffers,
     auto_parts,
+    busy_warps,
     gpu_parts,
     launch_warps,
     parse_gpu_sections,
-    pipeline_warps,
 )
 from swgpu_core.long.sections import Section, layout, split
 from swgpu_core.scoring import Scoring
@@ -73,15 +73,15 @@ def test_cpu_scans_of_parts_merge_to_the_uncut_section():
 def test_auto_parts_fill_the_gpu_for_short_queries_only():
     whole = layout(100_000_000, 1, 10_000)[0]
     chosen = {m: auto_parts(m, whole, H100_SMS) for m in (100, 1_000, 10_000, 100_000)}
-    assert chosen == {100: 53, 1_000: 22, 10_000: 4, 100_000: 1}
+    assert chosen == {100: 423, 1_000: 64, 10_000: 7, 100_000: 1}
     for m, s in chosen.items():
-        assert (s - 1) * pipeline_warps(m) < WARPS_PER_SM * H100_SMS <= s * pipeline_warps(m) or s == 1
+        assert (s - 1) * busy_warps(m) < WARPS_PER_SM * H100_SMS <= s * busy_warps(m) or s == 1
 
 
 def test_auto_parts_are_never_short():
     section = layout(1_000_000, 1, 10_000)[0]
     assert auto_parts(1_000, section, H100_SMS) == 1_000_000 // (MIN_PART_OVERLAPS * 10_000)
-    assert auto_parts(1_000, layout(1_000_000, 1, 0)[0], H100_SMS) == 1_000_000 // (pipeline_warps(1_000) * COLS_PER_WARP)
+    assert auto_parts(1_000, layout(1_000_000, 1, 0)[0], H100_SMS) == 1_000_000 // (busy_warps(1_000) * COLS_PER_WARP)
     assert auto_parts(1_000, layout(50_000, 1, 10_000)[0], H100_SMS) == 1
     assert len(gpu_parts(1_000, section, H100_SMS, 5)) == 5
 

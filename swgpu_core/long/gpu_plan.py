@@ -1,14 +1,15 @@
 """How one GPU scans a section: how many independent parts, and how many warps.
 
 The kernel (``kernels/sw_long.cu``) is a blocked wavefront: a column block can start only
-once its left neighbour has published its first rows, so one scan keeps only about
-:func:`pipeline_warps` warps busy (about ``2 m / 32``: ~100 for a 1,000-residue query, on
-a GPU with room for ~2,000). A short query therefore gets its section cut into parts
-exactly as the target is cut across GPUs (:func:`.sections.split`, the section's overlap
+once its left neighbour has published its first rows, so one scan advances one block per
+hand-off (about 24 us on an H100, whatever the query length) and keeps only
+:func:`busy_warps` warps computing (~33 for a 1,000-residue query, on a GPU with room
+for ~2,000). A short query therefore gets its section cut into parts exactly as the
+target is cut across GPUs (:func:`.sections.split`, the section's overlap
 ``--max-alignment-length``), and the parts run side by side in one launch: ``S`` parts
-keep ``S`` times the warps busy, at the price of scanning ``S - 1`` overlaps more. Long
-queries fill the GPU with one part and are not cut. Pure Python, so the choice is tested
-without a GPU.
+keep ``S`` times the warps busy, at the price of scanning ``S - 1`` overlaps more (on
+the H100, GCUPS grow linearly with ``S`` until the GPU is full). Long queries fill the
+GPU with one part and are not cut. Pure Python, so the choice is tested without a GPU.
 """
 
 from __future__ import annotations
@@ -31,10 +32,19 @@ WARPS_PER_SM = 16
 SLOT_BUDGET = 2 << 30
 #: A part owns at least this many overlaps' worth of columns, so overlap costs <= 1/8 more cells.
 MIN_PART_OVERLAPS = 8
+#: Wavefront steps from one column block's start to the next one's: the right block's lane
+#: 0 needs each row from the left block's lane 31, 31 steps later (H100: 10^2..10^4-residue
+#: queries alone all advance one block per ~24 us, i.e. GCUPS proportional to m).
+HANDOFF_STEPS = 32
+
+
+def busy_warps(m: int) -> int:
+    """Warps one part keeps computing: a block's ``m + 31`` steps over the steps between blocks."""
+    return -(-(m + 31) // HANDOFF_STEPS)
 
 
 def pipeline_warps(m: int) -> int:
-    """Warps to give one part: a block takes ``m + 31`` wavefront steps; room for a new one every 16, plus 32."""
+    """Warps to launch per part: room for a new block every 16 steps, plus 32 (generous: idle warps only poll)."""
     return 2 * (m + 32) // 32 + 32
 
 
@@ -51,10 +61,10 @@ def auto_parts(m: int, section: Section, sms: int) -> int:
     """Parts that fill the GPU with busy warps, as long as each owns a long enough run of columns.
 
     A part must own ``MIN_PART_OVERLAPS`` overlaps (so the extra cells stay small) and at
-    least its own pipeline of column blocks (a shorter part cannot keep its warps busy).
+    least a block per busy warp (a shorter part cannot keep its warps busy).
     """
-    fill = -(-WARPS_PER_SM * sms // pipeline_warps(m))
-    shortest = max(MIN_PART_OVERLAPS * section.overlap, pipeline_warps(m) * COLS_PER_WARP)
+    fill = -(-WARPS_PER_SM * sms // busy_warps(m))
+    shortest = max(MIN_PART_OVERLAPS * section.overlap, busy_warps(m) * COLS_PER_WARP)
     return max(1, min(fill, (section.own_hi - section.own_lo) // shortest))
 
 
