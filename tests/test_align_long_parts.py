@@ -73,7 +73,7 @@ def test_cpu_scans_of_parts_merge_to_the_uncut_section():
 def test_auto_parts_fill_the_gpu_for_short_queries_only():
     whole = layout(100_000_000, 1, 10_000)[0]
     chosen = {m: auto_parts(m, whole, H100_SMS) for m in (100, 1_000, 10_000, 100_000)}
-    assert chosen == {100: 423, 1_000: 64, 10_000: 7, 100_000: 1}
+    assert chosen == {100: 704, 1_000: 125, 10_000: 14, 100_000: 2}
     for m, s in chosen.items():
         assert (s - 1) * busy_warps(m) < WARPS_PER_SM * H100_SMS <= s * busy_warps(m) or s == 1
 

@@ -3,13 +3,14 @@
 The kernel (``kernels/sw_long.cu``) is a blocked wavefront: a column block can start only
 once its left neighbour has published its first rows, so one scan advances one block per
 hand-off (about 24 us on an H100, whatever the query length) and keeps only
-:func:`busy_warps` warps computing (~33 for a 1,000-residue query, on a GPU with room
+:func:`busy_warps` warps computing (~17 for a 1,000-residue query, on a GPU with room
 for ~2,000). A short query therefore gets its section cut into parts exactly as the
 target is cut across GPUs (:func:`.sections.split`, the section's overlap
 ``--max-alignment-length``), and the parts run side by side in one launch: ``S`` parts
 keep ``S`` times the warps busy, at the price of scanning ``S - 1`` overlaps more (on
-the H100, GCUPS grow linearly with ``S`` until the GPU is full). Long queries fill the
-GPU with one part and are not cut. Pure Python, so the choice is tested without a GPU.
+the H100, GCUPS grow linearly with ``S`` until the GPU is full). Queries of ~10^5
+residues and more fill the GPU with one or two parts. Pure Python, so the choice is
+tested without a GPU.
 """
 
 from __future__ import annotations
@@ -33,9 +34,11 @@ SLOT_BUDGET = 2 << 30
 #: A part owns at least this many overlaps' worth of columns, so overlap costs <= 1/8 more cells.
 MIN_PART_OVERLAPS = 8
 #: Wavefront steps from one column block's start to the next one's: the right block's lane
-#: 0 needs each row from the left block's lane 31, 31 steps later (H100: 10^2..10^4-residue
-#: queries alone all advance one block per ~24 us, i.e. GCUPS proportional to m).
-HANDOFF_STEPS = 32
+#: 0 needs each row from the left block's lane 31, 31 steps later, in chunks of 8, through
+#: a polled global word. Calibrated on the H100: with this lag, parts reach the GPU's
+#: plateau (~1,250 GCUPS) for 10^3 and 10^4 queries; with 32, half as many parts reached
+#: only 950 and 1,030.
+HANDOFF_STEPS = 64
 
 
 def busy_warps(m: int) -> int:
