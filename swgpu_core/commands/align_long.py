@@ -53,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--top", type=int, default=DEFAULT_TOP, help=f"distinct end points to report (default {DEFAULT_TOP})")
     parser.add_argument("--band-width", type=int, default=DEFAULT_BAND_WIDTH, help=f"diagonals per band: at most one end point per band (default {DEFAULT_BAND_WIDTH})")
     parser.add_argument("--max-alignment-length", type=int, default=DEFAULT_MAX_LENGTH, help=f"overlap of target sections, the longest alignment they find exactly (default {DEFAULT_MAX_LENGTH:,})")
-    parser.add_argument("--backend", choices=("cpu", "cuda", "auto"), default="auto", help="scan backend (default auto: CUDA if a GPU is usable, else CPU)")
+    parser.add_argument("--backend", choices=("cpu", "cuda", "auto"), default="auto", help="scan and traceback backend (default auto: CUDA if a GPU is usable, else CPU)")
     parser.add_argument("--devices", help="comma-separated CUDA devices; the target is cut into one section per device (default 0)")
     parser.add_argument("--gpu-sections", default="auto", metavar="auto|N", help="parts each GPU cuts its section into and scans side by side, overlapping like sections; auto: enough to keep a short query's GPU busy (default auto; 1: no cut)")
     parser.add_argument("--section", metavar="I/N", help="scan only section I (0-based) of N; use with --save-ends")
@@ -62,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", help="alignment output, '-' for standard output (default '-', or none with --save-ends)")
     parser.add_argument("--format", choices=FORMATS, help="output format (default: from the --out extension .sam .bam .jsonl .txt, else tsv)")
     parser.add_argument("--outfmt", default=DEFAULT_OUTFMT, help="BLAST tabular format and fields for tsv output (default '%(default)s')")
-    parser.add_argument("--threads", type=int, default=0, help="CPU threads for the traceback (default: all cores)")
+    parser.add_argument("--threads", type=int, default=0, help="CPU threads for a CPU traceback (default: all cores)")
     parser.add_argument("--quiet", action="store_true", help="no summary on stderr")
 
 
@@ -128,7 +128,8 @@ def run(args: argparse.Namespace) -> int:
     if out is None:
         return 0
     ends = end_points(found, rule, args.top)
-    alns = alignments(query, target, ends, scoring, args.max_alignment_length, args.threads)
+    # with --ends the scan backend is 'saved': the traceback still picks its own
+    alns = alignments(query, target, ends, scoring, args.max_alignment_length, args.threads, resolve_backend(args.backend))
     hits = [QueryHits(query, np.zeros(len(alns), np.int64), np.array([a.score for a in alns], np.int32))]
     view = TargetView(args.target, target, alphabet)
     write_alignments(out, kind, view, hits, [alns], table=table, scoring=scoring.describe(), program="swgpu align-long")

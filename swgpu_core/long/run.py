@@ -150,8 +150,14 @@ def end_points(results: Sequence[BandKeys], rule: BandRule, top: int) -> list[En
 
 
 def alignments(
-    query: EncodedSequence, target: EncodedSequence, ends: Sequence[EndPoint], scoring: Scoring, max_length: int, threads: int = 0
+    query: EncodedSequence,
+    target: EncodedSequence,
+    ends: Sequence[EndPoint],
+    scoring: Scoring,
+    max_length: int,
+    threads: int = 0,
+    backend: str = "cpu",
 ) -> list[Alignment]:
-    """Full alignments of ``ends``, ranked as given (rank 1 = best)."""
-    traces = trace_end_points(query.codes, target.codes, ends, scoring, max_length, threads)
+    """Full alignments of ``ends``, ranked as given (rank 1 = best); traced on ``backend``."""
+    traces = trace_end_points(query.codes, target.codes, ends, scoring, max_length, threads, backend)
     return [build_alignment(t, query, target, 0, rank, scoring) for rank, t in enumerate(traces, start=1)]
