@@ -98,5 +98,5 @@ class LongScanKernel:
         stop.record()
         stop.synchronize()
         seconds = cp.cuda.get_elapsed_time(start, stop) / 1000.0
-        cells = m * sum(p.own_hi - p.scan_lo for p in parts)
+        cells = m * sum(p.scanned for p in parts)
         return BandKeys.from_dense(keys.get()), ScanTiming(seconds, cells, len(parts))

@@ -68,7 +68,7 @@ def auto_parts(m: int, section: Section, sms: int) -> int:
     """
     fill = -(-WARPS_PER_SM * sms // busy_warps(m))
     shortest = max(MIN_PART_OVERLAPS * section.overlap, busy_warps(m) * COLS_PER_WARP)
-    return max(1, min(fill, (section.own_hi - section.own_lo) // shortest))
+    return max(1, min(fill, section.owned // shortest))
 
 
 def parse_gpu_sections(text: str) -> int | None:
@@ -105,7 +105,7 @@ class PartBuffers:
 
     @classmethod
     def build(cls, target: np.ndarray, parts: Sequence[Section], pad: int) -> PartBuffers:
-        ncols = np.array([p.own_hi - p.scan_lo for p in parts], np.int64)
+        ncols = np.array([p.scanned for p in parts], np.int64)
         blocks = -(-ncols // COLS_PER_WARP)
         offsets = np.concatenate([[0], np.cumsum(blocks * COLS_PER_WARP)])
         columns = np.full(int(offsets[-1]), pad, np.uint8)

@@ -120,7 +120,7 @@ def scan_sections(
         from .cpu_scan import scan_section
 
         return [
-            SectionResult(s, *scan_section(query, target, s, rule, scoring), None, m * (s.own_hi - s.scan_lo), m * (s.own_hi - s.own_lo), 1)
+            SectionResult(s, *scan_section(query, target, s, rule, scoring), None, m * s.scanned, m * s.owned, 1)
             for s in sections
         ]
 
@@ -136,7 +136,7 @@ def scan_sections(
             out = []
             for s in sections[k :: len(devices)]:
                 found, timing = kernel.scan(query, target, gpu_parts(m, s, kernel.sms, gpu_sections), rule, scoring)
-                out.append(SectionResult(s, found, timing.seconds, device, timing.cells, m * (s.own_hi - s.own_lo), timing.parts))
+                out.append(SectionResult(s, found, timing.seconds, device, timing.cells, m * s.owned, timing.parts))
             return out
 
     with ThreadPoolExecutor(len(devices)) as pool:

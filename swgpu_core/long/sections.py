@@ -33,6 +33,16 @@ class Section:
     own_hi: int
     overlap: int
 
+    @property
+    def scanned(self) -> int:
+        """Columns scanned, the overlap included."""
+        return self.own_hi - self.scan_lo
+
+    @property
+    def owned(self) -> int:
+        """Columns owned: the cells this section reports."""
+        return self.own_hi - self.own_lo
+
 
 def layout(n: int, count: int, overlap: int) -> list[Section]:
     """``count`` sections of a target of ``n`` columns with (at least) ``overlap`` columns of overlap."""
@@ -53,8 +63,7 @@ def split(section: Section, count: int) -> list[Section]:
     if count < 1:
         raise InputError(f"section count must be >= 1 (got {count})")
     pad = -(-section.overlap // GROUP) * GROUP
-    own = section.own_hi - section.own_lo
-    cuts = [section.own_lo + (own * k // count) // GROUP * GROUP for k in range(count)] + [section.own_hi]
+    cuts = [section.own_lo + (section.owned * k // count) // GROUP * GROUP for k in range(count)] + [section.own_hi]
     scan_lo = [section.scan_lo] + [max(section.scan_lo, cut - pad) for cut in cuts[1:-1]]
     return [Section(k, count, scan_lo[k], cuts[k], cuts[k + 1], section.overlap) for k in range(count)]
 
