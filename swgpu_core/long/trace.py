@@ -46,6 +46,14 @@ def scores_above(end: EndPoint) -> InputError:
     )
 
 
+def region_failed(end: EndPoint, region_score: int) -> TracebackError:
+    """The error for a region pass whose path does not score ``end.score``: pass 3 and
+    pass 2 disagree, a bug on one side."""
+    return TracebackError(
+        f"region traceback failed at query {end.qend}, target {end.send} (region score {region_score}, expected {end.score})"
+    )
+
+
 def grown_window(end: EndPoint, window: int, max_length: int) -> int:
     """The next window after one of width ``window`` held no start of ``end``'s alignment.
 
@@ -80,7 +88,7 @@ def trace_end_point(query: np.ndarray, target: np.ndarray, end: EndPoint, scorin
     ops = np.empty(h + w, np.uint8)
     n, total = region_ops(q, t, mat, go, ge, i0, ie - i_lo, j0, je - j_lo, strip_rows(h, w), ops)
     if n < 0 or total != score:
-        raise TracebackError(f"region traceback failed at query {ie}, target {je} (region score {total}, expected {score})")
+        raise region_failed(end, total)
     return PairTrace(int(score), int(i0 + i_lo), int(ie), int(j0 + j_lo), int(je), ops[:n][::-1].copy())
 
 
@@ -150,11 +158,8 @@ def _trace_on_gpu(gpu: ModuleType, query: np.ndarray, target: np.ndarray, ends: 
                     errors[p] = exc
             elif status == gpu.STATUS_ABOVE:
                 errors[p] = scores_above(ends[p])
-            elif status == gpu.STATUS_BAD_REGION:  # pass 3 disagrees with pass 2: a bug on one side
-                e = ends[p]
-                errors[p] = TracebackError(
-                    f"region traceback failed at query {e.qend}, target {e.send} (region score {res.region_score[k]}, expected {e.score})"
-                )
+            elif status == gpu.STATUS_BAD_REGION:
+                errors[p] = region_failed(ends[p], int(res.region_score[k]))
             else:
                 errors[p] = res.error(k, ends[p].score)
         todo = np.asarray(grow, np.int64)
