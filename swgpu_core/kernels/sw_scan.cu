@@ -130,14 +130,17 @@ template <class A, int R>
 struct RowProfile {
     typename A::T p[R];
 
+    // The profile row of residue `code`, addressed by a 32-bit unsigned byte offset (no
+    // sign extension or 64-bit multiply per row; 28 rows of qpad int16 fit easily).
+    static __device__ __forceinline__ const int4* row(const int16_t* prof_cols, int qpad, uint32_t code) {
+        return reinterpret_cast<const int4*>(reinterpret_cast<const char*>(prof_cols) + code * (2u * (uint32_t)qpad));
+    }
+
     // `kstride`: int4 words between a thread's blocks of 8 columns (see build_profile)
     __device__ __forceinline__ void load(const int16_t* prof_cols, int qpad, uint32_t codes, int kstride) {
         if constexpr (A::kLanes == 2) {
-            // 32-bit unsigned byte offsets: one IMAD.WIDE.U32 per address
-            const char* base = reinterpret_cast<const char*>(prof_cols);
-            const uint32_t row_bytes = 2u * (uint32_t)qpad;
-            const int4* ra = reinterpret_cast<const int4*>(base + (codes & 0xffu) * row_bytes);
-            const int4* rb = reinterpret_cast<const int4*>(base + (codes >> 8) * row_bytes);
+            const int4* ra = row(prof_cols, qpad, codes & 0xffu);
+            const int4* rb = row(prof_cols, qpad, codes >> 8);
 #pragma unroll
             for (int k = 0; k < R / 8; ++k) {
                 const int4 a = __ldg(ra + k * kstride), b = __ldg(rb + k * kstride);
@@ -150,7 +153,7 @@ struct RowProfile {
                 }
             }
         } else {
-            const int4* ra = reinterpret_cast<const int4*>(reinterpret_cast<const char*>(prof_cols) + codes * (2u * (uint32_t)qpad));
+            const int4* ra = row(prof_cols, qpad, codes);
 #pragma unroll
             for (int k = 0; k < R / 8; ++k) {
                 const int4 a = __ldg(ra + k * kstride);
