@@ -25,7 +25,7 @@ import time
 import cupy as cp
 import numpy as np
 
-from swgpu_core.long.cuda_scan import LongScanKernel
+from swgpu_core.gpu.long_scan import LongScanKernel
 from swgpu_core.long.endpoints import BandRule, select
 from swgpu_core.long.gpu_plan import gpu_parts, parse_gpu_sections
 from swgpu_core.long.sections import layout

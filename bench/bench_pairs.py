@@ -70,7 +70,7 @@ def commit() -> str:
 def bench_cuda(args, scoring, flat, qoff, soff) -> list[dict]:
     import cupy as cp
 
-    from swgpu_core.align import gpu
+    from swgpu_core.gpu import traceback as gpu
 
     n, L = qoff.size, args.length
     lens = np.full(n, L, np.int32)

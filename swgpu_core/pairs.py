@@ -159,7 +159,7 @@ def pair_aligner(backend: str):
     if backend not in ("cuda", "auto"):
         raise InputError(f"unknown backend {backend!r} (cpu, cuda or auto)")
     try:
-        from .align import gpu
+        from .gpu import traceback as gpu
     except ImportError as exc:
         if backend == "cuda":
             raise BackendUnavailable(f"GPU alignment unavailable ({exc})") from None

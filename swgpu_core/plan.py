@@ -7,7 +7,7 @@ A threshold too low sends many subjects to the slower kernel; too high, and the 
 inter-task subjects finish long after the rest of the GPU is idle.
 
 The model predicts the scan time of one query for a threshold ``T`` from four device
-constants (measured by :mod:`swgpu_core.backends.cuda_calibration`, cached per GPU
+constants (measured by :mod:`swgpu_core.gpu.calibration`, cached per GPU
 model; defaults measured on an H100 otherwise):
 
 * ``inter_rate``/``intra_rate``: cells per second of each kernel with the GPU full;
@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-#: kernel pass widths (columns) and lanes; mirror backends.cuda_kernels without importing CuPy
+#: kernel pass widths (columns) and lanes; mirror gpu.kernels without importing CuPy
 INTER_COLS_PER_LANE = 16
 INTRA_COLS_PER_WARP = 32 * 8
 INTRA_MAX_WARPS = 8
@@ -204,7 +204,7 @@ def device_model(use_gpu: bool = True) -> DeviceModel:
     """The calibrated model of GPU 0 when CuPy sees one, else the H100 defaults."""
     if use_gpu:
         try:
-            from .backends.cuda import DeviceWorker
+            from .gpu.search import DeviceWorker
             from .scoring import Scoring
 
             return DeviceWorker(0, Scoring.protein(), None, None, None).model

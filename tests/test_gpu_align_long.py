@@ -28,7 +28,7 @@ DNA_SCORING = Scoring.nucleotide()
 @pytest.fixture(scope="module")
 def kernel():
     """The compiled kernel for a scoring (the score table's shape depends on the alphabet)."""
-    from swgpu_core.long.cuda_scan import LongScanKernel
+    from swgpu_core.gpu.long_scan import LongScanKernel
 
     cache = {}
     return lambda scoring: cache.setdefault(scoring.describe(), LongScanKernel(scoring))

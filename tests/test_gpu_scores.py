@@ -37,7 +37,7 @@ def scoring() -> Scoring:
 
 @pytest.fixture(scope="module")
 def cuda(scoring):
-    from swgpu_core.backends.cuda import CudaBackend
+    from swgpu_core.gpu.search import CudaBackend
 
     return CudaBackend(scoring)
 
@@ -129,7 +129,7 @@ def test_edge_cases(tmp_path, cuda, cpu):
 @pytest.mark.parametrize("threshold", [1, 400, 100_000])
 def test_forced_thresholds(uniprot20k, scoring, cpu, threshold):
     """All subjects in the intra-task kernel, a split in the bulk, all in the inter-task kernel."""
-    from swgpu_core.backends.cuda import CudaBackend
+    from swgpu_core.gpu.search import CudaBackend
 
     backend = CudaBackend(scoring, threshold=threshold)
     queries = [q for q in read_sequences(_need(DATA / "cudasw_queries.fasta")) if len(q) in (144, 1000, 5478)]
@@ -148,7 +148,7 @@ def test_search_api_top_hits_match_cpu(uniprot20k, cuda, cpu, scoring):
 
 def test_memory_budget_streams(uniprot20k, scoring, cpu):
     """A budget of a twentieth of the database: batches stream through, scores unchanged."""
-    from swgpu_core.backends.cuda import BYTES_PER_RESIDUE, CudaBackend
+    from swgpu_core.gpu.search import BYTES_PER_RESIDUE, CudaBackend
     from swgpu_core.search import search
 
     budget = BYTES_PER_RESIDUE * uniprot20k.n_residues // 20
@@ -168,7 +168,7 @@ def test_two_devices_share_batches(uniprot20k, scoring, cpu):
     merged; on a one-GPU machine both workers run on device 0 (the same code path)."""
     import cupy as cp
 
-    from swgpu_core.backends.cuda import BYTES_PER_RESIDUE, CudaBackend
+    from swgpu_core.gpu.search import BYTES_PER_RESIDUE, CudaBackend
     from swgpu_core.search import search
 
     devices = [0, 1] if cp.cuda.runtime.getDeviceCount() > 1 else [0, 0]

@@ -27,7 +27,7 @@ AMBIGUOUS = STANDARD + "BZXUOJ*"
 
 @pytest.fixture(scope="module")
 def gpu():
-    from swgpu_core.align import gpu
+    from swgpu_core.gpu import traceback as gpu
 
     return gpu
 

@@ -75,7 +75,7 @@ def test_errors_name_max_alignment_length(long_copy):
 
 
 class _CpuKernels:
-    """The few names of ``align.gpu`` that ``_trace_on_gpu`` uses, with the CPU's passes:
+    """The few names of ``gpu.traceback`` that ``_trace_on_gpu`` uses, with the CPU's passes:
     anchored reverse scan at the last cell of each pair, then pass 3 of the rectangle."""
 
     STATUS_OK, STATUS_NO_START, STATUS_ABOVE, STATUS_BAD_REGION = 0, 3, 4, 5

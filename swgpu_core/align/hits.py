@@ -35,7 +35,7 @@ def get_traceback(backend: str) -> TracebackFn:
         return traceback_pairs
     if backend in ("cuda", "auto"):
         try:
-            from .gpu import traceback_pairs as gpu_traceback_pairs
+            from ..gpu.traceback import traceback_pairs as gpu_traceback_pairs
         except ImportError as exc:
             if backend == "cuda":
                 raise BackendUnavailable(f"GPU traceback unavailable ({exc})") from None

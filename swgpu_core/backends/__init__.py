@@ -55,7 +55,7 @@ def get_backend(
         return CpuBackend(scoring, threads=threads)
     if name in ("cuda", "auto"):
         try:
-            from .cuda import CudaBackend
+            from ..gpu.search import CudaBackend
 
             return CudaBackend(scoring, devices=devices, threshold=threshold, memory_budget=memory_budget)
         except ImportError as exc:

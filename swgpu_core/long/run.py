@@ -127,7 +127,7 @@ def scan_sections(
     def on_device(k: int) -> list[SectionResult]:
         import cupy as cp
 
-        from .cuda_scan import LongScanKernel
+        from ..gpu.long_scan import LongScanKernel
         from .gpu_plan import gpu_parts
 
         device = devices[k % len(devices)]

@@ -106,7 +106,7 @@ def trace_end_points(
     the kernels do not hold stay on the CPU)."""
     if backend == "cuda":
         try:
-            from ..align import gpu
+            from ..gpu import traceback as gpu
         except ImportError as exc:
             raise BackendUnavailable(f"GPU traceback unavailable ({exc})") from None
         if gpu.kernels_fit(scoring):

@@ -29,7 +29,7 @@ from ..device_batches import device_batches
 from ..fasta import EncodedSequence
 from ..plan import DeviceModel, LengthProfile, Plan, choose_threshold, evaluate
 from ..scoring import Scoring
-from .cuda_kernels import ScanKernels, Shape, build_profile, pick_shapes
+from .kernels import ScanKernels, Shape, build_profile, pick_shapes
 
 try:
     _N_DEVICES = cp.cuda.runtime.getDeviceCount()
@@ -85,7 +85,7 @@ class DeviceWorker:
     def model(self) -> DeviceModel:
         """The planner's constants for this GPU (measured once, then cached on disk)."""
         if self._model is None:
-            from .cuda_calibration import load_or_calibrate
+            from .calibration import load_or_calibrate
 
             self._model = load_or_calibrate(self)
         return self._model

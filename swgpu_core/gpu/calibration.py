@@ -21,7 +21,7 @@ import numpy as np
 
 from ..plan import DeviceModel
 from ..scoring import Scoring
-from .cuda_kernels import INTER_SHAPES, INTRA_SHAPES, build_profile, kernel_source
+from .kernels import INTER_SHAPES, INTRA_SHAPES, build_profile, kernel_source
 
 
 #: bumped when the model's constants change meaning, so cached calibrations are redone

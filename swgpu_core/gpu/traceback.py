@@ -45,8 +45,8 @@ except Exception as exc:  # a CUDA runtime without a usable device
 
 from ..errors import BackendUnavailable
 from ..scoring import Scoring
-from . import traceback as cpu
-from .traceback import PairTask, PairTrace, TracebackError, trace_region
+from ..align import traceback as cpu
+from ..align.traceback import PairTask, PairTrace, TracebackError, trace_region
 
 #: Rows of the query per lane that the kernels are compiled for (a pass is 32 * R rows).
 ROWS_PER_LANE = (4, 8, 16)

@@ -16,9 +16,9 @@ import cupy as cp
 import numpy as np
 
 from ..scoring import Scoring
-from .endpoints import GROUP, BandKeys, BandRule
-from .gpu_plan import WARPS_PER_BLOCK, PartBuffers, launch_warps
-from .sections import Section
+from ..long.endpoints import GROUP, BandKeys, BandRule
+from ..long.gpu_plan import WARPS_PER_BLOCK, PartBuffers, launch_warps
+from ..long.sections import Section
 
 PAD_SCORE = -(1 << 26)
 
