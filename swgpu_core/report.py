@@ -29,7 +29,7 @@ import os
 import re
 import urllib.parse
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -317,6 +317,14 @@ def _hit_table(alns: Sequence[Alignment]) -> str:
     return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
 
 
+def blast_midline(aln: Alignment) -> str:
+    """The match line as BLAST writes it: the residue where both are identical, ``+`` where the score is positive.
+
+    The alignment files keep SSEARCH's ``|``; the report shows what BLAST users read.
+    """
+    return "".join(q if m == "|" else m for q, m in zip(aln.qseq, aln.midline))
+
+
 def _alignment_block(aln: Alignment) -> str:
     """One alignment as BLAST's pairwise view: title, Length, Score/Identities lines, 60-column rows."""
     name, organism = split_description(aln.subject_description)
@@ -327,7 +335,7 @@ def _alignment_block(aln: Alignment) -> str:
     return (
         f"<div class=aln><p class=title>&gt;<b>{_link(aln.subject_id)}</b> {_esc(name)}{org}  Length={aln.slen:,}</p>"
         f"<p class=stats>Score = {bits}{expect}<br>Identities = {pct(aln.identities)}, Positives = {pct(aln.positives)}, "
-        f"Gaps = {pct(aln.gaps)}</p><pre>{_esc(chr(10).join(pairwise_rows(aln)).rstrip())}</pre></div>"
+        f"Gaps = {pct(aln.gaps)}</p><pre>{_esc(chr(10).join(pairwise_rows(replace(aln, midline=blast_midline(aln)))).rstrip())}</pre></div>"
     )
 
 

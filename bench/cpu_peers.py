@@ -1,0 +1,193 @@
+"""CPU comparison of swgpu with SSEARCH, BLAST, MMseqs2 and DIAMOND: wall time and recall.
+
+    python bench/cpu_peers.py [--db uniprot20k.fasta.gz] [--queries cudasw_queries.fasta]
+                              [--threads 2] [--reps 2] [--work /tmp/cpu_peers] [--json out.json]
+
+Every tool searches the same queries against the same database with the same number of
+threads and is asked for its 10 best hits per query. The reference is SSEARCH's top 10
+per query (``ssearch36 -s BL62 -f -11 -g -1``: exact Smith-Waterman with BLAST's
+BLOSUM62 11/1, ranked by SSEARCH's own fitted E()); recall is the share of those
+(query, subject) pairs that a tool's top 10 also holds, for all of them and for those
+with SSEARCH E <= 1e-3. Each tool runs ``--reps`` times and the fastest wall time counts,
+because the machine may be shared; the load average before each run is recorded with it.
+Database builds (makeblastdb, mmseqs createdb, diamond makedb, swgpu makedb) are timed
+separately and not counted in the search time.
+
+Tools come from Debian's packages: ``apt-get install fasta3 ncbi-blast+ mmseqs2 diamond-aligner``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+TOP = 10
+SIGNIFICANT = 1e-3
+
+
+def load() -> str:
+    return open("/proc/loadavg").read().split()[0]
+
+
+def sh(cmd: list[str], log: Path) -> float:
+    """Run ``cmd``; its wall time in seconds (stdout and stderr to ``log``)."""
+    start = time.perf_counter()
+    with open(log, "w") as fh:
+        subprocess.run(cmd, check=True, stdout=fh, stderr=subprocess.STDOUT)
+    return time.perf_counter() - start
+
+
+def accession(ident: str) -> str:
+    """``tr|W0FSK4|W0FSK4_9FLAV`` -> ``W0FSK4``: the one spelling every tool's output can be reduced to."""
+    parts = ident.split("|")
+    return parts[1] if len(parts) >= 3 and parts[0] in ("sp", "tr") else ident
+
+
+def top_hits(table: Path, id_col: int = 1, evalue_col: int | None = 2) -> dict[str, list[tuple[str, float]]]:
+    """First ``TOP`` distinct subjects per query, in the tool's own order (tab-separated rows)."""
+    hits: dict[str, list[tuple[str, float]]] = defaultdict(list)
+    for line in open(table):
+        if not line.strip() or line.startswith("#"):
+            continue
+        cols = line.rstrip("\n").split("\t")
+        q, s = cols[0], accession(cols[id_col])
+        e = float(cols[evalue_col]) if evalue_col is not None else 0.0
+        if len(hits[q]) < TOP and s not in (x for x, _ in hits[q]):
+            hits[q].append((s, e))
+    return hits
+
+
+def recall(reference: dict, found: dict) -> tuple[float, float, int, int]:
+    """Share of the reference's top pairs found, overall and among its significant ones."""
+    total = hit = sig_total = sig_hit = 0
+    for q, ref in reference.items():
+        got = {s for s, _ in found.get(q, [])}
+        for s, e in ref:
+            total += 1
+            hit += s in got
+            if e <= SIGNIFICANT:
+                sig_total += 1
+                sig_hit += s in got
+    return hit / max(total, 1), sig_hit / max(sig_total, 1), total, sig_total
+
+
+def main() -> int:
+    here = Path(__file__).resolve().parent
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--db", default="/work/shared/data/uniprot20k.fasta.gz")
+    parser.add_argument("--queries", default="/work/shared/data/cudasw_queries.fasta")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--reps", type=int, default=2)
+    parser.add_argument("--work", default="/tmp/cpu_peers")
+    parser.add_argument("--python", default=sys.executable, help="the Python that runs swgpu (with swgpu_core importable)")
+    parser.add_argument("--only", nargs="*", help="run only these tools (names as in the table)")
+    parser.add_argument("--json", help="write the results here as JSON")
+    args = parser.parse_args()
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    t = str(args.threads)
+
+    # Inputs: the database unpacked (ssearch36 reads plain FASTA), queries renamed q01.. so
+    # that every tool writes the same query id.
+    db_fa = work / "db.fasta"
+    if not db_fa.exists():
+        with gzip.open(args.db, "rb") as src, open(db_fa, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+    q_fa = work / "queries.fasta"
+    n = 0
+    with open(q_fa, "w") as out:
+        for line in open(args.queries):
+            if line.startswith(">"):
+                n += 1
+                line = f">q{n:02d} {line[1:]}"
+            out.write(line)
+
+    builds = {}
+    env = dict(os.environ, PYTHONPATH=str(here.parent))
+    swgpu = [args.python, "-m", "swgpu_core"]
+    steps = {
+        "makeblastdb": ["makeblastdb", "-dbtype", "prot", "-in", str(db_fa), "-out", str(work / "blastdb")],
+        "mmseqs createdb": ["mmseqs", "createdb", str(db_fa), str(work / "mmdb")],
+        "diamond makedb": ["diamond", "makedb", "--in", str(db_fa), "-d", str(work / "dmnd"), "--threads", t],
+        "swgpu makedb": swgpu + ["makedb", str(db_fa), str(work / "swdb"), "--quiet"],
+    }
+    for name, cmd in steps.items():
+        if name.startswith("swgpu") and (work / "swdb").exists():
+            continue
+        start = time.perf_counter()
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        builds[name] = round(time.perf_counter() - start, 2)
+
+    out = work / "out"
+    out.mkdir(exist_ok=True)
+    tools = {
+        # name: (command writing a table to PATH, subject column, E-value column)
+        "ssearch36": (["ssearch36", "-T", t, "-s", "BL62", "-f", "-11", "-g", "-1", "-m", "8", "-b", str(TOP), "-d", "0", "-q",
+                       "-O", "{out}", str(q_fa), str(db_fa)], 1, 10),
+        "swgpu cpu": (swgpu + ["search", "--backend", "cpu", "--threads", t, "--db", str(work / "swdb"), "--query", str(q_fa),
+                               "--top", str(TOP), "--quiet", "--outfmt", "6 qseqid sseqid evalue score", "--out", "{out}"], 1, 2),
+        "blastp": (["blastp", "-query", str(q_fa), "-db", str(work / "blastdb"), "-num_threads", t, "-max_target_seqs", str(TOP),
+                    "-outfmt", "6 qseqid sseqid evalue score", "-out", "{out}"], 1, 2),
+        "mmseqs2": (["mmseqs", "easy-search", str(q_fa), str(work / "mmdb"), "{out}", str(work / "mmtmp"), "--threads", t,
+                     "--format-output", "query,target,evalue,raw", "-v", "1"], 1, 2),
+        "mmseqs2 -s 7.5": (["mmseqs", "easy-search", str(q_fa), str(work / "mmdb"), "{out}", str(work / "mmtmp75"), "--threads", t,
+                            "-s", "7.5", "--format-output", "query,target,evalue,raw", "-v", "1"], 1, 2),
+        "diamond": (["diamond", "blastp", "-q", str(q_fa), "-d", str(work / "dmnd"), "-o", "{out}", "--threads", t, "-k", str(TOP),
+                     "--outfmt", "6", "qseqid", "sseqid", "evalue", "score", "--quiet"], 1, 2),
+        "diamond --ultra-sensitive": (["diamond", "blastp", "-q", str(q_fa), "-d", str(work / "dmnd"), "-o", "{out}", "--threads", t,
+                                       "-k", str(TOP), "--ultra-sensitive", "--outfmt", "6", "qseqid", "sseqid", "evalue", "score",
+                                       "--quiet"], 1, 2),
+    }  # fmt: skip
+    results = []
+    reference = None
+    for name, (cmd, scol, ecol) in tools.items():
+        if args.only and name not in args.only and name != "ssearch36":
+            continue
+        table = out / (name.replace(" ", "_").replace("-", "") + ".tsv")
+        runs = []
+        for rep in range(args.reps):
+            before = load()
+            full = [str(table) if c == "{out}" else c for c in cmd]
+            if full[:2] == ["mmseqs", "easy-search"]:
+                shutil.rmtree(full[5], ignore_errors=True)
+            start = time.perf_counter()
+            subprocess.run(full, check=True, stdout=subprocess.DEVNULL, stderr=open(out / f"{table.stem}.{rep}.log", "w"), env=env)
+            runs.append({"seconds": round(time.perf_counter() - start, 2), "load_before": before, "load_after": load()})
+            print(f"{name}: {runs[-1]}  ({shlex.join(full)})", file=sys.stderr, flush=True)
+        hits = top_hits(table, scol, ecol)
+        if name == "ssearch36":
+            reference = hits
+        r_all, r_sig, n_all, n_sig = recall(reference, hits)
+        results.append({
+            "tool": name, "min_seconds": min(r["seconds"] for r in runs), "runs": runs,
+            "recall_top10": round(r_all, 4), "recall_top10_significant": round(r_sig, 4), "reference_pairs": n_all,
+            "reference_significant_pairs": n_sig, "command": shlex.join(cmd),
+        })  # fmt: skip
+    versions = {}
+    for tool, cmd in {"ssearch36": ["ssearch36", "-h"], "blastp": ["blastp", "-version"], "mmseqs": ["mmseqs", "version"],
+                      "diamond": ["diamond", "version"]}.items():  # fmt: skip
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        text = (proc.stdout + proc.stderr).strip().splitlines()
+        versions[tool] = next((x for x in text if any(c.isdigit() for c in x)), "?")[:80]
+    report = {"db": args.db, "queries": args.queries, "threads": args.threads, "reps": args.reps, "cpus": os.cpu_count(),
+              "builds_seconds": builds, "versions": versions, "results": results}  # fmt: skip
+    print(f"{'tool':<28}{'min wall s':>11}{'recall@10':>11}{'recall sig':>11}  loads before runs")
+    for r in results:
+        loads = ", ".join(x["load_before"] for x in r["runs"])
+        print(f"{r['tool']:<28}{r['min_seconds']:>11.2f}{r['recall_top10']:>11.3f}{r['recall_top10_significant']:>11.3f}  {loads}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
