@@ -178,7 +178,7 @@ pre{font-family:ui-monospace,"DejaVu Sans Mono",monospace;font-size:.85em;backgr
 padding:.5em .8em;margin:0;overflow-x:auto;line-height:1.25}
 details{margin:.6em 0}summary{cursor:pointer;color:#1a5fa8}
 .plots{display:flex;flex-wrap:wrap;gap:1em}.plots figure{flex:1 1 460px;margin:0}figure img{width:100%}
-figcaption{font-size:.85em;color:#444}img{max-width:100%}.muted{color:#777}
+figcaption{font-size:.85em;color:#444}.map p{font-size:.8em;margin:.1em 0 .6em}img{max-width:100%}.muted{color:#777}
 """
 
 
@@ -339,6 +339,51 @@ def _alignment_block(aln: Alignment) -> str:
     )
 
 
+#: BLAST's colour key of the graphic summary: bit-score lower bounds and colours.
+_BIT_COLOURS = ((200, "#e8262e"), (80, "#d53bd1"), (50, "#3fb24a"), (40, "#2a4ed8"), (float("-inf"), "#222222"))
+
+
+def _colour(bits: float | None) -> str:
+    return next(c for low, c in _BIT_COLOURS if (bits if bits is not None else 0.0) >= low)
+
+
+def hit_map(qlen: int, alns: Sequence[Alignment], rows: int = 20) -> str:
+    """BLAST's graphic summary as inline SVG: the query as a ruler, each hit a bar over the part it aligns.
+
+    Bars are coloured by bit score with BLAST's key (< 40, 40-50, 50-80, 80-200, >= 200)
+    and link to the hit's alignment or entry; one glance shows which domains of the query
+    the hits cover.
+    """
+    width, left, right, top, step = 960, 8, 8, 34, 9
+    scale = (width - left - right) / max(qlen, 1)
+    shown = list(alns[:rows])
+    height = top + step * len(shown) + 6
+    parts = [
+        f'<svg viewBox="0 0 {width} {height}" width="100%" role="img" aria-label="hits along the query" '
+        'style="max-width:960px;font:11px sans-serif">',
+        f'<rect x="{left}" y="14" width="{qlen * scale:.1f}" height="8" fill="#9a9a9a"/>',
+    ]
+    tick = 10 ** max(0, len(str(qlen)) - 1)
+    if qlen / tick < 4:
+        tick //= 2 or 1
+    for pos in range(0, qlen + 1, max(tick, 1)):
+        x = left + pos * scale
+        parts.append(f'<line x1="{x:.1f}" y1="22" x2="{x:.1f}" y2="27" stroke="#555"/>')
+        parts.append(f'<text x="{x:.1f}" y="10" text-anchor="middle">{max(pos, 1)}</text>')
+    for i, a in enumerate(shown):
+        x, w = left + (a.qstart - 1) * scale, max((a.qend - a.qstart + 1) * scale, 1.5)
+        title = _esc(f"{a.subject_id} {split_description(a.subject_description)[0]}: {_bits(a)} bits, E = {_evalue(a)}, "
+                     f"query {a.qstart}-{a.qend}")  # fmt: skip
+        parts.append(f'<rect x="{x:.1f}" y="{top + i * step}" width="{w:.1f}" height="6" fill="{_colour(a.bitscore)}"><title>{title}</title></rect>')
+    parts.append("</svg>")
+    key = " ".join(
+        f'<span style="display:inline-block;width:.9em;height:.7em;background:{c}"></span> {label}'
+        for label, c in (("&lt; 40", "#222222"), ("40–50", "#2a4ed8"), ("50–80", "#3fb24a"), ("80–200", "#d53bd1"), ("≥ 200", "#e8262e"))
+    )
+    more = f" (the first {len(shown)} of {len(alns)})" if len(alns) > len(shown) else ""
+    return f"<div class=map>{''.join(parts)}<p class=muted>Hits along the query{more}, coloured by bit score: {key}</p></div>"
+
+
 def _count(alns: Sequence[Alignment], qh: QueryHits, top: int) -> str:
     """Significant hits of one query, with "at least" where the lists may have cut them off."""
     n = sum(_significant(a) for a in alns)
@@ -393,6 +438,8 @@ def _query_section(k: int, qh: QueryHits, alns: Sequence[Alignment], shown_align
         if weak:
             parts.append(f"<details><summary>{len(weak)} weaker hits, 0.001 &lt; E ≤ 10 (may be chance matches)</summary>{_hit_table(weak)}</details>")
         shown = (strong + weak)[:shown_alignments]
+        if strong + weak:
+            parts.insert(2, hit_map(len(q), strong + weak))
     if shown:
         parts.append(f"<h4>Alignments of the best {len(shown)}</h4>")
         parts.extend(_alignment_block(a) for a in shown)

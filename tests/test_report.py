@@ -97,6 +97,9 @@ def test_pairwise_rows_wrap_at_60(run: dict) -> None:
         seqs = [line.split()[2] for line in q]
         assert all(len(x) == 60 for x in seqs[:-1]) and 0 < len(seqs[-1]) <= 60
         assert max(len(line) for line in lines) < 90  # fits a laptop's width without scrolling
+        for k in range(0, len(lines) - 2, 4):  # BLAST's match line: the residue where identical, + where positive
+            q, m, s = lines[k].split()[2], lines[k + 1][lines[k].index(lines[k].split()[2]) :], lines[k + 2].split()[2]
+            assert all(c == a if a == b else c in "+ " for a, b, c in zip(q, s, m.ljust(len(q))))
     # every shown alignment is the JSON line's, residue for residue
     for block in blocks:
         lines = html.unescape(block).split("\n")
