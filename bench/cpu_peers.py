@@ -4,7 +4,8 @@
                               [--threads 2] [--reps 2] [--work /tmp/cpu_peers] [--json out.json]
 
 Every tool searches the same queries against the same database with the same number of
-threads and is asked for its 10 best hits per query. The reference is SSEARCH's top 10
+threads and is asked for its 10 best hits per query with an E-value cutoff of 10 (BLAST's
+and SSEARCH's default; MMseqs2 and DIAMOND default to 0.001, which would hide weak hits). The reference is SSEARCH's top 10
 per query (``ssearch36 -s BL62 -f -11 -g -1``: exact Smith-Waterman with BLAST's
 BLOSUM62 11/1, ranked by SSEARCH's own fitted E()); recall is the share of those
 (query, subject) pairs that a tool's top 10 also holds, for all of them and for those
@@ -38,14 +39,6 @@ def load() -> str:
     return open("/proc/loadavg").read().split()[0]
 
 
-def sh(cmd: list[str], log: Path) -> float:
-    """Run ``cmd``; its wall time in seconds (stdout and stderr to ``log``)."""
-    start = time.perf_counter()
-    with open(log, "w") as fh:
-        subprocess.run(cmd, check=True, stdout=fh, stderr=subprocess.STDOUT)
-    return time.perf_counter() - start
-
-
 def accession(ident: str) -> str:
     """``tr|W0FSK4|W0FSK4_9FLAV`` -> ``W0FSK4``: the one spelling every tool's output can be reduced to."""
     parts = ident.split("|")
@@ -55,10 +48,10 @@ def accession(ident: str) -> str:
 def top_hits(table: Path, id_col: int = 1, evalue_col: int | None = 2) -> dict[str, list[tuple[str, float]]]:
     """First ``TOP`` distinct subjects per query, in the tool's own order (tab-separated rows)."""
     hits: dict[str, list[tuple[str, float]]] = defaultdict(list)
-    for line in open(table):
+    for line in Path(table).read_text().splitlines():
         if not line.strip() or line.startswith("#"):
             continue
-        cols = line.rstrip("\n").split("\t")
+        cols = line.split("\t")
         q, s = cols[0], accession(cols[id_col])
         e = float(cols[evalue_col]) if evalue_col is not None else 0.0
         if len(hits[q]) < TOP and s not in (x for x, _ in hits[q]):
@@ -105,7 +98,7 @@ def main() -> int:
     q_fa = work / "queries.fasta"
     n = 0
     with open(q_fa, "w") as out:
-        for line in open(args.queries):
+        for line in Path(args.queries).read_text().splitlines(keepends=True):
             if line.startswith(">"):
                 n += 1
                 line = f">q{n:02d} {line[1:]}"
@@ -131,20 +124,21 @@ def main() -> int:
     out.mkdir(exist_ok=True)
     tools = {
         # name: (command writing a table to PATH, subject column, E-value column)
+        # ssearch36 writes its table to standard output (-O keeps only the last query's)
         "ssearch36": (["ssearch36", "-T", t, "-s", "BL62", "-f", "-11", "-g", "-1", "-m", "8", "-b", str(TOP), "-d", "0", "-q",
-                       "-O", "{out}", str(q_fa), str(db_fa)], 1, 10),
+                       str(q_fa), str(db_fa)], 1, 10),
         "swgpu cpu": (swgpu + ["search", "--backend", "cpu", "--threads", t, "--db", str(work / "swdb"), "--query", str(q_fa),
                                "--top", str(TOP), "--quiet", "--outfmt", "6 qseqid sseqid evalue score", "--out", "{out}"], 1, 2),
         "blastp": (["blastp", "-query", str(q_fa), "-db", str(work / "blastdb"), "-num_threads", t, "-max_target_seqs", str(TOP),
                     "-outfmt", "6 qseqid sseqid evalue score", "-out", "{out}"], 1, 2),
         "mmseqs2": (["mmseqs", "easy-search", str(q_fa), str(work / "mmdb"), "{out}", str(work / "mmtmp"), "--threads", t,
-                     "--format-output", "query,target,evalue,raw", "-v", "1"], 1, 2),
+                     "-e", "10", "--format-output", "query,target,evalue,raw", "-v", "1"], 1, 2),
         "mmseqs2 -s 7.5": (["mmseqs", "easy-search", str(q_fa), str(work / "mmdb"), "{out}", str(work / "mmtmp75"), "--threads", t,
-                            "-s", "7.5", "--format-output", "query,target,evalue,raw", "-v", "1"], 1, 2),
-        "diamond": (["diamond", "blastp", "-q", str(q_fa), "-d", str(work / "dmnd"), "-o", "{out}", "--threads", t, "-k", str(TOP),
+                            "-s", "7.5", "-e", "10", "--format-output", "query,target,evalue,raw", "-v", "1"], 1, 2),
+        "diamond": (["diamond", "blastp", "-q", str(q_fa), "-d", str(work / "dmnd"), "-o", "{out}", "--threads", t, "-k", str(TOP), "-e", "10",
                      "--outfmt", "6", "qseqid", "sseqid", "evalue", "score", "--quiet"], 1, 2),
         "diamond --ultra-sensitive": (["diamond", "blastp", "-q", str(q_fa), "-d", str(work / "dmnd"), "-o", "{out}", "--threads", t,
-                                       "-k", str(TOP), "--ultra-sensitive", "--outfmt", "6", "qseqid", "sseqid", "evalue", "score",
+                                       "-k", str(TOP), "-e", "10", "--ultra-sensitive", "--outfmt", "6", "qseqid", "sseqid", "evalue", "score",
                                        "--quiet"], 1, 2),
     }  # fmt: skip
     results = []
@@ -160,7 +154,8 @@ def main() -> int:
             if full[:2] == ["mmseqs", "easy-search"]:
                 shutil.rmtree(full[5], ignore_errors=True)
             start = time.perf_counter()
-            subprocess.run(full, check=True, stdout=subprocess.DEVNULL, stderr=open(out / f"{table.stem}.{rep}.log", "w"), env=env)
+            with open(table if "{out}" not in cmd else os.devnull, "w") as stdout, open(out / f"{table.stem}.{rep}.log", "w") as log:
+                subprocess.run(full, check=True, stdout=stdout, stderr=log, env=env)
             runs.append({"seconds": round(time.perf_counter() - start, 2), "load_before": before, "load_after": load()})
             print(f"{name}: {runs[-1]}  ({shlex.join(full)})", file=sys.stderr, flush=True)
         hits = top_hits(table, scol, ecol)
@@ -175,7 +170,7 @@ def main() -> int:
     versions = {}
     for tool, cmd in {"ssearch36": ["ssearch36", "-h"], "blastp": ["blastp", "-version"], "mmseqs": ["mmseqs", "version"],
                       "diamond": ["diamond", "version"]}.items():  # fmt: skip
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         text = (proc.stdout + proc.stderr).strip().splitlines()
         versions[tool] = next((x for x in text if any(c.isdigit() for c in x)), "?")[:80]
     report = {"db": args.db, "queries": args.queries, "threads": args.threads, "reps": args.reps, "cpus": os.cpu_count(),

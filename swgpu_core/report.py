@@ -30,6 +30,7 @@ import re
 import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 
@@ -79,7 +80,7 @@ def read_alignments(paths: Sequence[str | os.PathLike], db: Database, hits: Sequ
     found: list[dict[int, Alignment]] = [{} for _ in hits]
     for path in paths:
         try:
-            lines = open(path, encoding="utf-8").read().splitlines()
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"{path}: cannot read alignments ({exc})") from None
         for number, line in enumerate(lines, 1):
@@ -331,7 +332,10 @@ def _alignment_block(aln: Alignment) -> str:
     org = f" <i>[{_esc(organism)}]</i>" if organism else ""
     expect = "" if aln.evalue is None else f",  Expect = {format_evalue(aln.evalue)}"
     bits = f"{format_bitscore(aln.bitscore)} bits ({aln.score})" if aln.bitscore is not None else f"{aln.score}"
-    pct = lambda part: f"{part}/{aln.length} ({round(100 * part / aln.length)}%)"  # noqa: E731
+
+    def pct(part: int) -> str:
+        return f"{part}/{aln.length} ({round(100 * part / aln.length)}%)"
+
     return (
         f"<div class=aln><p class=title>&gt;<b>{_link(aln.subject_id)}</b> {_esc(name)}{org}  Length={aln.slen:,}</p>"
         f"<p class=stats>Score = {bits}{expect}<br>Identities = {pct(aln.identities)}, Positives = {pct(aln.positives)}, "
@@ -359,14 +363,16 @@ def hit_map(qlen: int, alns: Sequence[Alignment], rows: int = 20) -> str:
     shown = list(alns[:rows])
     height = top + step * len(shown) + 6
     parts = [
-        f'<svg viewBox="0 0 {width} {height}" width="100%" role="img" aria-label="hits along the query" '
-        'style="max-width:960px;font:11px sans-serif">',
+        (
+            f'<svg viewBox="0 0 {width} {height}" width="100%" role="img" aria-label="hits along the query" '
+            'style="max-width:960px;font:11px sans-serif">'
+        ),
         f'<rect x="{left}" y="14" width="{qlen * scale:.1f}" height="8" fill="#9a9a9a"/>',
     ]
     tick = 10 ** max(0, len(str(qlen)) - 1)
     if qlen / tick < 4:
-        tick //= 2 or 1
-    for pos in range(0, qlen + 1, max(tick, 1)):
+        tick = max(tick // 2, 1)
+    for pos in range(0, qlen + 1, tick):
         x = left + pos * scale
         parts.append(f'<line x1="{x:.1f}" y1="22" x2="{x:.1f}" y2="27" stroke="#555"/>')
         parts.append(f'<text x="{x:.1f}" y="10" text-anchor="middle">{max(pos, 1)}</text>')
@@ -392,7 +398,7 @@ def _count(alns: Sequence[Alignment], qh: QueryHits, top: int) -> str:
     return str(n)
 
 
-def _summary(hits: Sequence[QueryHits], alignments: Sequence[Sequence[Alignment]], top: int) -> str:
+def _summary(hits: Sequence[QueryHits], alignments: Sequence[Sequence[Alignment]], top: int, have_evalues: bool) -> str:
     head = "".join(
         f"<th>{h}</th>"
         for h in ("Query", "Length", "Hits E ≤ 0.001", "Best hit", "Description", "Organism", "E-value", "Identity", "Query cover")
@@ -408,7 +414,7 @@ def _summary(hits: Sequence[QueryHits], alignments: Sequence[Sequence[Alignment]
         name, organism = split_description(best.subject_description)
         rows.append(
             f"<tr{'' if _significant(best) or best.evalue is None else ' class=weak'}><td class=id>{query}</td>"
-            f"<td class=n>{len(qh.query):,}</td><td class=n>{_count(alns, qh, top)}</td><td class=id>{_link(best.subject_id)}</td>"
+            f"<td class=n>{len(qh.query):,}</td><td class=n>{_count(alns, qh, top) if have_evalues else '–'}</td><td class=id>{_link(best.subject_id)}</td>"
             f"<td>{_esc(name)}</td><td><i>{_esc(organism)}</i></td><td class=n>{_evalue(best)}</td>"
             f"<td class=n>{best.pident:.1f}%</td><td class=n>{best.qcovhsp}%</td></tr>"
         )
@@ -462,45 +468,62 @@ def render(
     with_sig = sum(any(_significant(a) for a in alns) for alns in alignments)
     name = os.path.basename(os.path.normpath(str(db.path)))
     stats_line = _esc(info.statistics[0].upper() + info.statistics[1:]) if info.statistics else ""
-    parts = [
-        f"<!DOCTYPE html><html lang=en><head><meta charset='utf-8'><meta name=viewport content='width=device-width,initial-scale=1'>"
-        f"<title>swgpu search report: {_esc(name)}</title><style>{_STYLE}</style></head><body>",
+    head = (
+        "<!DOCTYPE html><html lang=en><head><meta charset='utf-8'><meta name=viewport content='width=device-width,initial-scale=1'>"
+        f"<title>swgpu search report: {_esc(name)}</title><style>{_STYLE}</style></head><body>"
+    )
+    lead = (
         f"<h1>Protein search report</h1><p class=lead>{len(hits)} queries against <b>{_esc(name)}</b> "
         f"({db.n_sequences:,} sequences, {db.n_residues:,} residues) with exact Smith-Waterman local alignment, "
-        f"{_esc(info.scoring.describe())} (a gap of length k costs open + k × extend). {stats_line}.</p>",
+        f"{_esc(info.scoring.describe())} (a gap of length k costs open + k × extend). {stats_line}.</p>"
+    )
+    if have_evalues:
+        intro = (
+            f"<p>{with_sig} of {len(hits)} queries have a significant hit (E ≤ 0.001); {_plural(n_sig, 'significant hit')} in all. "
+            "The best hit of each query is its highest-scoring one; greyed rows are not significant.</p>"
+        )
+        score_caption = (
+            "Bit scores of all aligned hits; the dashed line is the score at which E = 0.001 "
+            "(the median over queries: the threshold depends on the query's length)."
+        )
+        evalue_caption = "E-values of all aligned hits (log scale); hits left of the dashed line are significant."
+    else:
+        intro = f"<p>{len(hits)} queries; hits are ranked by score.</p>"
+        score_caption, evalue_caption = "Raw Smith-Waterman scores of all reported hits.", "No E-values for this scoring system."
+    parts = [
+        head,
+        lead,
         "<h2>Summary</h2>",
-        f"<p>{with_sig} of {len(hits)} queries have a significant hit (E ≤ 0.001); {_plural(n_sig, 'significant hit')} in all. "
-        "The best hit of each query is its highest-scoring one; greyed rows are not significant.</p>"
-        if have_evalues
-        else f"<p>{len(hits)} queries; hits are ranked by score.</p>",
-        _summary(hits, alignments, info.top),
+        intro,
+        _summary(hits, alignments, info.top, have_evalues),
         "<h2>Score and E-value distributions</h2><div class=plots>",
-        _figure(_score_plot(hits, alignments), "Bit scores of all aligned hits; the dashed line is the score at which E = 0.001 "
-                "(the median over queries: the threshold depends on the query's length)."),  # fmt: skip
-        _figure(_evalue_plot(alignments), "E-values of all aligned hits (log scale); hits left of the dashed line are significant."),
+        _figure(_score_plot(hits, alignments), score_caption),
+        _figure(_evalue_plot(alignments), evalue_caption),
         "</div>",
         "<h2>Hits and alignments per query</h2>",
     ]
     for k, (qh, alns) in enumerate(zip(hits, alignments)):
         parts.extend(_query_section(k, qh, alns, shown_alignments, have_evalues))
     rate = f"{info.scan_cells / 1e9:,.1f} G cells in {info.scan_seconds:.2f} s summed over the search jobs: {gcups:,.1f} GCUPS"
+    source = db.manifest["source"]["path"]
+    threshold = "–" if info.threshold is None else f"{info.threshold:,} residues (longer subjects go to the intra-task kernel)"
+    details = [
+        ("program", f"swgpu {_esc(__version__)} (report written {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')})"),
+        ("database", f"{_esc(db.path)}, version {_esc(db.version_tag)} (start of the SHA-256 of {_esc(source)}), {len(db.chunks)} chunks"),
+        ("database size", f"{db.n_sequences:,} sequences, {db.n_residues:,} residues"),
+        ("scoring", f"{_esc(info.scoring.describe())}; a gap of length k costs open + k × extend"),
+        ("statistics", _esc(info.statistics)),
+        ("queries", f"{len(hits)} ({sum(len(q.query) for q in hits):,} residues)"),
+        ("hits kept per query", f"{info.top:,}"),
+        ("alignments", f"{len(flat):,} from {len(info.alignment_sources)} file(s)"),
+        ("search backend", _esc(", ".join(sorted(set(info.backends))) or "unknown")),
+        ("scan", rate),
+        ("GPU length threshold", threshold),
+        ("hit lists", f"{len(info.sources)} file(s)"),
+    ]
     parts += [
         "<h2>Run details</h2>",
-        _kv_table([
-            ("program", f"swgpu {_esc(__version__)} (report written {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')})"),
-            ("database", f"{_esc(db.path)}, version {_esc(db.version_tag)} (start of the SHA-256 of "
-                         f"{_esc(db.manifest['source']['path'])}), {len(db.chunks)} chunks"),
-            ("database size", f"{db.n_sequences:,} sequences, {db.n_residues:,} residues"),
-            ("scoring", f"{_esc(info.scoring.describe())}; a gap of length k costs open + k × extend"),
-            ("statistics", _esc(info.statistics)),
-            ("queries", f"{len(hits)} ({sum(len(q.query) for q in hits):,} residues)"),
-            ("hits kept per query", f"{info.top:,}"),
-            ("alignments", f"{len(flat):,} from {len(info.alignment_sources)} file(s)"),
-            ("search backend", _esc(", ".join(sorted(set(info.backends))) or "unknown")),
-            ("scan", rate),
-            ("GPU length threshold", "–" if info.threshold is None else f"{info.threshold:,} residues (longer subjects go to the intra-task kernel)"),
-            ("hit lists", f"{len(info.sources)} file(s)"),
-        ]),  # fmt: skip
+        _kv_table(details),
         _figure(_length_plot(db, info.threshold), "Database sequence lengths (log scale) and the GPU plan's inter/intra-task threshold."),
         "</body></html>\n",
     ]

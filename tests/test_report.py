@@ -19,7 +19,14 @@ from swgpu_core.database import Database
 from swgpu_core.errors import InputError
 from swgpu_core.fasta import read_fasta
 from swgpu_core.hitlist import load_hits, merge_hits
-from swgpu_core.report import accession_link, read_alignments, split_description
+from swgpu_core.report import (
+    RunInfo,
+    accession_link,
+    read_alignments,
+    render,
+    split_description,
+)
+from swgpu_core.scoring import Scoring
 
 TOP = 6
 
@@ -86,7 +93,7 @@ def test_links_and_whole_descriptions(run: dict) -> None:
 
 
 def test_pairwise_rows_wrap_at_60(run: dict) -> None:
-    blocks = re.findall(r"<pre>(.*?)</pre>", run["html"], re.S)
+    blocks = re.findall(r"<pre>(.*?)</pre>", run["html"], re.DOTALL)
     assert blocks
     rows = {(r["subject_id"], r["query_id"]): r for r in run["rows"]}
     for block in blocks:
@@ -175,3 +182,16 @@ def test_report_needs_alignments(bundled_db: Database, run: dict, capsys: pytest
     with pytest.raises(SystemExit) as exc:
         cli.main(["report", "--db", str(bundled_db.path), "--hits", *map(str, run["lists"]), "--out", str(run["tmp"] / "x.html")])
     assert exc.value.code == 2 and "--alignments" in capsys.readouterr().err and not (run["tmp"] / "x.html").exists()
+
+
+def test_report_without_evalues(run: dict, bundled_db: Database) -> None:
+    """A scoring system without statistics: one table per query ranked by score, nothing called significant."""
+    hits = merge_hits([load_hits(p) for p in run["lists"][:2]], bundled_db)
+    alignments = read_alignments(run["jsonl"][:1], bundled_db, hits)
+    for alns in alignments:
+        for a in alns:
+            a.evalue = a.bitscore = None
+    info = RunInfo(scoring=Scoring.protein("BLOSUM62", 11, 1), statistics="no E-values: none for this test")
+    text = render(bundled_db, hits, alignments, info)
+    assert "ranked by score (no E-values" in text and "significant hit" not in text and "E = 0.001" not in text
+    assert text.count("<pre>") == sum(min(len(a), 5) for a in alignments)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from ..database import Database
 from ..dbstats import default_threshold
@@ -49,7 +50,7 @@ def _threshold(path: str | None, db: Database) -> int:
     if path is None:
         return default_threshold(db)
     try:
-        plan = json.loads(open(path).read())
+        plan = json.loads(Path(path).read_text())
         return int(plan["plan"]["threshold"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise InputError(f"{path}: not a readable plan.json with a threshold ({exc})") from None
