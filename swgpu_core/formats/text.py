@@ -62,10 +62,13 @@ def alignment_from_record(record: dict, subject_index: int = -1) -> Alignment:
     a reader that knows it from the hit lists passes it as ``subject_index``. Raises
     ``KeyError`` or ``TypeError`` for a record that lacks a field.
     """
+    # Imported here: writing needs Alignment only as a type, so the module does not import align at load time.
+    from ..align.alignment import Alignment as Record
+
     values = {name: record[name] for name in _STORED}
     if not isinstance(values["qseq"], str) or not isinstance(values["score"], int):
         raise TypeError("qseq must be a string and score an integer")
-    return Alignment(subject_index=subject_index, **values)
+    return Record(subject_index=subject_index, **values)
 
 
 def write_jsonl(out: TextIO, alignments: Sequence[Sequence[Alignment]]) -> None:
