@@ -149,7 +149,7 @@ def test_errors_match_cpu(gpu, scoring):
 
 def test_uniprot_hits(gpu, scoring, tmp_path):
     """The top hits of real queries against uniprot20k, as ``swgpu search --align`` traces them."""
-    from swgpu_core.align import align_query_hits, get_traceback
+    from swgpu_core.align import align_query_hits
     from swgpu_core.backends.cpu import CpuBackend
     from swgpu_core.database import build_database
     from swgpu_core.fasta import read_sequences
@@ -161,7 +161,9 @@ def test_uniprot_hits(gpu, scoring, tmp_path):
     db = build_database(path, tmp_path / "u20k", show_progress=False)
     queries = read_sequences(DATA / "uniprot_queries500.fasta.gz")[:8] + read_sequences(DATA / "cudasw_queries.fasta")[:4]
     result = search(db, queries, scoring, CpuBackend(scoring), top=50, show_progress=False)
-    assert get_traceback("cuda") is gpu.traceback_pairs
+    from swgpu_core.engine import get_engine
+
+    assert get_engine("cuda").kind == "cuda"
     a = align_query_hits(db, result.hits, scoring, backend="cuda")
     b = align_query_hits(db, result.hits, scoring, backend="cpu")
     assert a.count == b.count > 500
