@@ -28,10 +28,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from swgpu_core.engine import get_engine  # noqa: E402
 from swgpu_core.long.endpoints import BandRule  # noqa: E402
 from swgpu_core.long.run import end_points, scan_sections  # noqa: E402
 from swgpu_core.long.sections import layout  # noqa: E402
-from swgpu_core.engine import get_engine  # noqa: E402
 from swgpu_core.scoring import Scoring  # noqa: E402
 
 

@@ -10,8 +10,8 @@ import pytest
 from Bio import SearchIO
 
 from swgpu_core.align import align_query_hits
-from swgpu_core.engine import get_engine
 from swgpu_core.database import Database
+from swgpu_core.engine import get_engine
 from swgpu_core.fasta import read_sequences
 from swgpu_core.formats import choose_format, write_alignments
 from swgpu_core.outfmt import parse_outfmt

@@ -13,11 +13,11 @@ import pytest
 from long_data import mutate, protein_pair, random_dna
 
 from swgpu_core.align.traceback import TracebackError
+from swgpu_core.engine import get_engine
 from swgpu_core.errors import InputError
 from swgpu_core.long.cpu_scan import scan_section
 from swgpu_core.long.endpoints import BandRule, EndPoint, merge, select
 from swgpu_core.long.sections import layout
-from swgpu_core.engine import get_engine
 from swgpu_core.scoring import Scoring
 
 pytestmark = pytest.mark.gpu

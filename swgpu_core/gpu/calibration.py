@@ -24,7 +24,6 @@ from ..plan import DeviceModel
 from ..scoring import Scoring
 from .kernels import INTER_SHAPES, INTRA_SHAPES, build_profile, kernel_source
 
-
 #: bumped when the model's constants change meaning, so cached calibrations are redone
 MODEL_VERSION = "2"
 
