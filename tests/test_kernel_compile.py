@@ -12,8 +12,12 @@ Skipped where nvcc is missing.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -83,3 +87,56 @@ def test_preprocessed_without_options_fails(tmp_path):
     assert done.returncode != 0 and "compile_options" in done.stderr
     with_options = subprocess.run([cxx, "-E", "-x", "c++", *kernel_abi.compile_options(), str(KERNELS / kernel_abi.HEADER)], capture_output=True, text=True)
     assert with_options.returncode == 0, with_options.stderr
+
+
+def _nvrtc() -> ctypes.CDLL | None:
+    """libnvrtc, where one is installed: ``$SWGPU_NVRTC``, the system's, or an ``nvidia-cuda-nvrtc`` wheel's."""
+    import site
+    import sys
+
+    candidates = [os.environ.get("SWGPU_NVRTC", ""), ctypes.util.find_library("nvrtc") or ""]
+    for base in [*site.getsitepackages(), *sys.path]:
+        candidates += sorted(str(p) for p in Path(base).glob("nvidia/*/lib/libnvrtc.so*") if "builtins" not in p.name and ".alt." not in p.name)
+    for path in filter(None, candidates):
+        try:
+            # NVRTC dlopens its builtins library by name: load the one beside it first
+            for builtins in sorted(Path(path).parent.glob("libnvrtc-builtins.so*")):
+                if ".alt." not in builtins.name:
+                    ctypes.CDLL(str(builtins), mode=ctypes.RTLD_GLOBAL)
+            return ctypes.CDLL(path)
+        except OSError:
+            continue
+    return None
+
+
+@pytest.mark.parametrize(
+    "source, names",
+    [
+        ("sw_scan.cu", [inst.split("void ", 1)[1].split("(", 1)[0] for inst in SCAN_INSTANCES]),
+        ("traceback.cu", [f"tb_{k}<{r}>" for k in ("ends", "region") for r in kernel_abi.TB_WARPS] + ["tb_walk"]),
+        ("sw_long.cu", ["sw_long<16,16,32>", "sw_long<16,28,8>"]),
+    ],
+)
+def test_nvrtc_compiles_what_cupy_compiles(source, names):
+    """The exact text and options CuPy hands NVRTC (``__CUDACC_RTC__``: the typedef prelude
+    of common.cuh, no include path), with the kernels' name expressions resolved."""
+    lib = _nvrtc()
+    if lib is None:
+        pytest.skip("libnvrtc not found (set SWGPU_NVRTC or install nvidia-cuda-nvrtc)")
+    prog = ctypes.c_void_p()
+    assert lib.nvrtcCreateProgram(ctypes.byref(prog), kernel_abi.kernel_source(source).encode(), source.encode(), 0, None, None) == 0
+    try:
+        for name in names:
+            assert lib.nvrtcAddNameExpression(prog, name.encode()) == 0
+        options = [o.encode() for o in ("-std=c++17", *kernel_abi.compile_options(), "--gpu-architecture=sm_90")]
+        result = lib.nvrtcCompileProgram(prog, len(options), (ctypes.c_char_p * len(options))(*options))
+        size = ctypes.c_size_t()
+        lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+        log = ctypes.create_string_buffer(size.value)
+        lib.nvrtcGetProgramLog(prog, log)
+        assert result == 0, log.value.decode()[-4000:]
+        for name in names:
+            lowered = ctypes.c_char_p()
+            assert lib.nvrtcGetLoweredName(prog, name.encode(), ctypes.byref(lowered)) == 0 and lowered.value, name
+    finally:
+        lib.nvrtcDestroyProgram(ctypes.byref(prog))
