@@ -30,7 +30,7 @@ from .errors import BackendUnavailable, InputError
 from .fasta import EncodedSequence, encoded_records
 from .scoring import Scoring
 from .search import QueryHits
-from .stats import KarlinAltschul
+from .significance import NO_STATISTICS, Statistics, hit_significance, pair_space
 
 
 class SubjectSet:
@@ -167,7 +167,9 @@ def pair_aligner(backend: str):
     return gpu.align_pairs, "cuda"
 
 
-def align_pair_set(pairs: PairSet, scoring: Scoring, backend: str = "auto", params: KarlinAltschul | None = None) -> tuple[list[QueryHits], list[list[Alignment]], str]:
+def align_pair_set(
+    pairs: PairSet, scoring: Scoring, backend: str = "auto", statistics: Statistics = NO_STATISTICS
+) -> tuple[list[QueryHits], list[list[Alignment]], str]:
     """One (hits, alignments) entry per pair, as the writers take them, and the backend used.
 
     A pair without a positive-scoring alignment has no hit and no alignment.
@@ -183,9 +185,7 @@ def align_pair_set(pairs: PairSet, scoring: Scoring, backend: str = "auto", para
             alignments.append([])
             continue
         aln = build_alignment(trace, query, subject, index, 1, scoring)
-        if params is not None:
-            aln.evalue = params.evalue(aln.score, len(query), len(subject), 1)
-            aln.bitscore = params.bitscore(aln.score)
+        aln.evalue, aln.bitscore = hit_significance(statistics, k, query, aln.score, len(subject), pair_space(len(subject)))
         hits.append(QueryHits(query, np.array([index], np.int64), np.array([aln.score], np.int32)))
         alignments.append([aln])
     return hits, alignments, used

@@ -23,15 +23,13 @@ import numpy as np
 
 from ..alphabet import DNA, PROTEIN
 from ..errors import InputError
-from ..formats import FORMATS, choose_format, write_alignments
 from ..long import endpoints
 from ..long.endpoints import DEFAULT_BAND_WIDTH, DEFAULT_TOP, BandRule
 from ..long.gpu_plan import parse_gpu_sections
-from ..long.run import TargetView, alignments, check_inputs, end_points, read_single, resolve_backend, scan_sections
+from ..long.run import check_inputs, end_points, read_single, resolve_backend, scan_sections
 from ..long.sections import layout, parse_section
-from ..outfmt import parse_outfmt
 from ..scoring import Scoring
-from ..search import QueryHits
+from ._options import add_output_arguments
 from .search import parse_index_list
 
 NAME = "align-long"
@@ -59,9 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--section", metavar="I/N", help="scan only section I (0-based) of N; use with --save-ends")
     parser.add_argument("--save-ends", metavar="PATH", help="save the scanned section's band end points (.npz) for a later --ends merge")
     parser.add_argument("--ends", nargs="+", metavar="NPZ", help="merge saved sections (all N of them) instead of scanning")
-    parser.add_argument("--out", help="alignment output, '-' for standard output (default '-', or none with --save-ends)")
-    parser.add_argument("--format", choices=FORMATS, help="output format (default: from the --out extension .sam .bam .jsonl .txt, else tsv)")
-    parser.add_argument("--outfmt", default=DEFAULT_OUTFMT, help="BLAST tabular format and fields for tsv output (default '%(default)s')")
+    add_output_arguments(parser, out_help="alignment output (table, .sam, .bam, .jsonl, .txt), '-' for standard output (default '-', or none with --save-ends)", outfmt=DEFAULT_OUTFMT)
     parser.add_argument("--threads", type=int, default=0, help="CPU threads for a CPU traceback (default: all cores)")
     parser.add_argument("--quiet", action="store_true", help="no summary on stderr")
 
@@ -77,6 +73,9 @@ def _checksum(codes: np.ndarray) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..api import long_results
+    from ..formats import plan_output, write_output
+
     if args.top < 1:
         raise InputError(f"--top must be >= 1 (got {args.top})")
     if args.section and not args.save_ends:
@@ -84,8 +83,7 @@ def run(args: argparse.Namespace) -> int:
     if args.ends and (args.section or args.save_ends):
         raise InputError("--ends merges saved sections: it takes neither --section nor --save-ends")
     out = args.out if args.out is not None else (None if args.save_ends else "-")
-    kind = choose_format(out, args.format) if out else None
-    table = parse_outfmt(args.outfmt) if kind == "tsv" else None
+    output = plan_output(out, args.format, args.outfmt) if out else None
     devices = parse_index_list(args.devices, "--devices") if args.devices else [0]
     gpu_sections = parse_gpu_sections(args.gpu_sections)
     scoring = scoring_of(args)
@@ -129,12 +127,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     ends = end_points(found, rule, args.top)
     # with --ends the scan backend is 'saved': the traceback still picks its own
-    alns = alignments(query, target, ends, scoring, args.max_alignment_length, args.threads, resolve_backend(args.backend))
-    hits = [QueryHits(query, np.zeros(len(alns), np.int64), np.array([a.score for a in alns], np.int32))]
-    view = TargetView(args.target, target, alphabet)
-    write_alignments(out, kind, view, hits, [alns], table=table, scoring=scoring.describe(), program="swgpu align-long")
+    results = long_results(query, target, args.target, ends, scoring, args.max_alignment_length, args.threads, resolve_backend(args.backend))
+    write_output(output, results)
     if not args.quiet:
-        print(f"swgpu align-long: {len(alns)} alignments in {time.perf_counter() - started:.2f} s ({kind})", file=sys.stderr)
+        print(f"swgpu align-long: {len(results.alignments[0])} alignments in {time.perf_counter() - started:.2f} s ({output.kind})", file=sys.stderr)
     return 0
 
 
