@@ -1,0 +1,169 @@
+"""The public API and the one output path: the docs example runs, E-values cost no traceback,
+every command writes through one writer, Biopython and pysam read what the tool writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pysam
+import pytest
+from Bio import SearchIO
+
+import swgpu_core as sw
+from swgpu_core.align import hits as align_hits_module
+from swgpu_core.database import Database
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_docs_example_runs() -> None:
+    """The example of docs/api.md, run as a user would, from the repository root."""
+    code = re.search(r"```python\n(.*?)```", (ROOT / "docs" / "api.md").read_text(), re.S).group(1)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-1] == "True True" and len(lines) > 3
+    assert all(float(line.split("\tE ")[1].split("\t")[0]) <= 1e-5 for line in lines[:-1])
+
+
+def test_import_is_cheap_and_names_are_public() -> None:
+    code = (
+        "import sys, swgpu_core as sw; heavy = [m for m in ('numba', 'cupy', 'pysam', 'matplotlib') if m in sys.modules];"
+        "import swgpu_core.search, swgpu_core.align; print(heavy, callable(sw.search), callable(sw.align), sw.Alignment.__name__)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    assert out.strip() == "[] True True Alignment"
+    assert (ROOT / "swgpu_core" / "py.typed").is_file()
+    for name in sw.__all__:
+        assert getattr(sw, name) is not None
+
+
+@pytest.fixture
+def tracebacks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Pairs traced, per traceback call (the one traceback call site is align.hits.get_traceback)."""
+    calls: list[int] = []
+    real = align_hits_module.get_traceback
+
+    def counting(backend: str):
+        fn = real(backend)
+
+        def traced(tasks, scoring):
+            calls.append(len(tasks))
+            return fn(tasks, scoring)
+
+        return traced
+
+    monkeypatch.setattr(align_hits_module, "get_traceback", counting)
+    return calls
+
+
+@pytest.fixture(scope="module")
+def saved(bundled_db: Database, resources: Path, tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    from swgpu_core import cli
+
+    out = tmp_path_factory.mktemp("saved")
+    parts = []
+    for k, chunks in enumerate(["0-1", f"2-{len(bundled_db.chunks) - 1}"]):
+        parts.append(out / f"p{k}.npz")
+        args = ["search", "--db", str(bundled_db.path), "--query", str(resources / "queries.fasta"), "--backend", "cpu"]
+        assert cli.main([*args, "--top", "20", "--quiet", "--chunks", chunks, "--save-hits", str(parts[-1])]) == 0
+    return parts
+
+
+def test_evalues_cost_no_traceback(bundled_db: Database, resources: Path, saved: list[Path], swgpu, tracebacks: list[int]) -> None:
+    fields = "6 qseqid sseqid evalue bitscore"
+    rc, out, err = swgpu("merge", *saved, "--db", bundled_db.path, "--outfmt", fields)
+    assert rc == 0, err
+    rows = [line.split("\t") for line in out.splitlines()]
+    assert rows and all(float(r[2]) <= 10 for r in rows) and tracebacks == []
+    common = ("--db", bundled_db.path, "--query", resources / "queries.fasta", "--backend", "cpu", "--top", "20", "--quiet")
+    rc, out, err = swgpu("search", *common, "--evalue", "1e-5", "--outfmt", fields)
+    assert rc == 0, err
+    assert out and all(float(line.split("\t")[2]) <= 1e-5 for line in out.splitlines()) and tracebacks == []
+    # the same E-values as the traced alignments carry, and a field that needs alignments does trace
+    rc, traced, err = swgpu("search", *common, "--evalue", "1e-5", "--outfmt", "6 qseqid sseqid evalue bitscore pident")
+    assert rc == 0, err
+    assert [line.rsplit("\t", 1)[0] for line in traced.splitlines()] == out.splitlines()
+    assert sum(tracebacks) == len(out.splitlines())
+
+
+def test_search_writes_bam_sam_jsonl(bundled_db: Database, resources: Path, swgpu, tmp_path: Path) -> None:
+    common = ("--db", bundled_db.path, "--query", resources / "queries.fasta", "--backend", "cpu", "--top", "5", "--quiet")
+    rc, table, err = swgpu("search", *common, "--outfmt", "6 qseqid sseqid score")
+    assert rc == 0, err
+    for name in ("hits.bam", "hits.sam"):
+        rc, _, err = swgpu("search", *common, "--out", tmp_path / name)
+        assert rc == 0, err
+        with pysam.AlignmentFile(str(tmp_path / name)) as fh:
+            got = sorted((r.query_name, r.reference_name, r.get_tag("AS")) for r in fh if not r.is_unmapped)
+        want = sorted((q, s, int(sc)) for q, s, sc in (line.split("\t") for line in table.splitlines()))
+        assert got == want
+    rc, _, err = swgpu("search", *common, "--out", tmp_path / "x.tsv", "--format", "jsonl")
+    assert rc == 0, err
+    assert len([json.loads(line) for line in (tmp_path / "x.tsv").read_text().splitlines()]) == len(table.splitlines())
+
+
+def test_align_writes_several_outputs_from_one_traceback(bundled_db: Database, saved: list[Path], swgpu, tmp_path: Path, tracebacks: list[int]) -> None:
+    outs = [tmp_path / "a.tsv", tmp_path / "a.bam", tmp_path / "a.jsonl", tmp_path / "a.txt"]
+    rc, _, err = swgpu("align", "--db", bundled_db.path, "--hits", *saved, "--align", "3", "--out", *outs, "--outfmt", "7 std", "--backend", "cpu")
+    assert rc == 0, err
+    assert len(tracebacks) == 1  # one traceback, four files
+    n = tracebacks[0]
+    assert sum(1 for line in outs[0].read_text().splitlines() if not line.startswith("#")) == n
+    with pysam.AlignmentFile(str(outs[1])) as fh:
+        assert sum(1 for r in fh if not r.is_unmapped) == n
+    assert len(outs[2].read_text().splitlines()) == n and outs[3].read_text().count(" Score = ") == n
+    rc, _, err = swgpu("align", "--db", bundled_db.path, "--hits", *saved, "--out", outs[0], outs[0])
+    assert rc == 2 and "twice" in err
+
+
+def _searchio(path: Path, fields: str) -> list:
+    kind, names = fields.split(" ", 1)
+    if kind == "7":
+        return list(SearchIO.parse(str(path), "blast-tab", comments=True))
+    expanded = names.replace("std", " ".join(sw.STANDARD_FIELDS))
+    return list(SearchIO.parse(str(path), "blast-tab", fields=expanded.split()))
+
+
+@pytest.mark.parametrize(
+    "fields", ["6 std", "7 std", "6 qseqid sseqid evalue bitscore score", "7 qaccver sacc stitle slen qlen evalue bitscore pident length"]
+)
+def test_searchio_reads_every_table(bundled_db: Database, resources: Path, saved: list[Path], swgpu, tmp_path: Path, fields: str) -> None:
+    path = tmp_path / "t.tsv"
+    for command in (("merge", *saved, "--db", bundled_db.path), ("align", "--db", bundled_db.path, "--hits", *saved, "--backend", "cpu")):
+        rc, _, err = swgpu(*command, "--outfmt", fields, "--out", path)
+        assert rc == 0, err
+        qresults = _searchio(path, fields)
+        assert len(qresults) == 5 and sum(len(q) for q in qresults) > 5
+        for q in qresults:
+            assert all(hsp.evalue <= 10 for hit in q for hsp in hit.hsps)
+        text = path.read_text()
+        if fields.startswith("7"):
+            assert text.startswith("# BLASTP ") and "# Query: " in text and f"# Database: {bundled_db.path}" in text
+            assert "# Fields: " in text and " hits found" in text and text.endswith("# BLAST processed 5 queries\n")
+        assert "*" not in text
+
+
+def test_tabs_in_headers_stay_in_their_column(tmp_path: Path, swgpu) -> None:
+    fasta = tmp_path / "t.fasta"
+    fasta.write_text(">sp|P1|A_HUMAN first\tsecond\tthird\nMKVLAAGIVGLLLAAGCSSSKEETAPVVAQHWWKLLPQ\n>b\tdesc\nMKVLAAGIVGLLLAAGCSSSKEETAPVVAQ\n")
+    assert swgpu("makedb", fasta, tmp_path / "db", "--quiet")[0] == 0
+    rc, out, err = swgpu("search", "--db", tmp_path / "db", "--query", fasta, "--backend", "cpu", "--quiet", "--outfmt", "6 qseqid qtitle sseqid stitle score evalue")
+    assert rc == 0, err
+    rows = [line.split("\t") for line in out.splitlines()]
+    assert rows and all(len(r) == 6 for r in rows)
+    assert ["sp|P1|A_HUMAN", "sp|P1|A_HUMAN first second third", "sp|P1|A_HUMAN", "first second third"] == rows[0][:4]
+
+
+def test_library_takes_plain_values() -> None:
+    """No argparse in the library: only command modules may import it."""
+    for path in (ROOT / "swgpu_core").rglob("*.py"):
+        if "commands" in path.parts or path.name == "cli.py":
+            continue
+        assert "argparse" not in path.read_text(), path
