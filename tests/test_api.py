@@ -167,3 +167,27 @@ def test_library_takes_plain_values() -> None:
         if "commands" in path.parts or path.name == "cli.py":
             continue
         assert "argparse" not in path.read_text(), path
+
+
+def test_pairs_and_align_long_through_the_api(tmp_path: Path) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    target = "".join(rng.choice(list("ACGT"), 5000))
+    query = target[1200:1500]
+    (tmp_path / "q.fa").write_text(f">q\n{query}\n")
+    (tmp_path / "t.fa").write_text(f">t long target\n{target}\n")
+    long = sw.align_long(tmp_path / "q.fa", tmp_path / "t.fa", sw.Scoring.nucleotide(), top=1, backend="cpu")
+    best = long.alignments[0]
+    assert (best.sstart, best.send, best.score) == (1201, 1500, 5 * 300)
+    sw.write_results(tmp_path / "long.sam", long.results)
+    with pysam.AlignmentFile(str(tmp_path / "long.sam")) as fh:
+        assert [r.reference_start for r in fh] == [1200]
+
+    (tmp_path / "a.fa").write_text(">a\nMKVLAAGIVGLLLAAGCSSSKEETAPVVAQ\n>b\nMKVLAAGIVG\n")
+    (tmp_path / "b.fa").write_text(">x\nMKVLAAGIVGLLLAAGCSSSKEETAPVVAQ\n>y\nWWWWWWWWWW\n")
+    scoring = sw.Scoring.protein()
+    results, backend = sw.align_pairs(sw.fasta_pairs(tmp_path / "a.fa", tmp_path / "b.fa"), scoring, backend="cpu", statistics=sw.statistics(scoring))
+    sw.write_results(tmp_path / "pairs.tsv", results, outfmt="6 qseqid sseqid score evalue")
+    rows = [line.split("\t") for line in (tmp_path / "pairs.tsv").read_text().splitlines()]
+    assert backend == "cpu" and rows[0][:2] == ["a", "x"] and float(rows[0][3]) < 1e-5
