@@ -24,8 +24,13 @@ __all__ = [
     "statistics", "table_pairs", "write_results",
 ]  # fmt: skip
 
-if TYPE_CHECKING:
-    from .api import *  # noqa: F403
+if TYPE_CHECKING:  # for type checkers; at run time __getattr__ loads them
+    from .api import (
+        DEFAULT_CHUNK_RESIDUES, DEFAULT_MAX_EVALUE, DEFAULT_OUTFMT, DNA, FIELDS, FORMATS, NO_STATISTICS, PROTEIN, STANDARD_FIELDS,
+        AlignedHits, Alignment, Alphabet, Database, EncodedSequence, LongResult, PairSet, QueryHits, Results, Scoring, SearchResult,
+        Statistics, align, align_long, align_pairs, build_database, choose_format, fasta_pairs, filter_hits, hit_significance,
+        open_database, parse_outfmt, read_queries, search, select_hits, statistics, table_pairs, write_results,
+    )  # fmt: skip
 
 
 def __getattr__(name: str) -> object:

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from .align import AlignedHits, Alignment
     from .pairs import PairSet
 
-__all__ = [
+__all__ = [  # the package's __all__ (swgpu_core/__init__.py) is the same list: tests/test_api.py checks it
     "DEFAULT_CHUNK_RESIDUES", "DEFAULT_MAX_EVALUE", "DEFAULT_OUTFMT", "DNA", "FIELDS", "FORMATS", "NO_STATISTICS", "PROTEIN",
     "STANDARD_FIELDS", "AlignedHits", "Alignment", "Alphabet", "Database", "EncodedSequence", "LongResult", "PairSet", "QueryHits",
     "Results", "Scoring", "SearchResult", "Statistics", "align", "align_long", "align_pairs", "build_database", "choose_format",

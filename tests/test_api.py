@@ -40,8 +40,11 @@ def test_import_is_cheap_and_names_are_public() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
     assert out.strip() == "[] True True Alignment"
     assert (ROOT / "swgpu_core" / "py.typed").is_file()
+    from swgpu_core import api
+
+    assert sw.__all__ == api.__all__
     for name in sw.__all__:
-        assert getattr(sw, name) is not None
+        assert getattr(sw, name) is getattr(api, name)
 
 
 @pytest.fixture
