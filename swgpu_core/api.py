@@ -29,6 +29,7 @@ import numpy as np
 
 from .alphabet import DNA, PROTEIN, Alphabet
 from .database import DEFAULT_CHUNK_RESIDUES, Database
+from .errors import InputError
 from .fasta import EncodedSequence
 from .formats import FORMATS, Results, choose_format, write_results
 from .outfmt import DEFAULT_OUTFMT, FIELDS, STANDARD_FIELDS, parse_outfmt
@@ -42,10 +43,10 @@ if TYPE_CHECKING:
 
 __all__ = [  # the package's __all__ (swgpu_core/__init__.py) is the same list: tests/test_api.py checks it
     "DEFAULT_CHUNK_RESIDUES", "DEFAULT_MAX_EVALUE", "DEFAULT_OUTFMT", "DNA", "FIELDS", "FORMATS", "NO_STATISTICS", "PROTEIN",
-    "STANDARD_FIELDS", "AlignedHits", "Alignment", "Alphabet", "Database", "EncodedSequence", "LongResult", "PairSet", "QueryHits",
+    "STANDARD_FIELDS", "AlignedHits", "Alignment", "Alphabet", "Database", "EncodedSequence", "LongResult", "LongScan", "PairSet", "QueryHits",
     "Results", "Scoring", "SearchResult", "Statistics", "align", "align_long", "align_pairs", "build_database", "choose_format",
-    "fasta_pairs", "filter_hits", "hit_significance", "open_database", "parse_outfmt", "read_queries", "search", "select_hits",
-    "statistics", "table_pairs", "write_results",
+    "fasta_pairs", "filter_hits", "hit_significance", "open_database", "parse_outfmt", "read_queries", "read_sequence", "scan_long", "search",
+    "select_hits", "statistics", "table_pairs", "trace_long", "write_results",
 ]  # fmt: skip
 
 
@@ -93,7 +94,6 @@ def search(
     ``memory_budget`` (bytes of GPU memory per device) tune the backends.
     """
     from .backends import get_backend
-    from .errors import InputError
     from .search import search as run_search
 
     if top < 1:
@@ -162,17 +162,100 @@ def align_pairs(pairs: PairSet, scoring: Scoring, *, backend: str = "auto", stat
 
 
 @dataclass
+class LongScan:
+    """The band end points of an align-long scan (one :class:`~swgpu_core.long.endpoints.BandKeys` per section) and its numbers."""
+
+    found: list
+    backend: str
+    seconds: float  # the slowest section's
+    cells: int  # cells the sections own (each cell once)
+    extra_cells: int  # cells scanned twice where sections overlap
+    parts: int  # GPU parts per section (1 on the CPU)
+    sections: list
+
+
+@dataclass
 class LongResult:
-    """The alignments of :func:`align_long`, best first, and the scan's numbers."""
+    """The alignments of :func:`align_long`, best first, and the scan that found them."""
 
     results: Results
-    backend: str
-    cells: int
-    scan_seconds: float
+    scan: LongScan
 
     @property
     def alignments(self) -> list[Alignment]:
         return list(self.results.alignments[0])
+
+
+def read_sequence(path: str | os.PathLike, alphabet: Alphabet, what: str = "sequence") -> EncodedSequence:
+    """The single record of a FASTA file (``what`` names it in errors: a second record is refused)."""
+    from .long.run import read_single
+
+    return read_single(path, alphabet, what)
+
+
+def scan_long(
+    query: EncodedSequence,
+    target: EncodedSequence,
+    scoring: Scoring,
+    *,
+    band_width: int | None = None,
+    max_alignment_length: int = 10_000,
+    backend: str = "auto",
+    devices: Sequence[int] = (0,),
+    gpu_sections: int | None = None,
+    section: tuple[int, int] | None = None,
+) -> LongScan:
+    """The exact scan of align-long: the best end point of every diagonal band.
+
+    The target is cut into sections overlapping by ``max_alignment_length``: one per device
+    on the GPU (one on the CPU), or, with ``section=(i, n)``, only section ``i`` of ``n``
+    (for scans spread over processes and merged by :func:`trace_long`).
+    """
+    from .long.endpoints import DEFAULT_BAND_WIDTH, BandRule
+    from .long.run import check_inputs, resolve_backend, scan_sections
+    from .long.sections import layout
+
+    rule = BandRule(len(query), DEFAULT_BAND_WIDTH if band_width is None else band_width)
+    check_inputs(query, target, scoring, rule)
+    used = resolve_backend(backend)
+    if section is not None:
+        index, count = section
+        sections = [layout(len(target), count, max_alignment_length)[index]]
+    else:
+        sections = layout(len(target), len(devices) if used == "cuda" else 1, max_alignment_length)
+    scanned = scan_sections(query.codes, target.codes, sections, rule, scoring, used, list(devices), gpu_sections)
+    cells = sum(r.owned_cells for r in scanned)
+    return LongScan(
+        [r.found for r in scanned], used, max(r.seconds for r in scanned), cells, sum(r.cells for r in scanned) - cells,
+        max(r.parts for r in scanned), sections,
+    )  # fmt: skip
+
+
+def trace_long(
+    query: EncodedSequence,
+    target: EncodedSequence,
+    found: Sequence,
+    scoring: Scoring,
+    *,
+    top: int = 10,
+    band_width: int | None = None,
+    max_alignment_length: int = 10_000,
+    backend: str = "auto",
+    threads: int = 0,
+    target_path: str = "-",
+) -> Results:
+    """The ``top`` best distinct end points of scanned sections (``found``, every section once), traced into alignments.
+
+    The target is the writers' one-sequence database (``target_path`` names it in headers).
+    """
+    from .long.endpoints import DEFAULT_BAND_WIDTH, BandRule
+    from .long.run import end_points, resolve_backend
+
+    if top < 1:
+        raise InputError(f"--top must be >= 1 (got {top})")
+    rule = BandRule(len(query), DEFAULT_BAND_WIDTH if band_width is None else band_width)
+    ends = end_points(list(found), rule, top)
+    return long_results(query, target, target_path, ends, scoring, max_alignment_length, threads, resolve_backend(backend))
 
 
 def align_long(
@@ -190,28 +273,24 @@ def align_long(
 ) -> LongResult:
     """One long query against one long target: the ``top`` best distinct local alignments.
 
-    ``query``/``target`` are records or one-record FASTA paths (alphabet of ``scoring``).
-    The target is cut into one section per device (``max_alignment_length`` overlap); see
-    ``docs/align_long.md`` for the end-point rule and ``band_width``.
+    ``query``/``target`` are records or one-record FASTA paths (alphabet of ``scoring``);
+    :func:`scan_long` then :func:`trace_long`. See ``docs/align_long.md`` for the
+    end-point rule and ``band_width``.
     """
-    from .long.endpoints import DEFAULT_BAND_WIDTH, BandRule
-    from .long.run import check_inputs, end_points, read_single, resolve_backend, scan_sections
-    from .long.sections import layout
-
-    alphabet = scoring.alphabet
     target_path = os.fspath(target) if isinstance(target, (str, os.PathLike)) else "-"
     if isinstance(query, (str, os.PathLike)):
-        query = read_single(query, alphabet, "query")
+        query = read_sequence(query, scoring.alphabet, "query")
     if isinstance(target, (str, os.PathLike)):
-        target = read_single(target, alphabet, "target")
-    rule = BandRule(len(query), DEFAULT_BAND_WIDTH if band_width is None else band_width)
-    check_inputs(query, target, scoring, rule)
-    used = resolve_backend(backend)
-    sections = layout(len(target), len(devices) if used == "cuda" else 1, max_alignment_length)
-    scanned = scan_sections(query.codes, target.codes, sections, rule, scoring, used, list(devices), gpu_sections)
-    ends = end_points([r.found for r in scanned], rule, top)
-    results = long_results(query, target, target_path, ends, scoring, max_alignment_length, threads, used)
-    return LongResult(results, used, sum(r.owned_cells for r in scanned), max(r.seconds for r in scanned))
+        target = read_sequence(target, scoring.alphabet, "target")
+    scan = scan_long(
+        query, target, scoring, band_width=band_width, max_alignment_length=max_alignment_length, backend=backend, devices=devices,
+        gpu_sections=gpu_sections,
+    )  # fmt: skip
+    results = trace_long(
+        query, target, scan.found, scoring, top=top, band_width=band_width, max_alignment_length=max_alignment_length,
+        backend=scan.backend, threads=threads, target_path=target_path,
+    )  # fmt: skip
+    return LongResult(results, scan)
 
 
 def long_results(
