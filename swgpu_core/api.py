@@ -94,14 +94,10 @@ def search(
     ``memory_budget`` (bytes of GPU memory per device) tune the backends.
     """
     from .backends import get_backend
+    from .search import check_search_options
     from .search import search as run_search
 
-    if top < 1:
-        raise InputError(f"--top must be at least 1 (got {top})")
-    if threads < 0:
-        raise InputError(f"--threads must be 0 (all cores) or more (got {threads})")
-    if threshold is not None and threshold < 1:
-        raise InputError(f"--threshold must be at least 1 (got {threshold})")
+    check_search_options(top, threads, threshold)
     scoring = scoring if scoring is not None else Scoring.protein()
     if isinstance(queries, (str, os.PathLike)):
         queries = read_queries(queries, db.alphabet)

@@ -74,17 +74,24 @@ def evalue_cutoff(args: argparse.Namespace, stats) -> float | None:
     return args.evalue
 
 
-def report_hits(args: argparse.Namespace, db, hits: Sequence, scoring, outputs: Sequence, *, program: str, backend: str = "cpu"):
+def hit_options(args: argparse.Namespace, scoring) -> tuple:
+    """The statistics and the E-value cutoff of the options, checked before any scan or traceback."""
+    stats = statistics_of(args, scoring)
+    return stats, evalue_cutoff(args, stats)
+
+
+def report_hits(args: argparse.Namespace, db, hits: Sequence, scoring, outputs: Sequence, *, program: str, backend: str = "cpu", options: tuple | None = None):
     """Select the hits the options ask for (E-value, count; from scores), trace them only when an output needs alignments.
 
+    ``options``: what :func:`hit_options` returned, when the command asked before its scan.
     Returns the :class:`~swgpu_core.formats.Results` every output is written from, and the
     traceback's :class:`~swgpu_core.align.AlignedHits` (None without traceback).
     """
     from .. import api
     from ..formats import needs_alignments
 
-    stats = statistics_of(args, scoring)
-    selected = api.select_hits(db, hits, stats, max_evalue=evalue_cutoff(args, stats), limit=args.align)
+    stats, cutoff = options if options is not None else hit_options(args, scoring)
+    selected = api.select_hits(db, hits, stats, max_evalue=cutoff, limit=args.align)
     aligned = api.align(db, selected, scoring, backend=backend, statistics=stats) if needs_alignments(outputs) else None
     results = api.Results(db, selected, aligned.alignments if aligned else None, stats, scoring.describe(), program, stats.description)
     return results, aligned

@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from ..errors import InputError
-from ._options import add_alignment_arguments, add_output_arguments, check_alignment_arguments, report_hits
+from ._options import add_alignment_arguments, add_output_arguments, check_alignment_arguments, hit_options, report_hits
 
 NAME = "search"
 HELP = "search protein queries against a database; exact Smith-Waterman scores, top hits per query"
@@ -78,8 +78,9 @@ def parse_size(spec: str, option: str) -> int:
 
 
 def check_top(top: int) -> None:
-    if top < 1:
-        raise InputError(f"--top must be at least 1 (got {top})")
+    from ..search import check_search_options
+
+    check_search_options(top)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -87,16 +88,14 @@ def run(args: argparse.Namespace) -> int:
     from ..formats import plan_output, write_output
     from ..hitlist import save_hits
     from ..scoring import Scoring
+    from ..search import check_search_options
 
     out = args.out if args.out is not None else (None if args.save_hits else "-")
     output = plan_output(out, args.format, args.outfmt) if out is not None else None
-    check_top(args.top)
+    check_search_options(args.top, args.threads, args.threshold)
     check_alignment_arguments(args)
-    if args.threads < 0:
-        raise InputError(f"--threads must be 0 (all cores) or more (got {args.threads})")
-    if args.threshold is not None and args.threshold < 1:
-        raise InputError(f"--threshold must be at least 1 (got {args.threshold})")
     scoring = Scoring.protein(args.matrix, args.gap_open, args.gap_extend)
+    options = hit_options(args, scoring) if output is not None else None
     db = api.open_database(args.db)
     chunks = parse_index_list(args.chunks, "--chunks", len(db.chunks)) if args.chunks else None
     devices = parse_index_list(args.devices, "--devices") if args.devices else None
@@ -110,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         save_hits(args.save_hits, result, args.top, chunks if chunks is not None else list(range(len(db.chunks))))
     if output is not None:
         backend = "auto" if result.backend == "cuda" else "cpu"
-        results, _ = report_hits(args, db, result.hits, scoring, [output], program="swgpu search", backend=backend)
+        results, _ = report_hits(args, db, result.hits, scoring, [output], program="swgpu search", backend=backend, options=options)
         write_output(output, results)
     if not args.quiet:
         print(
