@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -194,3 +195,35 @@ def test_pairs_and_align_long_through_the_api(tmp_path: Path) -> None:
     sw.write_results(tmp_path / "pairs.tsv", results, outfmt="6 qseqid sseqid score evalue")
     rows = [line.split("\t") for line in (tmp_path / "pairs.tsv").read_text().splitlines()]
     assert backend == "cpu" and rows[0][:2] == ["a", "x"] and float(rows[0][3]) < 1e-5
+
+
+@pytest.mark.skipif(not (shutil.which("blastp") and shutil.which("makeblastdb")), reason="NCBI BLAST+ not installed")
+def test_std_tables_match_blastp(resources: Path, tmp_path: Path, swgpu) -> None:
+    """Ids, titles and the format 7 comment lines as blastp 2.12 writes them (against a -parse_seqids database)."""
+    import gzip
+
+    records = gzip.open(resources / "db.fasta.gz", "rt").read().split(">")[1:301]
+    fasta = tmp_path / "db.fasta"
+    fasta.write_text("".join(">" + r for r in records))
+    queries = tmp_path / "q.fasta"
+    queries.write_text("".join(">" + r for r in records[:3]))
+    subprocess.run(["makeblastdb", "-in", fasta, "-dbtype", "prot", "-parse_seqids", "-out", tmp_path / "bdb"], check=True, capture_output=True)
+    assert swgpu("makedb", fasta, tmp_path / "sdb", "--quiet")[0] == 0
+    fields = "7 std qseqid sseqid qacc sacc stitle slen qlen"
+    blast = subprocess.run(
+        ["blastp", "-query", queries, "-db", tmp_path / "bdb", "-outfmt", fields, "-comp_based_stats", "0", "-seg", "no", "-max_target_seqs", "1"],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    rc, ours, err = swgpu("search", "--db", tmp_path / "sdb", "--query", queries, "--backend", "cpu", "--top", "1", "--quiet", "--outfmt", fields)
+    assert rc == 0, err
+
+    def comments(text: str) -> list[str]:
+        return [line for line in text.splitlines() if line.startswith(("# Query:", "# Fields:")) or line.endswith("hits found")]
+
+    def ids(text: str) -> list[list[str]]:  # the self hits: every column but the alignment numbers, E-value and bit score
+        rows = [line.split("\t") for line in text.splitlines() if not line.startswith("#")]
+        return [r[:2] + r[12:] for r in rows]
+
+    assert len(ids(ours)) == 3 and comments(ours) == comments(blast)
+    assert ids(ours) == ids(blast)
+    assert ours.splitlines()[-1] == blast.splitlines()[-1] == "# BLAST processed 3 queries"
