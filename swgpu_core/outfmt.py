@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, TextIO
 
 from . import __version__
@@ -57,9 +58,9 @@ class Hit:
     def subject_length(self) -> int:
         return int(self.db.lengths[self.subject])
 
-    @property
+    @cached_property
     def significance(self) -> tuple[float | None, float | None]:
-        """(E-value, bit score), from the score alone."""
+        """(E-value, bit score), from the score alone (once per hit, for both columns)."""
         return hit_significance(self.statistics, self.query_index, self.query, self.score, self.subject_length, self.space)
 
 
