@@ -227,3 +227,25 @@ def test_std_tables_match_blastp(resources: Path, tmp_path: Path, swgpu) -> None
     assert len(ids(ours)) == 3 and comments(ours) == comments(blast)
     assert ids(ours) == ids(blast)
     assert ours.splitlines()[-1] == blast.splitlines()[-1] == "# BLAST processed 3 queries"
+
+
+@pytest.mark.gpu
+def test_gpu_api_and_commands_equal_cpu(bundled_db: Database, resources: Path, swgpu, tmp_path: Path) -> None:
+    """The API on CUDA gives the CPU's hits, alignments and files (search, align, every writer)."""
+    scoring = sw.Scoring.protein()
+    stats = sw.statistics(scoring)
+    by = {}
+    for backend in ("cpu", "cuda"):
+        result = sw.search(bundled_db, resources / "queries.fasta", scoring, backend=backend, top=10)
+        assert result.backend == backend
+        hits = sw.select_hits(bundled_db, result.hits, stats)
+        aligned = sw.align(bundled_db, hits, scoring, backend=backend, statistics=stats)
+        results = sw.Results(bundled_db, hits, aligned.alignments, stats, scoring.describe())
+        for name in ("t.tsv", "t.jsonl"):
+            sw.write_results(tmp_path / f"{backend}-{name}", results)
+        by[backend] = [(tmp_path / f"{backend}-{name}").read_text() for name in ("t.tsv", "t.jsonl")]
+        rc, _, err = swgpu("search", "--db", bundled_db.path, "--query", resources / "queries.fasta", "--backend", backend, "--top", "10",
+                           "--quiet", "--out", tmp_path / f"{backend}.sam")  # fmt: skip
+        assert rc == 0, err
+    assert by["cpu"] == by["cuda"]
+    assert (tmp_path / "cpu.sam").read_text() == (tmp_path / "cuda.sam").read_text()
