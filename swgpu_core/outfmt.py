@@ -33,6 +33,7 @@ from .significance import SearchSpace, Statistics, hit_significance, pair_space
 if TYPE_CHECKING:
     from .align import Alignment
     from .fasta import EncodedSequence
+    from .formats import Subjects
     from .search import QueryHits
 
 
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 class Hit:
     """One query-subject pair as the output sees it."""
 
-    db: object  # a Database, or anything with header(i), lengths, n_residues, n_sequences
+    db: Subjects  # a Database, pairs' subjects or align-long's target
     query: EncodedSequence
     query_index: int
     subject: int  # sorted-numbering database index
@@ -214,7 +215,7 @@ def parse_outfmt(spec: str) -> OutFormat:
 def write_table(
     out: TextIO,
     fmt: OutFormat,
-    db: object,
+    db: Subjects,
     hits: Sequence[QueryHits],
     statistics: Statistics,
     *,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ..atomic import atomic_output
 from ..errors import InputError
@@ -21,11 +21,37 @@ from ..outfmt import DEFAULT_OUTFMT, OutFormat, parse_outfmt, write_table
 from ..significance import NO_STATISTICS, Statistics
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ..align import Alignment
     from ..search import QueryHits
 
 FORMATS = ("tsv", "sam", "bam", "jsonl", "pairwise")
 _EXTENSIONS = {".sam": "sam", ".bam": "bam", ".jsonl": "jsonl", ".json": "jsonl", ".txt": "pairwise", ".pairwise": "pairwise"}
+
+
+class Subjects(Protocol):
+    """What the writers ask of the sequences hits point into: a :class:`~swgpu_core.database.Database`,
+    the subjects of pairs (:class:`~swgpu_core.pairs.SubjectSet`) or align-long's target (:class:`~swgpu_core.long.run.TargetView`)."""
+
+    path: object
+    version_tag: str
+
+    @property
+    def lengths(self) -> np.ndarray: ...
+
+    @property
+    def order(self) -> np.ndarray: ...
+
+    @property
+    def n_residues(self) -> int: ...
+
+    @property
+    def n_sequences(self) -> int: ...
+
+    def header(self, i: int) -> tuple[str, str]: ...
+
+    def seq_id(self, i: int) -> str: ...
 
 
 @dataclass
@@ -38,7 +64,7 @@ class Results:
     ``hits[q]``'s k-th hit. ``each_pair_alone``: each hit is its own search space (pairs).
     """
 
-    db: object
+    db: Subjects
     hits: Sequence[QueryHits]
     alignments: Sequence[Sequence[Alignment]] | None = None
     statistics: Statistics = NO_STATISTICS
