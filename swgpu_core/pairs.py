@@ -31,7 +31,7 @@ from .errors import InputError
 from .fasta import EncodedSequence, encoded_records
 from .scoring import Scoring
 from .search import QueryHits
-from .stats import KarlinAltschul
+from .significance import NO_STATISTICS, Statistics, hit_significance, pair_space
 
 
 class SubjectSet:
@@ -149,7 +149,7 @@ def table_pairs(table: str, db: Database, query_path: str | None = None) -> Pair
 
 
 def align_pair_set(
-    pairs: PairSet, scoring: Scoring, backend: str | Engine = "auto", params: KarlinAltschul | None = None
+    pairs: PairSet, scoring: Scoring, backend: str | Engine = "auto", statistics: Statistics = NO_STATISTICS
 ) -> tuple[list[QueryHits], list[list[Alignment]], str]:
     """One (hits, alignments) entry per pair, as the writers take them, and the engine kind
     used (``backend``: an engine, or its name for :func:`~swgpu_core.engine.get_engine`).
@@ -167,9 +167,7 @@ def align_pair_set(
             alignments.append([])
             continue
         aln = build_alignment(trace, query, subject, index, 1, scoring)
-        if params is not None:
-            aln.evalue = params.evalue(aln.score, len(query), len(subject), 1)
-            aln.bitscore = params.bitscore(aln.score)
+        aln.evalue, aln.bitscore = hit_significance(statistics, k, query, aln.score, len(subject), pair_space(len(subject)))
         hits.append(QueryHits(query, np.array([index], np.int64), np.array([aln.score], np.int32)))
         alignments.append([aln])
     return hits, alignments, engine.kind
