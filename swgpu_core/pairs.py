@@ -184,7 +184,7 @@ def align_pair_set(pairs: PairSet, scoring: Scoring, backend: str = "auto", para
             continue
         aln = build_alignment(trace, query, subject, index, 1, scoring)
         if params is not None:
-            aln.evalue = params.evalue(aln.score, len(query), len(subject), 1)
+            aln.evalue = params.evalue(aln.score, len(query), len(subject), len(subject))  # each subject its own database, as bl2seq
             aln.bitscore = params.bitscore(aln.score)
         hits.append(QueryHits(query, np.array([index], np.int64), np.array([aln.score], np.int32)))
         alignments.append([aln])

@@ -74,7 +74,7 @@ def align_query_hits(
 ) -> AlignedHits:
     """Alignments of each query's best ``n`` hits (all when None) with E-values from ``params``.
 
-    E-values count the whole database (``db.n_residues``, ``db.n_sequences``). With
+    E-values count the whole database (``db.n_residues``), as blastp's do. With
     ``max_evalue`` and ``params``, hits above the cutoff are left out.
     """
     if n is not None and n < 0:
@@ -88,7 +88,7 @@ def align_query_hits(
     subjects: dict[int, EncodedSequence] = {}
     for qi, qh in enumerate(hits):
         for rank, (subject, score) in enumerate(zip(qh.subjects[:n].tolist(), qh.scores[:n].tolist()), start=1):
-            evalue = params.evalue(score, len(qh.query), db.n_residues, db.n_sequences) if params else None
+            evalue = params.evalue(score, len(qh.query), int(db.lengths[subject]), db.n_residues) if params else None
             if max_evalue is not None and evalue > max_evalue:
                 continue
             if subject not in subjects:
