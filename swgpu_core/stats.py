@@ -19,13 +19,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .errors import InputError
 from .scoring import Scoring
+
+if TYPE_CHECKING:
+    from .database import Database
+    from .score_stats import ScoreHistograms
 
 #: BLAST's rows (``blast_stat.c``, ``blosum62_values`` etc., generated from ncbi-cxx-toolkit-public
 #: acf8edf): matrix -> (gap_open, gap_extend) -> (lambda, K, H, alpha, beta, C, alpha_v, sigma).
@@ -260,33 +265,32 @@ STATS_MODES = ("auto", "blast", "fit")
 
 def statistics(
     scoring: Scoring,
-    db_residues: int | None,
+    db: Database | None,
     *,
     mode: str = "auto",
     lam: float | None = None,
     kappa: float | None = None,
-    fit: Statistics | None = None,
+    histograms: ScoreHistograms | None = None,
+    query_lengths: Sequence[int] = (),
 ) -> Statistics:
     """The statistics a search reports, decided here once.
 
     ``auto``: BLAST's (or the given ``lam``/``kappa``) where there are parameters, else the
-    fit. ``blast``: BLAST's or the given ones, an error without. ``fit``: ``fit``, the
-    per-query fit to the database's score distribution (:mod:`swgpu_core.score_stats`).
+    fit. ``blast``: BLAST's or the given ones, an error without. ``fit``: each query's fit
+    to the search's score ``histograms`` (:mod:`swgpu_core.score_stats`; ``query_lengths``
+    in the histograms' order). ``db`` None: each subject is its own database (pairs, bl2seq).
     """
     if mode not in STATS_MODES:
         raise InputError(f"unknown --stats {mode!r} (auto, blast or fit)")
     params, why = karlin_altschul(scoring, lam, kappa)
     if mode == "fit" or (mode == "auto" and params is None):
-        if fit is None:
-            raise InputError(
-                f"--stats fit needs the score distribution of the search ({why})"
-                if mode == "auto"
-                else "--stats fit needs the score distribution of the search, which these hits do not carry"
-            )
-        return fit
+        if histograms is None or db is None:
+            raise InputError(f"{'--stats fit' if mode == 'fit' else why}: fitted statistics need the score distribution of a database search")
+        blast = params if params is not None and params.spouge is not None else None
+        return histograms.fit(list(query_lengths), db.n_sequences, db.max_length, blast, db.n_residues)
     if params is None:
         raise InputError(f"--stats blast: {why}")
-    return BlastStatistics(params, db_residues, why)
+    return BlastStatistics(params, None if db is None else db.n_residues, why)
 
 
 def format_evalue(evalue: float, pairwise: bool = False) -> str:

@@ -6,6 +6,7 @@ import math
 import shutil
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -62,7 +63,7 @@ def test_spouge_by_hand_and_scaled_to_the_database(score: int, m: int, n: int) -
 
 
 def test_vectorised_and_bound_to_the_database() -> None:
-    stats = statistics(Scoring.protein(), 2_000_000)
+    stats = statistics(Scoring.protein(), SimpleNamespace(n_residues=2_000_000, n_sequences=9000, max_length=5000))
     assert isinstance(stats, BlastStatistics) and stats.kind == "blast"
     scores, lengths = np.array([40, 80, 200]), np.array([100, 300, 900])
     e = stats.evalue(0, 250, scores, lengths)
@@ -91,10 +92,11 @@ def test_unsupported_scoring_says_why_and_user_parameters() -> None:
     assert params.evalue(50, 100, 400, 10_000) == pytest.approx(0.1 * 100 * 10_000 * math.exp(-15))
     with pytest.raises(InputError, match="go together"):
         karlin_altschul(scoring, 0.3, None)
+    db = SimpleNamespace(n_residues=10_000, n_sequences=40, max_length=900)
     with pytest.raises(InputError, match="--stats blast"):
-        statistics(scoring, 10_000, mode="blast")
+        statistics(scoring, db, mode="blast")
     with pytest.raises(InputError, match="score distribution"):
-        statistics(scoring, 10_000)  # auto falls to the fit, which needs the search's score histograms
+        statistics(scoring, db)  # auto falls to the fit, which needs the search's score histograms
 
 
 def test_blast_number_formats() -> None:
@@ -117,7 +119,7 @@ def test_evalues_equal_blastp_on_the_bundled_database(bundled_db: Database, reso
     scoring = Scoring.protein()
     queries = read_sequences(resources / "queries.fasta", scoring.alphabet)
     result = search(bundled_db, queries, scoring, CpuBackend(scoring, threads=2), top=3000, show_progress=False)
-    stats = statistics(scoring, bundled_db.n_residues)
+    stats = statistics(scoring, bundled_db)
     ours = {}
     for qi, qh in enumerate(result.hits):
         lengths = np.asarray(bundled_db.lengths)[qh.subjects]

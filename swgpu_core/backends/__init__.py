@@ -13,6 +13,7 @@ import numpy as np
 
 from ..database import Chunk, Database
 from ..fasta import EncodedSequence
+from ..score_stats import ScoreHistograms
 from ..scoring import Scoring
 
 
@@ -20,9 +21,11 @@ class Backend(Protocol):
     name: str
 
     def scan_chunk(
-        self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int
+        self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, score_stats: ScoreHistograms | None = None
     ) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Per query: (sorted-numbering subject indices, int32 scores) of the chunk's best."""
+        """Per query: (sorted-numbering subject indices, int32 scores) of the chunk's best.
+
+        Every score also goes into ``score_stats`` (when given), for fitted statistics."""
 
 
 def candidates(scores: np.ndarray, first: int, top: int) -> tuple[np.ndarray, np.ndarray]:
