@@ -56,23 +56,29 @@ ROBINSON = dict(
 
 
 def ungapped_karlin(scoring: Scoring) -> tuple[float, float]:
-    """FASTA's ungapped lambda and K for ``scoring`` (``do_karlin_a`` and ``karlin_k``).
+    """FASTA36's ungapped lambda and K for ``scoring`` (``do_karlin_a`` and ``karlin_k``).
 
-    As FASTA, the subject side leaves out the last of the 20 residues (V); these values
-    only set ``max_hscore``, where FASTA uses them too.
+    They only set ``max_hscore``, so they are computed as ssearch36 computes them, quirks
+    included: its matrix rows are in NCBIstdaa order (A B C D E ... W) while the Robinson
+    frequencies are listed A R N D ..., and the k-th frequency goes with the k-th row; the
+    subject side leaves out the 20th. For BLOSUM62 this gives ssearch36's printed
+    0.298/0.131 (``-m B``) instead of the textbook 0.318/0.134.
     """
-    letters = "ARNDCQEGHILKMFPSTWYV"
-    codes = [scoring.alphabet.letters.index(c) for c in letters]
-    freq = np.array([ROBINSON[c] for c in letters])
+    if scoring.alphabet.name == "protein":
+        rows, freq = "ABCDEFGHIKLMNPQRSTVW", np.array(list(ROBINSON.values()))  # NCBIstdaa codes 1..20
+    else:
+        rows, freq = "ACGT", np.full(4, 0.25)
+    codes = [scoring.alphabet.letters.index(c) for c in rows]
     sub = scoring.matrix[np.ix_(codes, codes)].astype(np.int64)
     low, high = int(sub.min()), int(sub.max())
     pr = np.zeros(high - low + 1)
     p1 = freq / freq.sum()
-    np.add.at(pr, (sub[:, :19] - low).ravel(), (freq[:, None] * p1[None, :19]).ravel())
+    k = len(rows) - 1
+    np.add.at(pr, (sub[:, :k] - low).ravel(), (freq[:, None] * p1[None, :k]).ravel())
     pr /= pr.sum()
     s = np.arange(low, high + 1)
     if (pr * s).sum() >= 0 or high <= 0:
-        return 0.3176, 0.134  # no positive lambda: BLOSUM62's, only to size the score cap
+        return 0.298, 0.131  # no positive lambda: ssearch36's BLOSUM62 values, only to size the score cap
     up = 1.0
     while (pr * np.exp(up * s)).sum() < 1.0:
         up *= 2.0
@@ -117,7 +123,8 @@ def score_cap(scoring: Scoring, query_length: int, n_sequences: int, n_residues:
     lam, K = ungapped_karlin(scoring)
     ave_n1 = n_residues / max(n_sequences, 1)
     tmp = 0.01 / (max(n_sequences, 1) * K * max(query_length, 1) * max(ave_n1, 1.0))
-    cap = int(-math.log(tmp) / (lam * 0.7) + 0.5)
+    l_fact = 0.7 if scoring.alphabet.name == "protein" else 1.0  # FASTA: ungapped to gapped lambda
+    cap = int(-math.log(tmp) / (lam * l_fact) + 0.5)
     return int(min(max(cap, 1), MAX_SCORE_AXIS - 2))
 
 
