@@ -73,6 +73,12 @@ def test_vectorised_and_bound_to_the_database() -> None:
     assert pairwise.evalue(0, 250, 80, 300)[()] == pytest.approx(spouge_by_hand(80, 250, 300), rel=1e-12)
 
 
+def test_pairs_as_blastp_subject() -> None:
+    """blastp -query q -subject s (one subject, the pair is its own database): LGB1_VICFA vs IFNA6_HUMAN, 144 x 189."""
+    params = blast_parameters(Scoring.protein())
+    assert [format_evalue(params.evalue(s, 144, 189, 189)) for s in (26, 24, 22, 15)] == ["0.81", "1.5", "2.6", "20"]
+
+
 @pytest.mark.parametrize(
     "matrix,go,ge,lam,K",
     [("BLOSUM45", 14, 2, 0.195, 0.032), ("BLOSUM50", 13, 2, 0.193, 0.035), ("BLOSUM80", 10, 1, 0.299, 0.071),
