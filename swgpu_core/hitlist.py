@@ -172,7 +172,7 @@ def merge_score_stats(lists: list[HitList]) -> ScoreHistograms | None:
     """The sum of the lists' score histograms (checked like :func:`merge_hits`); None if one has none."""
     if not lists or any(hl.score_stats is None for hl in lists):
         return None
-    total = ScoreHistograms(lists[0].score_stats.caps)
+    total = ScoreHistograms(lists[0].score_stats.caps, lists[0].score_stats.rows)
     for hl in lists:
         total.merge(hl.score_stats)
     return total

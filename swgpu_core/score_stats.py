@@ -137,21 +137,23 @@ def length_bins(lengths: ArrayLike) -> np.ndarray:
 class ScoreHistograms:
     """Per query: counts of (length bin, score) over every subject scanned; they add up over chunks.
 
-    ``counts[q]`` has :data:`N_LBINS` rows and ``caps[q] + 1`` columns (scores 0..cap).
+    ``counts[q]`` has ``rows`` length bins (up to the database's longest subject) and
+    ``caps[q] + 1`` columns (scores 0..cap): about 40 kB of int32 per query for proteins.
     Scores above the cap are few (the query's relatives) but FASTA trims them by their
     real value, so they are kept exactly: ``high[q]`` maps ``score * N_LBINS + bin`` to a count.
     """
 
-    def __init__(self, caps: ArrayLike, counts: list[np.ndarray] | None = None, high: list[Counter] | None = None):
+    def __init__(self, caps: ArrayLike, rows: int = N_LBINS, counts: list[np.ndarray] | None = None, high: list[Counter] | None = None):
         self.caps = np.asarray(caps, dtype=np.int64)
-        self.counts = counts if counts is not None else [np.zeros((N_LBINS, int(c) + 1), np.int64) for c in self.caps]
+        self.rows = int(rows)
+        self.counts = counts if counts is not None else [np.zeros((self.rows, int(c) + 1), np.int32) for c in self.caps]
         self.high = high if high is not None else [Counter() for _ in self.caps]
         self._lock = threading.Lock()
 
     @classmethod
-    def for_search(cls, scoring: Scoring, query_lengths: list[int], n_sequences: int, n_residues: int) -> ScoreHistograms:
+    def for_search(cls, scoring: Scoring, query_lengths: list[int], n_sequences: int, n_residues: int, max_length: int) -> ScoreHistograms:
         """Empty histograms for these queries against a database of this size (the whole database's)."""
-        return cls([score_cap(scoring, m, n_sequences, n_residues) for m in query_lengths])
+        return cls([score_cap(scoring, m, n_sequences, n_residues) for m in query_lengths], int(length_bins(max_length)) + 1)
 
     def add(self, query: int, scores: np.ndarray, lengths: np.ndarray) -> None:
         """Count one chunk's scores of ``query`` (``lengths``: the subjects' lengths)."""
@@ -171,7 +173,7 @@ class ScoreHistograms:
 
     def merge(self, other: ScoreHistograms) -> None:
         """Add another part's histograms (disjoint chunks of the same database and queries)."""
-        if not np.array_equal(self.caps, other.caps):
+        if not np.array_equal(self.caps, other.caps) or self.rows != other.rows:
             raise ValueError("score histograms of different queries or databases")
         for mine, theirs in zip(self.counts, other.counts):
             mine += theirs
@@ -184,6 +186,7 @@ class ScoreHistograms:
         highs = [np.array(sorted(h.items()), dtype=np.int64).reshape(-1, 2) for h in self.high]
         return {
             "hist_caps": self.caps,
+            "hist_rows": np.array(self.rows),
             "hist_offsets": np.cumsum([0] + [c.size for c in cells]).astype(np.int64),
             "hist_cells": np.concatenate([np.zeros(0, np.int64)] + cells).astype(np.int32),
             "hist_counts": np.concatenate([np.zeros(0, np.int64)] + [c.ravel()[k] for c, k in zip(self.counts, cells)]),
@@ -196,7 +199,7 @@ class ScoreHistograms:
         """Inverse of :meth:`to_arrays` (None for hit lists written without histograms)."""
         if "hist_caps" not in arrays:
             return None
-        out = cls(arrays["hist_caps"])
+        out = cls(arrays["hist_caps"], int(arrays["hist_rows"]))
         off, hoff = arrays["hist_offsets"], arrays["hist_high_offsets"]
         for q, c in enumerate(out.counts):
             c.ravel()[arrays["hist_cells"][off[q] : off[q + 1]]] = arrays["hist_counts"][off[q] : off[q + 1]]
@@ -206,7 +209,10 @@ class ScoreHistograms:
     def fit(self, query_lengths: list[int], n_sequences: int, max_length: int, blast: KarlinAltschul | None,
             db_residues: int) -> FittedStatistics:  # fmt: skip
         """FASTA's regression fit of every query; the statistics the output path uses."""
-        fits = [fit_regression(c, h, int(cap), m, max_length) for c, h, cap, m in zip(self.counts, self.high, self.caps, query_lengths)]
+        fits = [
+            fit_regression(np.pad(c, ((0, N_LBINS - self.rows), (0, 0))).astype(np.int64), h, int(cap), m, max_length)
+            for c, h, cap, m in zip(self.counts, self.high, self.caps, query_lengths)
+        ]
         return FittedStatistics(fits, n_sequences, BlastStatistics(blast, db_residues) if blast is not None else None)
 
 
