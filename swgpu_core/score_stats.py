@@ -266,10 +266,10 @@ class FittedStatistics:
         return np.asarray((PI_SQRT6 * z + EULER_G + np.log(float(query_length) * n)) / math.log(2), dtype=np.float64)
 
 
-def _fit_llen(h: np.ndarray, s1: np.ndarray, s2: np.ndarray, var_floor: float) -> tuple[bool, float, float, float, np.ndarray]:
+def _fit_llen(h: np.ndarray, s1: np.ndarray, s2: np.ndarray, var_floor: float) -> tuple[bool, float, float, float]:
     """FASTA's ``fit_llen``: weighted regression of bin means on the bin's log length.
 
-    Returns (fit_flag, rho, mu, mean_var, per-bin variance used as weights).
+    Returns (fit_flag, rho, mu, mean_var).
     """
     use = h > 1
     var = np.zeros(N_LBINS)
@@ -282,23 +282,23 @@ def _fit_llen(h: np.ndarray, s1: np.ndarray, s2: np.ndarray, var_floor: float) -
     n_w, sum_x, sum_y = (h * w).sum(), (h * x * w).sum(), (s1 * w).sum()
     sum_x2, sum_xy = (h * x * x * w).sum(), (x * s1 * w).sum()
     if use_r.sum() < 5:
-        return False, 0.0, sum_y / n_w if n_w else 0.0, 0.0, var
+        return False, 0.0, sum_y / n_w if n_w else 0.0, 0.0
     det = n_w * sum_x2 - sum_x * sum_x
     if det <= 0.001:
-        return False, 0.0, sum_y / n_w, 0.0, var
+        return False, 0.0, sum_y / n_w, 0.0
     rho = (n_w * sum_xy - sum_x * sum_y) / det
     mu = (sum_x2 * sum_y - sum_x * sum_xy) / det
     n = h[use].sum()
     u = rho * x[use] + mu
     mean_var = (s2[use] - 2.0 * s1[use] * u + h[use] * u * u).sum() / n
     if mean_var <= 0.01:
-        return False, rho, mu, max(mu, 1.0), var
-    return True, rho, mu, mean_var, var
+        return False, rho, mu, max(mu, 1.0)
+    return True, rho, mu, mean_var
 
 
 def _trim_bins(h: np.ndarray, s1: np.ndarray, s2: np.ndarray, max_length: int) -> np.ndarray:
     """FASTA's ``fit_llens``: drop the bins whose residual variance is far from the length trend."""
-    ok, rho, mu, _, var = _fit_llen(h, s1, s2, 1.0)
+    ok, rho, mu, _ = _fit_llen(h, s1, s2, 1.0)
     if not ok:
         return h
     use = h > 1
@@ -355,7 +355,7 @@ def fit_regression(counts: np.ndarray, high: Counter, cap: int, query_length: in
     max_score = int(hi_s[hi_long > 0].max()) if (hi_long > 0).any() else (int(seen[-1]) if seen.size else 0)
     if max_score - min_score < 10:
         return _normal_fit(counts)
-    ok, rho, mu, mean_var, _ = _fit_llen(h, s1, s2, 0.1)
+    ok, rho, mu, mean_var = _fit_llen(h, s1, s2, 0.1)
     if not ok:
         return _normal_fit(counts)
     sd = math.sqrt(mean_var)
@@ -375,7 +375,7 @@ def fit_regression(counts: np.ndarray, high: Counter, cap: int, query_length: in
     s1 = s1 - (gone * value).sum(1) - cap * gone_hi
     s2 = s2 - (gone * value * value).sum(1) - cap * cap * gone_hi
     h = _trim_bins(h, s1, s2, max_length)
-    ok, rho, mu, mean_var, _ = _fit_llen(h, s1, s2, 0.1)
+    ok, rho, mu, mean_var = _fit_llen(h, s1, s2, 0.1)
     if not ok:
         return _normal_fit(counts)
     return QueryFit("regression", rho, mu, math.sqrt(mean_var))

@@ -18,8 +18,8 @@ are no E-values, and :func:`karlin_altschul` says why, once, to whoever reports 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
