@@ -189,7 +189,7 @@ class ScoreHistograms:
             "hist_rows": np.array(self.rows),
             "hist_offsets": np.cumsum([0] + [c.size for c in cells]).astype(np.int64),
             "hist_cells": np.concatenate([np.zeros(0, np.int64)] + cells).astype(np.int32),
-            "hist_counts": np.concatenate([np.zeros(0, np.int64)] + [c.ravel()[k] for c, k in zip(self.counts, cells)]),
+            "hist_counts": np.concatenate([np.zeros(0, np.int32)] + [c.ravel()[k] for c, k in zip(self.counts, cells)]).astype(np.int32),
             "hist_high_offsets": np.cumsum([0] + [len(h) for h in highs]).astype(np.int64),
             "hist_high": np.concatenate([np.zeros((0, 2), np.int64)] + highs),
         }
