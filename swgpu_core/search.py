@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .backends import Backend
 from .database import Database
+from .engine import Scanner
 from .fasta import EncodedSequence
 from .progress import progress_bar
 from .score_stats import ScoreHistograms
@@ -56,7 +56,7 @@ def search(
     db: Database,
     queries: list[EncodedSequence],
     scoring: Scoring,
-    backend: Backend,
+    backend: Scanner,
     *,
     top: int = 50,
     chunks: list[int] | None = None,

@@ -10,8 +10,8 @@ import pytest
 from Bio import SearchIO
 
 from swgpu_core.align import align_query_hits
-from swgpu_core.backends import get_backend
 from swgpu_core.database import Database
+from swgpu_core.engine import get_engine
 from swgpu_core.fasta import read_sequences
 from swgpu_core.formats import choose_format, write_alignments
 from swgpu_core.outfmt import parse_outfmt
@@ -26,7 +26,7 @@ TOP = 6
 def searched(bundled_db: Database, resources: Path):
     scoring = Scoring.protein()
     queries = read_sequences(resources / "queries.fasta")
-    result = search(bundled_db, queries, scoring, get_backend("cpu", scoring), top=TOP, show_progress=False)
+    result = search(bundled_db, queries, scoring, get_engine("cpu").scanner(scoring), top=TOP, show_progress=False)
     params, _ = karlin_altschul(scoring)
     return result, align_query_hits(bundled_db, result.hits, scoring, params=params)
 

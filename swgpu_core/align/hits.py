@@ -2,46 +2,29 @@
 
 :func:`align_query_hits` gathers each query's best ``n`` (query, subject, score) pairs,
 drops those whose E-value misses the cutoff (it depends only on the score, so before any
-traceback), hands all pairs at once to a traceback backend and turns the traced paths
-into :class:`~swgpu_core.align.alignment.Alignment` records with E-values and bit scores.
-A backend is any function with the signature of
-:func:`~swgpu_core.align.traceback.traceback_pairs` (a list of pairs in, a list of traced
-paths out, same order): the CPU one is here; a GPU one registers under ``"cuda"``.
+traceback), hands all pairs at once to the traceback of an engine
+(:meth:`swgpu_core.engine.Engine.traceback`: a list of pairs in, a list of traced paths
+out, same order) and turns the traced paths into
+:class:`~swgpu_core.align.alignment.Alignment` records with E-values and bit scores.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..database import Database
-from ..errors import BackendUnavailable, InputError
+from ..engine import Engine, get_engine
+from ..errors import InputError
 from ..fasta import EncodedSequence
 from ..scoring import Scoring
-from ..search import QueryHits, SearchResult
+from ..search import QueryHits
 from ..stats import KarlinAltschul
 from .alignment import Alignment, build_alignment
-from .traceback import PairTask, PairTrace, traceback_pairs
-
-TracebackFn = Callable[[Sequence[PairTask], Scoring], list[PairTrace]]
-
-
-def get_traceback(backend: str) -> TracebackFn:
-    """The traceback function of ``backend`` (``cpu``, ``cuda`` or ``auto``)."""
-    if backend == "cpu":
-        return traceback_pairs
-    if backend in ("cuda", "auto"):
-        try:
-            from ..gpu.traceback import traceback_pairs as gpu_traceback_pairs
-        except ImportError as exc:
-            if backend == "cuda":
-                raise BackendUnavailable(f"GPU traceback unavailable ({exc})") from None
-            return traceback_pairs
-        return gpu_traceback_pairs
-    raise InputError(f"unknown traceback backend {backend!r} (cpu, cuda or auto)")
+from .traceback import PairTask
 
 
 @dataclass
@@ -50,7 +33,7 @@ class AlignedHits:
 
     alignments: list[list[Alignment]]
     seconds: float
-    backend: str
+    backend: str  # the engine kind that traced them: cpu or cuda
 
     @property
     def count(self) -> int:
@@ -68,7 +51,7 @@ def align_query_hits(
     scoring: Scoring,
     n: int | None = None,
     *,
-    backend: str = "cpu",
+    backend: str | Engine = "cpu",
     params: KarlinAltschul | None = None,
     max_evalue: float | None = None,
 ) -> AlignedHits:
@@ -96,7 +79,8 @@ def align_query_hits(
             tasks.append(PairTask(qh.query.codes, subjects[subject].codes, int(score)))
             where.append((qi, rank, subject))
             evalues.append(evalue)
-    traces = get_traceback(backend)(tasks, scoring)
+    engine = get_engine(backend)
+    traces = engine.traceback(tasks, scoring)
     out: list[list[Alignment]] = [[] for _ in hits]
     for (qi, rank, subject), trace, evalue in zip(where, traces, evalues):
         aln = build_alignment(trace, hits[qi].query, subjects[subject], subject, rank, scoring)
@@ -104,17 +88,4 @@ def align_query_hits(
             aln.evalue = evalue
             aln.bitscore = params.bitscore(aln.score)
         out[qi].append(aln)
-    return AlignedHits(out, time.perf_counter() - started, backend)
-
-
-def align_hits(
-    db: Database,
-    result: SearchResult,
-    n: int | None = None,
-    backend: str = "cpu",
-    *,
-    params: KarlinAltschul | None = None,
-    max_evalue: float | None = None,
-) -> list[list[Alignment]]:
-    """Alignments of the best ``n`` hits of each query of a search (all hits when None)."""
-    return align_query_hits(db, result.hits, result.scoring, n, backend=backend, params=params, max_evalue=max_evalue).alignments
+    return AlignedHits(out, time.perf_counter() - started, engine.kind)

@@ -22,12 +22,13 @@ import zlib
 import numpy as np
 
 from ..alphabet import DNA, PROTEIN
+from ..engine import get_engine
 from ..errors import InputError
 from ..formats import FORMATS, choose_format, write_alignments
 from ..long import endpoints
 from ..long.endpoints import DEFAULT_BAND_WIDTH, DEFAULT_TOP, BandRule
 from ..long.gpu_plan import parse_gpu_sections
-from ..long.run import TargetView, alignments, check_inputs, end_points, read_single, resolve_backend, scan_sections
+from ..long.run import TargetView, alignments, check_inputs, end_points, read_single, scan_sections
 from ..long.sections import layout, parse_section
 from ..outfmt import parse_outfmt
 from ..scoring import Scoring
@@ -105,14 +106,15 @@ def run(args: argparse.Namespace) -> int:
         found = _load_sections(args.ends, meta)
         backend, scan_seconds, cells, extra, parts = "saved", 0.0, 0, 0, 0
     else:
-        backend = resolve_backend(args.backend)
+        engine = get_engine(args.backend)
+        backend = engine.kind
         if args.section:
             index, count = parse_section(args.section)
             sections = [layout(len(target), count, args.max_alignment_length)[index]]
         else:
             count = len(devices) if backend == "cuda" else 1
             sections = layout(len(target), count, args.max_alignment_length)
-        results = scan_sections(query.codes, target.codes, sections, rule, scoring, backend, devices, gpu_sections)
+        results = scan_sections(query.codes, target.codes, sections, rule, scoring, engine, devices, gpu_sections)
         found = [r.found for r in results]
         scan_seconds = max(r.seconds for r in results)
         cells = sum(r.owned_cells for r in results)
@@ -129,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     ends = end_points(found, rule, args.top)
     # with --ends the scan backend is 'saved': the traceback still picks its own
-    alns = alignments(query, target, ends, scoring, args.max_alignment_length, args.threads, resolve_backend(args.backend))
+    alns = alignments(query, target, ends, scoring, args.max_alignment_length, args.threads, get_engine(args.backend))
     hits = [QueryHits(query, np.zeros(len(alns), np.int64), np.array([a.score for a in alns], np.int32))]
     view = TargetView(args.target, target, alphabet)
     write_alignments(out, kind, view, hits, [alns], table=table, scoring=scoring.describe(), program="swgpu align-long")

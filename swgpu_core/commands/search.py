@@ -11,8 +11,8 @@ import sys
 
 from ..align.options import add_alignment_arguments, check_alignment_arguments, table_rows
 from ..atomic import atomic_output
-from ..backends import get_backend
 from ..database import Database
+from ..engine import get_engine
 from ..errors import InputError
 from ..fasta import read_sequences
 from ..hitlist import save_hits
@@ -107,15 +107,16 @@ def run(args: argparse.Namespace) -> int:
     if args.threshold is not None and args.threshold < 1:
         raise InputError(f"--threshold must be at least 1 (got {args.threshold})")
     budget = parse_size(args.gpu_memory, "--gpu-memory") if args.gpu_memory else None
-    backend = get_backend(
-        args.backend, scoring, threads=args.threads, devices=devices, threshold=args.threshold, memory_budget=budget, quiet=args.quiet
-    )
+    engine = get_engine(args.backend)
+    if engine.choice.reason and not args.quiet:
+        print(f"swgpu: no usable GPU ({engine.choice.reason}); searching on the CPU", file=sys.stderr)
+    backend = engine.scanner(scoring, threads=args.threads, devices=devices, threshold=args.threshold, memory_budget=budget)
     result = search(db, queries, scoring, backend, top=args.top, chunks=chunks, show_progress=not args.quiet)
     out = args.out if args.out is not None else (None if args.save_hits else "-")
     if args.save_hits:
         save_hits(args.save_hits, result, args.top, chunks if chunks is not None else list(range(len(db.chunks))))
     if out is not None:
-        rows, align = table_rows(args, fmt, db, result.hits, scoring, "auto" if result.backend == "cuda" else "cpu")
+        rows, align = table_rows(args, fmt, db, result.hits, scoring, engine.kind)
         with atomic_output(out) as fh:
             write_table(fh, fmt, db, rows, align=align, program="swgpu search", scoring=scoring.describe())
     if not args.quiet:
