@@ -1,18 +1,19 @@
-"""Bit scores and E-values from Karlin-Altschul statistics, as BLAST computes them.
+"""E-values and bit scores from scores alone: BLAST's statistics, exactly as blastp computes them.
 
-For the gapped scoring systems NCBI BLAST tabulates (``blast_stat.c``: lambda, K, H and the
-length-correction parameters alpha and beta of Altschul et al., NAR 2001) the E-value of
-score ``S`` for a query of length ``m`` against a database of ``n`` residues in ``N``
-sequences is ``K * (m - A) * (n - N*A) * exp(-lambda*S)``, where ``A`` is BLAST's length
-adjustment (``BLAST_ComputeLengthAdjustment``: the fixed point of
-``A = alpha/lambda * ln(K * (m - A) * (n - N*A)) + beta``). ``n`` and ``N`` are always the
-whole database's, never a chunk's, so E-values of chunked searches merge unchanged. This
-is ``blastp -comp_based_stats 0``: no composition-based rescaling. The bit score is
-``(lambda*S - ln K) / ln 2``.
+For the gapped scoring systems NCBI BLAST tabulates (``blast_stat.c``: lambda, K, H, the
+length parameters alpha and beta of Altschul et al., NAR 2001, and Spouge's C, alpha_v and
+sigma) blastp (``-comp_based_stats 0``, no composition rescaling) computes the E-value of
+score ``S`` for a query of length ``m`` and a subject of length ``n`` in a database of ``D``
+residues with Spouge's finite-size correction: ``BLAST_SpougeStoE`` (the expected area
+``E[(m - L1)(n - L2)]`` over normal laws of the alignment's extent, times
+``K exp(-lambda S)``) scaled by ``D / n`` (``Blast_HSPListGetEvalues``). ``D`` is always
+the whole database's, never a chunk's, so E-values of chunked searches merge unchanged. The
+bit score is ``(lambda*S - ln K) / ln 2``. With user-given lambda and K the E-value is
+``K m D exp(-lambda S)``.
 
-Other matrices or gap costs have no tabulated parameters: with user-given lambda and K the
-E-value uses them with no length adjustment (alpha and beta are unknown); without, there
-are no E-values, and :func:`karlin_altschul` says why, once, to whoever reports it.
+:func:`statistics` decides, once, which statistics a search reports: BLAST's, the user's,
+or each query's fit to the database's own scores (:mod:`swgpu_core.score_stats`), the
+default where BLAST has no parameters. All of them answer :class:`Statistics`.
 """
 
 from __future__ import annotations
