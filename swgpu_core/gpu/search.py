@@ -27,6 +27,7 @@ from ..plan import DeviceModel, LengthProfile, Plan, choose_threshold, evaluate
 from ..scoring import Scoring
 from .device import device_count, geometry
 from .kernels import ScanKernels, Shape, build_profile, pick_shapes
+from .score_stats import add_device_scores
 
 #: device bytes per residue of a resident batch: the residue and its boundary-buffer slot
 BYTES_PER_RESIDUE = 9
@@ -198,14 +199,16 @@ class DeviceWorker:
         )  # fmt: skip
         self.kernels.launch(shape, wide, args, count, stream)
 
-    def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, next_chunk: Chunk | None):
+    def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, next_chunk: Chunk | None, score_stats=None):
         dev = self.upload(db, chunk)
         if next_chunk is not None:
             self.upload(db, next_chunk)  # overlaps the copy with this chunk's scan
         out = []
-        for q in queries:
+        for qi, q in enumerate(queries):
             s = self.scores(dev, q)
             with cp.cuda.Device(self.device_id), self.compute:
+                if score_stats is not None:
+                    add_device_scores(score_stats, qi, s, dev.offsets)
                 if s.size > top:
                     kth = cp.partition(s, s.size - top)[s.size - top]
                     keep = cp.flatnonzero(s >= kth)
@@ -260,7 +263,7 @@ class CudaBackend:
         budget = min(w.budget for w in self.workers) // BYTES_PER_RESIDUE
         return device_batches(db, chunks, budget, len(self.workers))
 
-    def scan(self, db: Database, chunks: list[Chunk], queries: list[EncodedSequence], top: int, on_chunk=None):
+    def scan(self, db: Database, chunks: list[Chunk], queries: list[EncodedSequence], top: int, on_chunk=None, score_stats=None):
         """Per device batch, per query candidates; devices scan their batches in parallel."""
         n = len(self.workers)
         batches = self.batches(db, chunks)
@@ -270,7 +273,7 @@ class CudaBackend:
             mine = list(range(w, len(batches), n))
             for k, b in enumerate(mine):
                 nxt = batches[mine[k + 1]][1] if k + 1 < len(mine) else None
-                results[b] = self.workers[w].scan_chunk(db, batches[b][1], queries, top, nxt)
+                results[b] = self.workers[w].scan_chunk(db, batches[b][1], queries, top, nxt, score_stats)
                 if on_chunk is not None:
                     with self._lock:
                         for c in batches[b][0]:
@@ -283,5 +286,5 @@ class CudaBackend:
                 list(pool.map(run, range(n)))
         return results
 
-    def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int):
-        return self.workers[0].scan_chunk(db, chunk, queries, top, None)
+    def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, score_stats=None):
+        return self.workers[0].scan_chunk(db, chunk, queries, top, None, score_stats)
