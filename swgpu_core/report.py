@@ -69,14 +69,16 @@ class RunInfo:
 
 
 def read_alignments(paths: Sequence[str | os.PathLike], db: Database, hits: Sequence[QueryHits]) -> list[list[Alignment]]:
-    """The alignments in the JSON-lines files, per query of ``hits`` (in that order), best first.
+    """The alignments in the JSON-lines files, per query of ``hits`` (in that order), in the hits' order.
 
-    Every alignment must be one of the hits: its query among them, its rank within the
-    query's list, and the subject and score at that rank equal to the hit list's. A
-    report built from the alignments of another run would otherwise show numbers that
-    belong to no search; checking costs nothing.
+    Every alignment must be one of the hits: its query among them, its subject among the
+    query's hits with the same score. A report built from the alignments of another run
+    would otherwise show numbers that belong to no search; checking costs nothing. The
+    files may hold a subset of the hits (``swgpu align`` leaves out hits above its E-value
+    cutoff and beyond ``--align``), so alignments are matched by subject, not by rank.
     """
     index = {qh.query.id: k for k, qh in enumerate(hits)}
+    where = [{db.seq_id(int(s)): (pos, int(score)) for pos, (s, score) in enumerate(zip(qh.subjects, qh.scores))} for qh in hits]
     found: list[dict[int, Alignment]] = [{} for _ in hits]
     for path in paths:
         try:
@@ -86,29 +88,23 @@ def read_alignments(paths: Sequence[str | os.PathLike], db: Database, hits: Sequ
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
-            where = f"{path}: line {number}"
+            at = f"{path}: line {number}"
             try:
-                record = json.loads(line)
-                k, rank = index.get(record["query_id"]), int(record["rank"])
-                aln = alignment_from_record(record)
+                aln = alignment_from_record(json.loads(line))
             except (ValueError, KeyError, TypeError) as exc:
-                raise InputError(f"{where}: not an alignment of 'swgpu align --out x.jsonl' ({exc})") from None
+                raise InputError(f"{at}: not an alignment of 'swgpu align --out x.jsonl' ({exc})") from None
+            k = index.get(aln.query_id)
             if k is None:
-                raise InputError(f"{where}: query {aln.query_id!r} is in none of the hit lists")
-            qh = hits[k]
-            if not 1 <= rank <= len(qh):
-                raise InputError(f"{where}: rank {rank} of {aln.query_id} is beyond its {len(qh)} hits in the hit lists")
-            subject = int(qh.subjects[rank - 1])
-            if db.seq_id(subject) != aln.subject_id or int(qh.scores[rank - 1]) != aln.score:
-                raise InputError(
-                    f"{where}: {aln.query_id} hit {rank} is {aln.subject_id} score {aln.score}, but the hit lists have "
-                    f"{db.seq_id(subject)} score {int(qh.scores[rank - 1])} (alignments of another search?)"
-                )
-            if rank in found[k]:
-                raise InputError(f"{where}: {aln.query_id} hit {rank} appears twice")
-            aln.subject_index = subject
-            found[k][rank] = aln
-    return [[per_query[r] for r in sorted(per_query)] for per_query in found]
+                raise InputError(f"{at}: query {aln.query_id!r} is in none of the hit lists")
+            pos, score = where[k].get(aln.subject_id, (None, None))
+            if pos is None or score != aln.score:
+                had = "not among its hits" if pos is None else f"score {score} there"
+                raise InputError(f"{at}: {aln.query_id} vs {aln.subject_id} score {aln.score} is {had} in the hit lists (alignments of another search?)")
+            if pos in found[k]:
+                raise InputError(f"{at}: {aln.query_id} vs {aln.subject_id} appears twice")
+            aln.subject_index = int(hits[k].subjects[pos])
+            found[k][pos] = aln
+    return [[per_query[p] for p in sorted(per_query)] for per_query in found]
 
 
 # ---------------------------------------------------------------------------- headers
@@ -391,9 +387,13 @@ def hit_map(qlen: int, alns: Sequence[Alignment], rows: int = 20) -> str:
 
 
 def _count(alns: Sequence[Alignment], qh: QueryHits, top: int) -> str:
-    """Significant hits of one query, with "at least" where the lists may have cut them off."""
+    """Significant hits of one query, "at least" where the search's top-hit limit may have cut them off.
+
+    That is when every hit the search kept was aligned and is significant: the database
+    may hold more. (Hits the align step left out had E > 10 or were beyond ``--align``.)
+    """
     n = sum(_significant(a) for a in alns)
-    if n and n == len(alns) and (len(alns) < len(qh) or len(qh) >= top > 0):
+    if n and n == len(alns) == len(qh) >= top > 0:
         return f"≥ {n}"
     return str(n)
 
@@ -427,7 +427,7 @@ def _query_section(k: int, qh: QueryHits, alns: Sequence[Alignment], shown_align
     org = f" · <i>{_esc(organism)}</i>" if organism else ""
     parts = [f"<h3 id=q{k + 1}>{_esc(q.id)} <small>{_esc(name)}{org} · {len(q):,} residues</small></h3>"]
     if not alns:
-        parts.append(f"<p>No aligned hits ({len(qh)} hits in the hit lists, none aligned).</p>" if len(qh) else "<p>No hits found.</p>")
+        parts.append(f"<p>No aligned hits ({len(qh)} hits in the hit lists, none aligned: E &gt; 10 or --align 0).</p>" if len(qh) else "<p>No hits found.</p>")
         return parts
     if not have_evalues:
         parts.append(f"<p>{len(alns)} aligned hits, ranked by score (no E-values for this scoring system).</p>")
@@ -438,7 +438,7 @@ def _query_section(k: int, qh: QueryHits, alns: Sequence[Alignment], shown_align
         weak = [a for a in alns if not _significant(a) and a.evalue is not None and a.evalue <= REPORTED]
         beyond = len(alns) - len(strong) - len(weak)
         note = f"; {beyond} with E &gt; 10 are not listed (they are in the alignment files)" if beyond else ""
-        unaligned = f"; {len(qh) - len(alns)} further hits of the hit lists were not aligned" if len(qh) > len(alns) else ""
+        unaligned = f"; {len(qh) - len(alns)} further hits of the hit lists have no alignment here (E &gt; 10 or beyond --align)" if len(qh) > len(alns) else ""
         parts.append(f"<p>{_plural(len(strong), 'significant hit')} (E ≤ 0.001), {len(weak)} weaker (E ≤ 10){note}{unaligned}.</p>")
         parts.append(_hit_table(strong) if strong else "<p class=muted>No significant hits.</p>")
         if weak:

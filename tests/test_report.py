@@ -28,7 +28,7 @@ from swgpu_core.report import (
 )
 from swgpu_core.scoring import Scoring
 
-TOP = 6
+TOP = 15
 
 
 def _cli(*args: str | Path) -> None:
@@ -51,7 +51,8 @@ def run(bundled_db: Database, resources: Path, tmp_path_factory: pytest.TempPath
             _cli("search", "--db", bundled_db.path, "--query", fasta, "--backend", "cpu", "--threads", "1", "--top", TOP, "--quiet",
                  "--chunks", chunks, "--save-hits", parts[-1])  # fmt: skip
         jsonl.append(tmp / f"b{b}.jsonl")
-        _cli("align", "--db", bundled_db.path, "--hits", *parts, "--out", jsonl[-1], "--backend", "cpu", "--quiet")
+        # --evalue 1e6 keeps the chance hits too (align's default cutoff is 10): the report must keep them out of its tables
+        _cli("align", "--db", bundled_db.path, "--hits", *parts, "--out", jsonl[-1], "--backend", "cpu", "--quiet", "--evalue", "1e6")
         lists += parts
     plan = tmp / "plan.json"
     _cli("plan", bundled_db.path, "--threshold", "1234", "--json", plan, "--no-gpu")
@@ -118,6 +119,7 @@ def test_weak_hits_apart(run: dict) -> None:
     text = run["html"]
     sections = re.split(r"<h3 id=q\d+>", text)[1:]
     assert len(sections) == len(run["records"])
+    assert any(r["evalue"] > 10 for r in run["rows"]) and any(r["evalue"] <= 1e-3 for r in run["rows"])
     for section, record in zip(sections, run["records"]):
         rows = [r for r in run["rows"] if r["query_id"] == record.id]
         first_table = section.split("<details>")[0]
@@ -130,18 +132,30 @@ def test_weak_hits_apart(run: dict) -> None:
                 assert f"/{acc}/entry" not in section  # beyond E 10: counted, not tabulated
 
 
-def test_refuses_alignments_of_another_search(run: dict, bundled_db: Database, tmp_path: Path) -> None:
+def test_reads_a_subset_and_refuses_alignments_of_another_search(run: dict, bundled_db: Database, tmp_path: Path) -> None:
     hits = merge_hits([load_hits(p) for p in run["lists"][:2]], bundled_db)
-    assert [len(a) for a in read_alignments(run["jsonl"][:1], bundled_db, hits)] == [TOP, TOP]
     rows = run["jsonl"][0].read_text().splitlines()
+    counts = [sum(json.loads(r)["query_id"] == qh.query.id for r in rows) for qh in hits]
+    assert [len(a) for a in read_alignments(run["jsonl"][:1], bundled_db, hits)] == counts
+    # a subset (what an E-value cutoff or --align leaves), in any order, matched by subject
+    subset = tmp_path / "subset.jsonl"
+    subset.write_text("\n".join(rows[3:][::-1]) + "\n")
+    got = read_alignments([subset], bundled_db, hits)
+    expected = [json.loads(r) for r in rows[3:]]
+    assert [(a.query_id, a.subject_id) for alns in got for a in alns] == [(r["query_id"], r["subject_id"]) for r in expected]
+    for alns, qh in zip(got, hits):
+        assert all(bundled_db.seq_id(a.subject_index) == a.subject_id for a in alns)
     changed = json.loads(rows[1])
     changed["score"] += 1
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join([rows[0], json.dumps(changed)]) + "\n")
-    with pytest.raises(InputError, match=r"bad.jsonl: line 2: .* hit 2 .*alignments of another search"):
+    with pytest.raises(InputError, match=r"bad.jsonl: line 2: .* score \d+ is score \d+ there in the hit lists \(alignments of another search"):
         read_alignments([bad], bundled_db, hits)
     with pytest.raises(InputError, match=r"is in none of the hit lists"):
         read_alignments(run["jsonl"][1:], bundled_db, hits)
+    bad.write_text(rows[0] + "\n" + rows[0] + "\n")
+    with pytest.raises(InputError, match=r"bad.jsonl: line 2: .* appears twice"):
+        read_alignments([bad], bundled_db, hits)
     bad.write_text("{}\n")
     with pytest.raises(InputError, match=r"bad.jsonl: line 1: not an alignment"):
         read_alignments([bad], bundled_db, hits)

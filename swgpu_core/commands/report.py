@@ -20,7 +20,7 @@ from ..errors import InputError
 from ..hitlist import HitList, load_hits, merge_hits, scoring_of
 from ..report import RunInfo, read_alignments, render, write_report
 from ..search import QueryHits
-from ..stats import karlin_altschul
+from ..significance import statistics
 
 NAME = "report"
 HELP = "write one self-contained HTML report (per-query summary, distributions, hits, alignments, run details)"
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     alignments = read_alignments(args.alignments, db, hits)
     info = RunInfo(
         scoring=scoring,
-        statistics=karlin_altschul(scoring)[1],
+        statistics=statistics(scoring).description,
         scan_seconds=sum(float(hl.meta.get("seconds", 0.0)) for hl in lists),
         scan_cells=sum(int(hl.meta.get("cells", 0)) for hl in lists),
         backends=[hl.meta.get("backend", "unknown") for hl in lists],
