@@ -88,7 +88,9 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=2)
     parser.add_argument("--work", default="/tmp/cpu_peers")
     parser.add_argument("--python", default=sys.executable, help="the Python that runs swgpu (with swgpu_core importable)")
-    parser.add_argument("--only", nargs="*", help="run only these tools (names as in the table)")
+    parser.add_argument("--only", nargs="*", help="run only these tools (names as in the table; SSEARCH's earlier table is reused)")
+    parser.add_argument("--reference", help="SSEARCH's table (-m 8) from an earlier run, instead of running ssearch36")
+    parser.add_argument("--swgpu-backend", default="cpu", choices=("cpu", "cuda"), help="swgpu's backend (cuda: the same protocol on a GPU)")
     parser.add_argument("--json", help="write the results here as JSON")
     args = parser.parse_args()
     work = Path(args.work)
@@ -119,8 +121,11 @@ def main() -> int:
         "diamond makedb": ["diamond", "makedb", "--in", str(db_fa), "-d", str(work / "dmnd"), "--threads", t],
         "swgpu makedb": swgpu + ["makedb", str(db_fa), str(work / "swdb"), "--quiet"],
     }
+    wanted = {"makeblastdb": "blastp", "mmseqs createdb": "mmseqs2", "diamond makedb": "diamond", "swgpu makedb": "swgpu"}
     for name, cmd in steps.items():
         if name.startswith("swgpu") and (work / "swdb").exists():
+            continue
+        if args.only and not any(tool.startswith(wanted[name]) for tool in args.only):
             continue
         start = time.perf_counter()
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
@@ -133,7 +138,7 @@ def main() -> int:
         # ssearch36 writes its table to standard output (-O keeps only the last query's)
         "ssearch36": (["ssearch36", "-T", t, "-s", "BL62", "-f", "-11", "-g", "-1", "-m", "8", "-b", str(LIST), "-d", "0", "-q",
                        str(q_fa), str(db_fa)], 1, 10),
-        "swgpu cpu": (swgpu + ["search", "--backend", "cpu", "--threads", t, "--db", str(work / "swdb"), "--query", str(q_fa),
+        f"swgpu {args.swgpu_backend}": (swgpu + ["search", "--backend", args.swgpu_backend, "--threads", t, "--db", str(work / "swdb"), "--query", str(q_fa),
                                "--top", str(LIST), "--quiet", "--outfmt", "6 qseqid sseqid evalue score", "--out", "{out}"], 1, 2),
         "blastp": (["blastp", "-query", str(q_fa), "-db", str(work / "blastdb"), "-num_threads", t, "-max_target_seqs", str(LIST),
                     "-outfmt", "6 qseqid sseqid evalue score", "-out", "{out}"], 1, 2),
@@ -150,9 +155,16 @@ def main() -> int:
     results = []
     reference = None
     for name, (cmd, scol, ecol) in tools.items():
-        if args.only and name not in args.only and name != "ssearch36":
-            continue
         table = out / (name.replace(" ", "_").replace("-", "") + ".tsv")
+        if name == "ssearch36" and args.reference:
+            reference = {q: h[:TOP] for q, h in top_hits(Path(args.reference), scol, ecol).items()}
+            continue
+        if args.only and name not in args.only:
+            if name != "ssearch36":
+                continue
+            if table.exists():  # the reference from an earlier run's table
+                reference = {q: h[:TOP] for q, h in top_hits(table, scol, ecol).items()}
+                continue
         runs = []
         for rep in range(args.reps):
             before = load()
@@ -180,6 +192,8 @@ def main() -> int:
     versions = {}
     for tool, cmd in {"ssearch36": ["ssearch36", "-h"], "blastp": ["blastp", "-version"], "mmseqs": ["mmseqs", "version"],
                       "diamond": ["diamond", "version"]}.items():  # fmt: skip
+        if shutil.which(cmd[0]) is None:
+            continue
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         text = (proc.stdout + proc.stderr).strip().splitlines()
         versions[tool] = next((x for x in text if any(c.isdigit() for c in x)), "?")[:80]
