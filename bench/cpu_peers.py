@@ -113,7 +113,7 @@ def main() -> int:
             out.write(line)
 
     builds = {}
-    env = dict(os.environ, PYTHONPATH=str(here.parent))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(here.parent), os.environ.get("PYTHONPATH")])))
     swgpu = [args.python, "-m", "swgpu_core"]
     steps = {
         "makeblastdb": ["makeblastdb", "-dbtype", "prot", "-in", str(db_fa), "-out", str(work / "blastdb")],
