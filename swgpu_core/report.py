@@ -132,6 +132,13 @@ def split_description(description: str) -> tuple[str, str]:
     return description.strip(), ""
 
 
+def short_name(description: str) -> str:
+    """The protein's name for a narrow column: Swiss-Prot's recommended name of an NCBI-style
+    ``RecName: Full=...; AltName: ...`` title, else :func:`split_description`'s name (whole words, never cut)."""
+    m = re.match(r"\s*(?:RecName|SubName):\s*Full=([^;{]+)", description)
+    return m.group(1).strip() if m else split_description(description)[0]
+
+
 _UNIPROT = re.compile(r"(?:^|\|)(?:sp|tr)\|([A-Za-z0-9]+)(?:[.-]\d+)?(?:\||$)")
 _NCBI_TAGS = ("ref", "gb", "emb", "dbj", "pdb", "pir", "prf", "sp", "tr")
 
@@ -166,7 +173,7 @@ h4{margin:1.2em 0 .3em}p.lead{color:#444;margin-top:0}
 table{border-collapse:collapse;font-size:.88em;margin:.5em 0;width:100%}
 td,th{border:1px solid #ddd;padding:.25em .45em;text-align:left;vertical-align:top;overflow-wrap:break-word}
 th{background:#f4f4f4;white-space:nowrap}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-td.id{white-space:nowrap}td.id small{white-space:normal;color:#555}tr.weak td{color:#777}tr.weak a{color:#6b8fb8}
+td.id{white-space:nowrap}td.id small{white-space:normal;color:#555;display:inline-block;min-width:10em}tr.weak td{color:#777}tr.weak a{color:#6b8fb8}
 table.kv{width:auto}table.kv th{text-align:left;width:14em;white-space:normal}
 a{color:#1a5fa8;text-decoration:none}a:hover{text-decoration:underline}
 .aln{margin:1em 0 1.6em}.aln .title{font-family:ui-monospace,monospace;font-size:.85em;margin:0}
@@ -401,12 +408,13 @@ def _count(alns: Sequence[Alignment], qh: QueryHits, top: int) -> str:
 def _summary(hits: Sequence[QueryHits], alignments: Sequence[Sequence[Alignment]], top: int, have_evalues: bool) -> str:
     head = "".join(
         f"<th>{h}</th>"
-        for h in ("Query", "Length", "Hits E ≤ 0.001", "Best hit", "Description", "Organism", "E-value", "Identity", "Query cover")
+        for h in ("Query", "Length", "Hits<br>E ≤ 0.001", "Best hit", "Description", "Organism", "E-value", "Identity", "Query<br>cover")
     )
     rows = []
     for k, (qh, alns) in enumerate(zip(hits, alignments)):
-        qname = split_description(qh.query.description)[0]
-        query = f'<a href="#q{k + 1}">{_esc(qh.query.id)}</a>' + (f"<br><small>{_esc(qname)}</small>" if qname else "")
+        qname = short_name(qh.query.description)
+        acc = accession_link(qh.query.id)[0]
+        query = f'<a href="#q{k + 1}" title="{_esc(qh.query.id)}">{_esc(acc)}</a>' + (f"<br><small>{_esc(qname)}</small>" if qname else "")
         if not alns:
             rows.append(f"<tr><td class=id>{query}</td><td class=n>{len(qh.query):,}</td><td class=n>0</td><td colspan=6 class=muted>no hits</td></tr>")
             continue

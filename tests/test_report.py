@@ -24,6 +24,7 @@ from swgpu_core.report import (
     accession_link,
     read_alignments,
     render,
+    short_name,
     split_description,
 )
 from swgpu_core.scoring import Scoring
@@ -71,7 +72,7 @@ def test_summary_first_run_details_last(run: dict) -> None:
     assert _h2(text) == ["Summary", "Score and E-value distributions", "Hits and alignments per query", "Run details"]
     summary = text[text.index("<h2>Summary</h2>") : text.index("<h2>Score and E-value")]
     for r in run["records"]:  # one summary row per query, linking to its section
-        assert f">{html.escape(r.id)}</a>" in summary
+        assert f'title="{html.escape(r.id)}">{accession_link(r.id)[0]}</a>' in summary
     best = {row["query_id"]: row for row in run["rows"] if row["rank"] == 1}
     for row in best.values():  # the best hit's organism from UniProt's OS= field, its identity and coverage
         name, organism = split_description(row["subject_description"])
@@ -174,6 +175,11 @@ def test_reads_a_subset_and_refuses_alignments_of_another_search(run: dict, bund
 )  # fmt: skip
 def test_split_description(description: str, expected: tuple[str, str]) -> None:
     assert split_description(description) == expected
+
+
+def test_short_name() -> None:
+    assert short_name("RecName: Full=Leghemoglobin-1; AltName: Full=Leghemoglobin I") == "Leghemoglobin-1"
+    assert short_name("Alcohol dehydrogenase 1A OS=Homo sapiens OX=9606") == "Alcohol dehydrogenase 1A"
 
 
 @pytest.mark.parametrize(
