@@ -455,7 +455,8 @@ def _query_section(k: int, qh: QueryHits, alns: Sequence[Alignment], shown_align
         if strong + weak:
             parts.insert(2, hit_map(len(q), strong + weak))
     if shown:
-        parts.append(f"<h4>Alignments of the best {len(shown)}</h4>")
+        weak_only = have_evalues and not any(_significant(a) for a in shown)
+        parts.append(f"<h4>Alignments of the best {len(shown)}{' (none significant: E &gt; 0.001)' if weak_only else ''}</h4>")
         parts.extend(_alignment_block(a) for a in shown)
     return parts
 
