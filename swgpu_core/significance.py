@@ -160,7 +160,7 @@ def require_statistics(stats: Statistics, what: str) -> None:
     if not has_evalues(stats):
         from .errors import InputError
 
-        raise InputError(f"{what} needs E-values: {stats.description}")
+        raise InputError(f"{what}: {stats.description}")
 
 
 def filter_hits(

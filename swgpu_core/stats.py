@@ -269,7 +269,7 @@ def choose_statistics(
             raise InputError(f"--stats blast: {why}")
         return ("blast" if params.spouge is not None else "user"), params, why
     if no_fit is not None:
-        return "none", None, (f"--stats fit: {no_fit}" if mode == "fit" else f"BLAST tabulates no parameters for {scoring.describe()} and {no_fit}")
+        return "none", None, (f"--stats fit, but {no_fit}" if mode == "fit" else f"BLAST tabulates no parameters for {scoring.describe()} and {no_fit}")
     return "fit", (params if params is not None and params.spouge is not None else None), "E-values from each query's fit to the database's scores"
 
 
