@@ -36,7 +36,7 @@ from .outfmt import DEFAULT_OUTFMT, FIELDS, STANDARD_FIELDS, parse_outfmt
 from .scoring import Scoring
 from .search import QueryHits, SearchResult
 from .significance import (
-    DEFAULT_MAX_EVALUE, NO_STATISTICS, STATS_MODES, Statistics, filter_hits, hit_significance, saved_statistics, statistics,
+    DEFAULT_MAX_EVALUE, NO_STATISTICS, STATS_MODES, NoStatistics, Statistics, filter_hits, hit_significance, saved_statistics, statistics,
 )  # fmt: skip
 
 if TYPE_CHECKING:
@@ -325,7 +325,8 @@ def long_results(
     alns = alignments(query, target, ends, scoring, max_alignment_length, threads, backend)
     hits = [QueryHits(query, np.zeros(len(alns), np.int64), np.array([a.score for a in alns], np.int32))]
     view = TargetView(target_path, target, scoring.alphabet)
-    return Results(view, hits, [alns], NO_STATISTICS, scoring.describe(), "swgpu align-long")
+    none = NoStatistics("no E-values: align-long reports raw scores of one query against one target (no database statistics)")
+    return Results(view, hits, [alns], none, scoring.describe(), "swgpu align-long")
 
 
 def __getattr__(name: str) -> object:

@@ -201,3 +201,18 @@ def test_statistics_options_fail_before_the_scan(cli_db: Path, swgpu, resources:
     assert "go together" in error("--kappa", "0.1")
     rc, out, err = swgpu("search", *common, *UNTABULATED, "--chunks", "0", "--outfmt", "6 qseqid sseqid score")  # no E-value column
     assert rc == 0 and out, err
+
+
+@pytest.mark.gpu
+def test_gpu_fitted_evalues_equal_cpu(cli_db: Path, swgpu, resources: Path, tmp_path: Path) -> None:
+    """Histograms counted on the GPU fit exactly as the CPU's: the same fitted table, whole or chunked and merged."""
+    common = ("--db", cli_db, "--query", resources / "queries.fasta", "--top", "20", "--quiet", *UNTABULATED, "--outfmt", "6 std score")
+    assert swgpu("search", *common, "--backend", "cpu", "--out", tmp_path / "cpu.tsv")[0] == 0
+    assert swgpu("search", *common, "--backend", "cuda", "--out", tmp_path / "gpu.tsv")[0] == 0
+    for name, chunks in (("a", "0-2"), ("b", "3,4")):
+        rc, _, err = swgpu("search", *common[:-2], "--backend", "cuda", "--chunks", chunks, "--save-hits", tmp_path / f"{name}.npz")
+        assert rc == 0, err
+    rc, _, err = swgpu("merge", tmp_path / "a.npz", tmp_path / "b.npz", "--outfmt", "6 std score", "--out", tmp_path / "merged.tsv")
+    assert rc == 0, err
+    cpu = (tmp_path / "cpu.tsv").read_text()
+    assert cpu and "*" not in cpu and (tmp_path / "gpu.tsv").read_text() == cpu and (tmp_path / "merged.tsv").read_text() == cpu
