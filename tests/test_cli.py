@@ -49,7 +49,8 @@ def test_search_default_output(cli_db: Path, swgpu, resources: Path) -> None:
     assert 0 < len(rows) < 75 and all(float(r[10]) <= 10 for r in rows)  # BLAST's default cutoff E <= 10
     rc, out, err = swgpu("search", "--db", cli_db, "--query", resources / "queries.fasta", "--backend", "cpu", "--top", "15", "--evalue", "1e6")
     every = [line.split("\t") for line in out.splitlines()]
-    assert len(every) == 75 and [r for r in every if float(r[10]) <= 10] == rows
+    cut = [r for r in every if r not in rows]  # E printed "10" may be just above the cutoff
+    assert len(every) == 75 and [r for r in every if r in rows] == rows and cut and all(float(r[10]) >= 10 for r in cut)
     first = rows[0]
     assert first[0] == "tr|V5R462|V5R462_9CAUD" and first[6:8] == ["1", "49"]
     for qid in {r[0] for r in rows}:
