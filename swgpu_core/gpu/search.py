@@ -8,14 +8,16 @@ every score is exact. Only the candidates that can enter a query's top list leav
 
 Chunks are uploaded once and kept while they fit the memory budget; otherwise each chunk
 is staged through pinned host memory and copied on a separate stream while the previous
-chunk is being scanned.
+chunk is being scanned. The queries of a batch are pipelined (:meth:`DeviceWorker.scan_chunk`):
+the host queues a query's scans before it waits for anything of the previous one.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import cupy as cp
 import numpy as np
@@ -30,6 +32,11 @@ from .kernels import ScanKernels, Shape, build_profile, pick_shapes
 
 #: device bytes per residue of a resident batch: the residue and its boundary-buffer slot
 BYTES_PER_RESIDUE = 9
+#: queries of a batch in flight on one worker (see DeviceWorker.scan_chunk): one being
+#: scanned, one being rescored and selected, one whose candidates are being copied back
+PIPELINE_DEPTH = 3
+#: device bytes of query profiles kept between the batches of a search
+PROFILE_CACHE_BYTES = 256 << 20
 
 
 @dataclass
@@ -41,8 +48,10 @@ class DeviceChunk:
     offsets: cp.ndarray
     lengths: LengthProfile  # host copy, for the threshold split
     subjects: cp.ndarray  # 0..n-1, the kernels' subject list for a whole-chunk scan
-    ready: cp.cuda.Event
+    ready: cp.cuda.Event  # the copy to the device is done
     pinned: object  # the staging buffer, alive until the copy is done
+    plans: dict = field(default_factory=dict)  # (query length, fixed threshold) -> Plan
+    last_use: cp.cuda.Event | None = None  # recorded on the compute stream after the last kernel reading it
 
     @property
     def nbytes(self) -> int:
@@ -64,6 +73,10 @@ class DeviceWorker:
             self.long = cp.cuda.Stream(non_blocking=True)
             self.copy = cp.cuda.Stream(non_blocking=True)
             free, _total = cp.cuda.runtime.memGetInfo()
+            self._counts_memory = cp.cuda.alloc_pinned_memory(8 * PIPELINE_DEPTH)
+        self._counts = [np.frombuffer(self._counts_memory, np.int32, 2, offset=8 * k) for k in range(PIPELINE_DEPTH)]
+        self._profiles: dict[tuple[Shape, bytes], tuple[cp.ndarray, object]] = {}  # (device profile, its pinned staging)
+        self._profile_bytes = 0
         self.budget = budget if budget is not None else int(free * 0.6)
         self.resident: dict[tuple[str, int], DeviceChunk] = {}
         self.kernel_seconds = 0.0
@@ -90,19 +103,33 @@ class DeviceWorker:
             self._scratch[name] = buf
         return buf[:size]
 
-    def upload(self, db: Database, chunk: Chunk) -> DeviceChunk:
-        """Copy a chunk to the device on the copy stream (pinned staging), or reuse it."""
+    def upload(self, db: Database, chunk: Chunk, keep: DeviceChunk | None = None) -> DeviceChunk:
+        """Copy a chunk to the device on the copy stream (pinned staging), or reuse it.
+
+        Under the budget, the oldest resident chunks (never ``keep``, the one being scanned)
+        are dropped first. Race-free without synchronising the streams: a dropped chunk's
+        device memory and pinned staging buffer go back to CuPy's pools only after its
+        ``ready`` event (its copy is done) and its ``last_use`` event (every kernel reading
+        it is done) have completed. So the pinned buffers form a ring of two when streaming
+        (the batch being scanned, the next one being copied): a buffer is refilled only once
+        the copy out of it has finished.
+        """
         key = (str(db.path), chunk.first, chunk.stop)
         if key in self.resident:
             return self.resident[key]
         with cp.cuda.Device(self.device_id):
             size = chunk.n_residues
             used = sum(BYTES_PER_RESIDUE * d.chunk.n_residues for d in self.resident.values())
-            if self.resident and used + BYTES_PER_RESIDUE * size > self.budget:
-                for stream in (self.copy, self.compute, self.long):
-                    stream.synchronize()
-                while self.resident and used + BYTES_PER_RESIDUE * size > self.budget:  # oldest batches first
-                    used -= BYTES_PER_RESIDUE * self.resident.pop(next(iter(self.resident))).chunk.n_residues
+            for old in list(self.resident):  # oldest batches first
+                if used + BYTES_PER_RESIDUE * size <= self.budget:
+                    break
+                if self.resident[old] is keep:
+                    continue
+                victim = self.resident.pop(old)
+                victim.ready.synchronize()
+                if victim.last_use is not None:
+                    victim.last_use.synchronize()
+                used -= BYTES_PER_RESIDUE * victim.chunk.n_residues
             host_res = db.residues[chunk.residue_start : chunk.residue_stop]
             host_off = np.asarray(db.offsets[chunk.first : chunk.stop + 1]) - chunk.residue_start
             size_aligned = -(-size // 8) * 8
@@ -126,65 +153,158 @@ class DeviceWorker:
 
     # -- scan ----------------------------------------------------------------------------
     def plan(self, dev: DeviceChunk, query_length: int) -> Plan:
-        """Threshold for this batch and query: fixed by the user, or the planner's choice."""
-        if self.threshold is not None:
-            return evaluate(dev.lengths, query_length, self.threshold, self.model)
-        return choose_threshold(dev.lengths, query_length, self.model)
+        """Threshold for this batch and query: fixed by the user, or the planner's choice
+        (pure, so computed once per batch and query length)."""
+        key = (query_length, self.threshold)
+        found = dev.plans.get(key)
+        if found is None:
+            if self.threshold is not None:
+                found = evaluate(dev.lengths, query_length, self.threshold, self.model)
+            else:
+                found = choose_threshold(dev.lengths, query_length, self.model)
+            dev.plans[key] = found
+        return found
 
-    def scores(self, dev: DeviceChunk, query: EncodedSequence) -> cp.ndarray:
-        """Exact scores of ``query`` against every subject of the chunk (device int32)."""
-        sc = self.scoring
+    def _profile(self, query: EncodedSequence, shape: Shape) -> cp.ndarray:
+        """The query's profile for ``shape`` on the device, kept for the batches of a search.
+
+        Built on the host while the GPU scans the previous query, staged in pinned memory
+        (kept with it) so that the copy, queued on the compute stream, never makes the host
+        wait for the kernels queued before it.
+        """
+        key = (shape, query.codes.tobytes())
+        found = self._profiles.get(key)
+        if found is None:
+            host = build_profile(query.codes, self.scoring, shape)
+            pinned = cp.cuda.alloc_pinned_memory(host.nbytes)
+            np.frombuffer(pinned, host.dtype, host.size)[:] = host.ravel()
+            prof = cp.empty(host.shape, host.dtype)
+            cp.cuda.runtime.memcpyAsync(prof.data.ptr, pinned.ptr, host.nbytes, cp.cuda.runtime.memcpyHostToDevice, self.compute.ptr)
+            found = self._profiles[key] = (prof, pinned)
+            self._profile_bytes += host.nbytes
+        return found[0]
+
+    def _forget_profiles(self) -> None:
+        """Drop the kept profiles once they pass PROFILE_CACHE_BYTES; called only between
+        batches, when no kernel reading them is queued (the batch has synchronised)."""
+        if self._profile_bytes > PROFILE_CACHE_BYTES:
+            self._profiles.clear()
+            self._profile_bytes = 0
+
+    def _launch(self, dev: DeviceChunk, query: EncodedSequence, slot: int) -> _Flight:
+        """Queue the packed 16-bit scans of ``query`` over ``dev`` (no host wait) and the copy of
+        its count of overflowed subjects into pinned memory."""
         n = dev.chunk.n_sequences
+        plan = self.plan(dev, len(query))
+        n_short = dev.lengths.split(plan.threshold)
+        inter, intra = pick_shapes(len(query), n_short, self.geometry.busy_threads)
         with cp.cuda.Device(self.device_id), self.compute:
             self.compute.wait_event(dev.ready)
             self.long.wait_event(dev.ready)
-            plan = self.plan(dev, len(query))
-            n_short = dev.lengths.split(plan.threshold)
-            scores = self._buffer("scores", n, np.int32)
-            overflow = self._buffer("overflow", n + 1, np.int32)
+            scores = self._buffer(f"scores{slot}", n, np.int32)
+            overflow = self._buffer(f"overflow{slot}", n + 1, np.int32)
             boundary = self._buffer("boundary", 2 * (dev.chunk.n_residues + 1), np.uint32)
-            subjects = dev.subjects
-            overflow_at = 32767 - sc.max_score
-            start, done = cp.cuda.Event(), cp.cuda.Event()
-            start.record(self.compute)
+            counts = self._counts[slot]
+            start = _record(self.compute, timing=True)
             overflow[:1].fill(0)
-            inter, intra = pick_shapes(len(query), n_short, self.geometry.busy_threads)
-            prof_inter = cp.asarray(build_profile(query.codes, sc, inter))
-            prof_intra = cp.asarray(build_profile(query.codes, sc, intra))
+            prof_inter, prof_intra = self._profile(query, inter), self._profile(query, intra)
             self.long.wait_event(_record(self.compute))
             jobs = [  # the long subjects first, so their blocks start before the bulk fills the GPU
-                (intra, self.long, prof_intra, subjects[n_short:], n - n_short),
-                (inter, self.compute, prof_inter, subjects[:n_short], n_short),
+                (intra, self.long, prof_intra, dev.subjects[n_short:], n - n_short),
+                (inter, self.compute, prof_inter, dev.subjects[:n_short], n_short),
             ]
             marks = []
             for shape, stream, prof, subj, count in jobs:
                 marks.append(_record(stream, timing=True))
-                self.launch_scan(shape, False, stream, dev, prof, subj, count, overflow_at, boundary, scores, overflow)
+                self.launch_scan(shape, False, stream, dev, prof, subj, count, 32767 - self.scoring.max_score, boundary, scores, overflow)
                 marks.append(_record(stream, timing=True))
-            self.compute.wait_event(marks[1])
-            n_over = int(overflow[:1].get(stream=self.compute)[0])
-            if n_over:  # rescore in 32 bits the subjects whose 16-bit lanes may have wrapped
-                redo = cp.sort(overflow[1 : 1 + n_over])
-                is_long = redo >= n_short
-                for shape, prof, sel in ((inter, prof_inter, redo[~is_long]), (intra, prof_intra, redo[is_long])):
-                    sel = cp.ascontiguousarray(sel)
-                    self.launch_scan(shape, True, self.compute, dev, prof, sel, int(sel.size), 0, boundary, scores, overflow)
-            done.record(self.compute)
-            done.synchronize()
-            seconds = cp.cuda.get_elapsed_time(start, done) / 1e3
-            self.last_timing = {
-                "seconds": seconds,
-                "intra_seconds": cp.cuda.get_elapsed_time(marks[0], marks[1]) / 1e3,
-                "inter_seconds": cp.cuda.get_elapsed_time(marks[2], marks[3]) / 1e3,
-                "n_short": n_short,
-                "threshold": plan.threshold,
-                "predicted_seconds": plan.predicted_seconds,
-                "rescored": n_over,
-                "shapes": (inter.template("16"), intra.template("16")),
-            }
-            self.kernel_seconds += seconds
-            self.cells += len(query) * dev.chunk.n_residues
-            return scores
+            self.compute.wait_event(marks[1])  # the long stream joins: everything after this sees both scans done
+            scanned = _record(self.compute, timing=True)
+            _to_host(counts[:1], overflow[:1], self.compute)
+            counted = _record(self.compute)
+        return _Flight(len(query), slot, scores, overflow, n_short, plan, (inter, intra), (prof_inter, prof_intra),
+                       [start, *marks, scanned], counts, counted)  # fmt: skip
+
+    def _rescore(self, dev: DeviceChunk, f: _Flight) -> None:
+        """Wait for ``f``'s overflow count, then queue the 32-bit rescoring of the subjects
+        whose 16-bit lanes may have wrapped (rare: scores near 32,767)."""
+        f.counted.synchronize()
+        f.rescored = int(f.counts[0])
+        if not f.rescored:
+            return
+        (inter, intra), (prof_inter, prof_intra) = f.shapes, f.profiles
+        with cp.cuda.Device(self.device_id), self.compute:
+            boundary = self._buffer("boundary", 2 * (dev.chunk.n_residues + 1), np.uint32)
+            begin = _record(self.compute, timing=True)
+            redo = cp.sort(f.overflow[1 : 1 + f.rescored])
+            is_long = redo >= f.n_short
+            for shape, prof, sel in ((inter, prof_inter, redo[~is_long]), (intra, prof_intra, redo[is_long])):
+                sel = cp.ascontiguousarray(sel)
+                self.launch_scan(shape, True, self.compute, dev, prof, sel, int(sel.size), 0, boundary, f.scores, f.overflow)
+            f.rescore_marks = (begin, _record(self.compute, timing=True))
+
+    def _select(self, f: _Flight, top: int) -> None:
+        """Queue the selection of ``f``'s candidates on the GPU: every subject scoring at least
+        the ``top``-th best (ties included, in subject order, as the CPU's ``candidates``),
+        compacted into the slot's buffers, and the copy of their count to pinned memory."""
+        n = f.scores.size
+        if n <= top:
+            f.n_candidates = n
+            return
+        with cp.cuda.Device(self.device_id), self.compute:
+            kth = cp.partition(f.scores, n - top)[n - top : n - top + 1]
+            rank = cp.cumsum(f.scores >= kth, dtype=np.int32)  # inclusive: a candidate's place + 1
+            index = self._buffer(f"index{f.slot}", n, np.int32)
+            value = self._buffer(f"value{f.slot}", n, np.int32)
+            _compact_kernel()(f.scores, kth, rank, index, value)
+            _to_host(f.counts[1:2], rank[n - 1 :], self.compute)
+            f.selected = _record(self.compute)
+
+    def _fetch(self, f: _Flight) -> None:
+        """Wait for ``f``'s candidate count, then queue the copy of its candidates to pinned
+        host memory; they are read once the batch synchronises."""
+        if f.n_candidates is None:
+            f.selected.synchronize()
+            f.n_candidates = int(f.counts[1])
+        k = f.n_candidates
+        index = f.scores if f.selected is None else self._scratch[f"index{f.slot}"]
+        value = f.scores if f.selected is None else self._scratch[f"value{f.slot}"]
+        pinned = cp.cuda.alloc_pinned_memory(max(8 * k, 8))
+        f.host = (np.frombuffer(pinned, np.int32, k), np.frombuffer(pinned, np.int32, k, offset=4 * k), pinned)
+        with cp.cuda.Device(self.device_id):
+            if f.selected is not None:
+                _to_host(f.host[0], index[:k], self.compute)
+            _to_host(f.host[1], value[:k], self.compute)
+
+    def _account(self, dev: DeviceChunk, f: _Flight) -> None:
+        """Kernel seconds of a finished flight (its events have all completed)."""
+        start, intra0, intra1, inter0, inter1, scanned = f.marks
+        seconds = cp.cuda.get_elapsed_time(start, scanned) / 1e3
+        if f.rescore_marks is not None:
+            seconds += cp.cuda.get_elapsed_time(*f.rescore_marks) / 1e3
+        self.last_timing = {
+            "seconds": seconds,
+            "intra_seconds": cp.cuda.get_elapsed_time(intra0, intra1) / 1e3,
+            "inter_seconds": cp.cuda.get_elapsed_time(inter0, inter1) / 1e3,
+            "n_short": f.n_short,
+            "threshold": f.plan.threshold,
+            "predicted_seconds": f.plan.predicted_seconds,
+            "rescored": f.rescored,
+            "shapes": (f.shapes[0].template("16"), f.shapes[1].template("16")),
+        }
+        self.kernel_seconds += seconds
+        self.cells += f.query_length * dev.chunk.n_residues
+
+    def scores(self, dev: DeviceChunk, query: EncodedSequence) -> cp.ndarray:
+        """Exact scores of ``query`` against every subject of the chunk (device int32), synchronously
+        (the benchmark's and the tests' path; a search goes through :meth:`scan_chunk`)."""
+        f = self._launch(dev, query, 0)
+        self._rescore(dev, f)
+        with cp.cuda.Device(self.device_id):
+            dev.last_use = _record(self.compute)
+            self.compute.synchronize()
+        self._account(dev, f)
+        return f.scores
 
     def launch_scan(self, shape: Shape, wide: bool, stream, dev, prof, subj, count, overflow_at, boundary, scores, overflow) -> None:
         """One scan kernel over ``subj`` of ``dev`` (anything with device ``residues`` and ``offsets``)."""
@@ -199,21 +319,85 @@ class DeviceWorker:
         self.kernels.launch(shape, wide, args, count, stream)
 
     def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, next_chunk: Chunk | None):
+        """Per query, the candidates of ``chunk`` (see :meth:`swgpu_core.engine.Scanner.scan_chunk`).
+
+        The queries are pipelined, PIPELINE_DEPTH in flight, each in a slot of device
+        buffers and pinned counts: step ``i`` queues query ``i``'s scans, then (its scans
+        already queued behind, so the GPU never waits for the host) waits for query
+        ``i-1``'s overflow count and queues its rescoring and candidate selection, then
+        waits for query ``i-2``'s candidate count and queues the copy of its candidates.
+        The host waits only for small counts, never for a query's results; the batch
+        synchronises once, at the end.
+
+        Race-free because everything of a query after its scans, and everything of the
+        next one, is queued on the compute stream in host order (the long stream joins the
+        compute stream at the end of each query's scans and waits for it before the next
+        one's): a slot's buffers are rewritten (query ``i+3``) only after query ``i``'s
+        candidates were copied, the shared boundary buffer is used by one query's kernels
+        at a time, and the pinned counts are read after the event of their copy.
+        The next batch's upload is queued after the first query's scans, so its host
+        staging overlaps them.
+        """
+        self._forget_profiles()
         dev = self.upload(db, chunk)
-        if next_chunk is not None:
-            self.upload(db, next_chunk)  # overlaps the copy with this chunk's scan
+        flights: list[_Flight] = []
+        for i in range(len(queries) + 2):
+            if i < len(queries):
+                flights.append(self._launch(dev, queries[i], i % PIPELINE_DEPTH))
+                if i == 0 and next_chunk is not None:
+                    self.upload(db, next_chunk, keep=dev)  # staging and copy overlap this batch's scans
+            if 0 <= i - 1 < len(queries):
+                self._rescore(dev, flights[i - 1])
+                self._select(flights[i - 1], top)
+            if 0 <= i - 2 < len(queries):
+                self._fetch(flights[i - 2])
+        with cp.cuda.Device(self.device_id):
+            dev.last_use = _record(self.compute)
+            self.compute.synchronize()
         out = []
-        for q in queries:
-            s = self.scores(dev, q)
-            with cp.cuda.Device(self.device_id), self.compute:
-                if s.size > top:
-                    kth = cp.partition(s, s.size - top)[s.size - top]
-                    keep = cp.flatnonzero(s >= kth)
-                    idx, val = keep.get(), s[keep].get()
-                else:
-                    idx, val = np.arange(s.size), s.get()
-            out.append((idx.astype(np.int64) + chunk.first, val.astype(np.int32)))
+        for f in flights:
+            self._account(dev, f)
+            idx, val, _pinned = f.host
+            idx = np.arange(f.n_candidates, dtype=np.int64) if f.selected is None else idx.astype(np.int64)
+            out.append((idx + chunk.first, val.astype(np.int32)))  # astype copies out of the pinned buffer
         return out
+
+
+@dataclass
+class _Flight:
+    """One query's work on one batch, from its scans being queued to its candidates on the host."""
+
+    query_length: int
+    slot: int  # its ring slot of device buffers and pinned counts
+    scores: cp.ndarray
+    overflow: cp.ndarray
+    n_short: int
+    plan: Plan
+    shapes: tuple[Shape, Shape]  # (inter, intra)
+    profiles: tuple[cp.ndarray, cp.ndarray]
+    marks: list  # timing events: start, intra start/end, inter start/end, scans done
+    counts: np.ndarray  # pinned int32[2]: overflowed subjects, candidates
+    counted: cp.cuda.Event  # the overflow count has reached ``counts[0]``
+    rescored: int = 0
+    rescore_marks: tuple | None = None
+    selected: cp.cuda.Event | None = None  # the candidate count has reached ``counts[1]``; None: all subjects
+    n_candidates: int | None = None
+    host: tuple | None = None  # (indices, scores, their pinned memory), valid once the batch synchronised
+
+
+def _to_host(dst: np.ndarray, src: cp.ndarray, stream: cp.cuda.Stream) -> None:
+    """Queue a copy of contiguous ``src`` into ``dst`` (pinned host memory) on ``stream``."""
+    if src.nbytes:
+        cp.cuda.runtime.memcpyAsync(dst.ctypes.data, src.data.ptr, src.nbytes, cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+
+
+@functools.cache
+def _compact_kernel() -> cp.ElementwiseKernel:
+    """index[rank-1], value[rank-1] = i, score for every score >= kth (rank: inclusive count)."""
+    return cp.ElementwiseKernel(
+        "int32 score, raw int32 kth, int32 rank", "raw int32 index, raw int32 value",
+        "if (score >= kth[0]) { index[rank - 1] = (int)i; value[rank - 1] = score; }", "swgpu_candidates",
+    )  # fmt: skip
 
 
 def _record(stream: cp.cuda.Stream, timing: bool = False) -> cp.cuda.Event:
