@@ -71,7 +71,7 @@ def test_streamed_batches_equal_the_cpu(bundled_db, queries, cpu_scores, scoring
         want = [candidates(s[batch.first : batch.stop], batch.first, 25) for s in cpu_scores]
         _same(got, want, f"batch {batch.first}..{batch.stop}")
     worker = backend.workers[0]
-    assert sum(BYTES_PER_RESIDUE * d.chunk.n_residues for d in worker.resident.values()) <= budget
+    assert worker.resident_bytes <= budget
     assert worker.kernel_seconds > 0 and worker.cells == sum(len(q) for q in queries) * bundled_db.n_residues
 
 

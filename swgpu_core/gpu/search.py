@@ -30,8 +30,13 @@ from ..scoring import Scoring
 from .device import device_count, geometry
 from .kernels import ScanKernels, Shape, build_profile, pick_shapes
 
-#: device bytes per residue of a resident batch: the residue and its boundary-buffer slot
-BYTES_PER_RESIDUE = 9
+#: device bytes per residue of a batch: the residue, kept while the batch is resident, and
+#: its slot in the boundary buffer, which is scratch (one per worker, the largest batch's size)
+RESIDUE_BYTES, BOUNDARY_BYTES = 1, 8
+#: bytes per residue of a database kept whole on the device
+BYTES_PER_RESIDUE = RESIDUE_BYTES + BOUNDARY_BYTES
+#: bytes per residue of a streamed batch: two resident (one scanned, the next being copied), one boundary buffer
+STREAMED_BYTES_PER_RESIDUE = 2 * RESIDUE_BYTES + BOUNDARY_BYTES
 #: queries of a batch in flight on one worker (see DeviceWorker.scan_chunk): one being
 #: scanned, one being rescored and selected, one whose candidates are being copied back
 PIPELINE_DEPTH = 3
@@ -95,6 +100,11 @@ class DeviceWorker:
         return self._model
 
     # -- memory ------------------------------------------------------------------------
+    @property
+    def resident_bytes(self) -> int:
+        """What the memory budget counts: the resident batches and a boundary buffer for the largest."""
+        return _device_bytes([d.chunk.n_residues for d in self.resident.values()])
+
     def _buffer(self, name: str, size: int, dtype) -> cp.ndarray:
         buf = self._scratch.get(name)
         if buf is None or buf.size < size:
@@ -119,9 +129,8 @@ class DeviceWorker:
             return self.resident[key]
         with cp.cuda.Device(self.device_id):
             size = chunk.n_residues
-            used = sum(BYTES_PER_RESIDUE * d.chunk.n_residues for d in self.resident.values())
             for old in list(self.resident):  # oldest batches first
-                if used + BYTES_PER_RESIDUE * size <= self.budget:
+                if _device_bytes([*(d.chunk.n_residues for d in self.resident.values()), size]) <= self.budget:
                     break
                 if self.resident[old] is keep:
                     continue
@@ -129,7 +138,6 @@ class DeviceWorker:
                 victim.ready.synchronize()
                 if victim.last_use is not None:
                     victim.last_use.synchronize()
-                used -= BYTES_PER_RESIDUE * victim.chunk.n_residues
             host_res = db.residues[chunk.residue_start : chunk.residue_stop]
             host_off = np.asarray(db.offsets[chunk.first : chunk.stop + 1]) - chunk.residue_start
             size_aligned = -(-size // 8) * 8
@@ -385,6 +393,11 @@ class _Flight:
     host: tuple | None = None  # (indices, scores, their pinned memory), valid once the batch synchronised
 
 
+def _device_bytes(batch_residues: list[int]) -> int:
+    """Device bytes of resident batches of these sizes and a boundary buffer for the largest."""
+    return RESIDUE_BYTES * sum(batch_residues) + BOUNDARY_BYTES * max(batch_residues, default=0)
+
+
 def _to_host(dst: np.ndarray, src: cp.ndarray, stream: cp.cuda.Stream) -> None:
     """Queue a copy of contiguous ``src`` into ``dst`` (pinned host memory) on ``stream``."""
     if src.nbytes:
@@ -440,9 +453,10 @@ class CudaBackend:
         return max(w.kernel_seconds for w in self.workers)
 
     def batches(self, db: Database, chunks: list[Chunk]) -> list[tuple[list[Chunk], Chunk]]:
-        """The device batches of ``chunks`` under the smallest device budget."""
-        budget = min(w.budget for w in self.workers) // BYTES_PER_RESIDUE
-        return device_batches(db, chunks, budget, len(self.workers))
+        """The device batches of ``chunks`` under the smallest device budget: all resident if
+        they fit, else streamed in batches of which two fit beside one boundary buffer."""
+        budget = min(w.budget for w in self.workers)
+        return device_batches(db, chunks, budget // BYTES_PER_RESIDUE, len(self.workers), budget // STREAMED_BYTES_PER_RESIDUE)
 
     def scan(self, db: Database, chunks: list[Chunk], queries: list[EncodedSequence], top: int, on_chunk=None):
         """Per device batch, per query candidates; devices scan their batches in parallel."""
