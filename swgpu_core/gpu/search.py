@@ -26,9 +26,11 @@ from ..database import Chunk, Database
 from ..device_batches import device_batches
 from ..fasta import EncodedSequence
 from ..plan import DeviceModel, LengthProfile, Plan, choose_threshold, evaluate
+from ..score_stats import ScoreHistograms
 from ..scoring import Scoring
 from .device import device_count, geometry
 from .kernels import ScanKernels, Shape, build_profile, pick_shapes
+from .score_stats import length_bins, queue_histogram
 
 #: device bytes per residue of a batch: the residue, kept while the batch is resident, and
 #: its slot in the boundary buffer, which is scratch (one per worker, the largest batch's size)
@@ -57,6 +59,7 @@ class DeviceChunk:
     pinned: object  # the staging buffer, alive until the copy is done
     plans: dict = field(default_factory=dict)  # (query length, fixed threshold) -> Plan
     last_use: cp.cuda.Event | None = None  # recorded on the compute stream after the last kernel reading it
+    lbins: cp.ndarray | None = None  # the subjects' length bins, for score histograms (made on first use)
 
     @property
     def nbytes(self) -> int:
@@ -78,8 +81,8 @@ class DeviceWorker:
             self.long = cp.cuda.Stream(non_blocking=True)
             self.copy = cp.cuda.Stream(non_blocking=True)
             free, _total = cp.cuda.runtime.memGetInfo()
-            self._counts_memory = cp.cuda.alloc_pinned_memory(8 * PIPELINE_DEPTH)
-        self._counts = [np.frombuffer(self._counts_memory, np.int32, 2, offset=8 * k) for k in range(PIPELINE_DEPTH)]
+            self._counts_memory = cp.cuda.alloc_pinned_memory(16 * PIPELINE_DEPTH)
+        self._counts = [np.frombuffer(self._counts_memory, np.int32, 4, offset=16 * k) for k in range(PIPELINE_DEPTH)]
         self._profiles: dict[tuple[Shape, bytes], tuple[cp.ndarray, object]] = {}  # (device profile, its pinned staging)
         self._profile_bytes = 0
         self.budget = budget if budget is not None else int(free * 0.6)
@@ -199,7 +202,7 @@ class DeviceWorker:
             self._profiles.clear()
             self._profile_bytes = 0
 
-    def _launch(self, dev: DeviceChunk, query: EncodedSequence, slot: int) -> _Flight:
+    def _launch(self, dev: DeviceChunk, query: EncodedSequence, slot: int, index: int = 0) -> _Flight:
         """Queue the packed 16-bit scans of ``query`` over ``dev`` (no host wait) and the copy of
         its count of overflowed subjects into pinned memory."""
         n = dev.chunk.n_sequences
@@ -230,7 +233,7 @@ class DeviceWorker:
             scanned = _record(self.compute, timing=True)
             _to_host(counts[:1], overflow[:1], self.compute)
             counted = _record(self.compute)
-        return _Flight(len(query), slot, scores, overflow, n_short, plan, (inter, intra), (prof_inter, prof_intra),
+        return _Flight(index, len(query), slot, scores, overflow, n_short, plan, (inter, intra), (prof_inter, prof_intra),
                        [start, *marks, scanned], counts, counted)  # fmt: skip
 
     def _rescore(self, dev: DeviceChunk, f: _Flight) -> None:
@@ -251,38 +254,49 @@ class DeviceWorker:
                 self.launch_scan(shape, True, self.compute, dev, prof, sel, int(sel.size), 0, boundary, f.scores, f.overflow)
             f.rescore_marks = (begin, _record(self.compute, timing=True))
 
-    def _select(self, f: _Flight, top: int) -> None:
+    def _select(self, dev: DeviceChunk, f: _Flight, top: int, hist: ScoreHistograms | None) -> None:
         """Queue the selection of ``f``'s candidates on the GPU: every subject scoring at least
-        the ``top``-th best (ties included, in subject order, as the CPU's ``candidates``),
-        compacted into the slot's buffers, and the copy of their count to pinned memory."""
+        the ``top``-th best (ties included, in subject order, as the CPU's ``candidates``; all
+        subjects when there are at most ``top``), compacted into the slot's buffers; with
+        ``hist``, the counting of its score histogram; and the copies of the counts to pinned
+        memory (``counts[1]`` candidates, ``counts[2]`` scores above the histogram's cap)."""
         n = f.scores.size
-        if n <= top:
-            f.n_candidates = n
-            return
         with cp.cuda.Device(self.device_id), self.compute:
-            kth = cp.partition(f.scores, n - top)[n - top : n - top + 1]
+            if n > top:
+                kth = cp.partition(f.scores, n - top)[n - top : n - top + 1]
+            else:
+                kth = cp.full(1, np.iinfo(np.int32).min, np.int32)
             rank = cp.cumsum(f.scores >= kth, dtype=np.int32)  # inclusive: a candidate's place + 1
             index = self._buffer(f"index{f.slot}", n, np.int32)
             value = self._buffer(f"value{f.slot}", n, np.int32)
             _compact_kernel()(f.scores, kth, rank, index, value)
             _to_host(f.counts[1:2], rank[n - 1 :], self.compute)
+            if hist is not None:
+                if dev.lbins is None:
+                    dev.lbins = length_bins(dev.offsets)
+                dense = self._buffer(f"dense{f.slot}", hist.counts[f.index].size, np.int32)
+                keys = self._buffer(f"keys{f.slot}", n, np.int64)
+                n_high = queue_histogram(hist, f.index, f.scores, dev.lbins, dense, keys)
+                f.dense_pinned = cp.cuda.alloc_pinned_memory(max(dense.nbytes, 4))
+                f.dense = np.frombuffer(f.dense_pinned, np.int32, dense.size)
+                _to_host(f.dense, dense, self.compute)
+                _to_host(f.counts[2:3], n_high, self.compute)
             f.selected = _record(self.compute)
 
-    def _fetch(self, f: _Flight) -> None:
-        """Wait for ``f``'s candidate count, then queue the copy of its candidates to pinned
-        host memory; they are read once the batch synchronises."""
-        if f.n_candidates is None:
-            f.selected.synchronize()
-            f.n_candidates = int(f.counts[1])
-        k = f.n_candidates
-        index = f.scores if f.selected is None else self._scratch[f"index{f.slot}"]
-        value = f.scores if f.selected is None else self._scratch[f"value{f.slot}"]
-        pinned = cp.cuda.alloc_pinned_memory(max(8 * k, 8))
-        f.host = (np.frombuffer(pinned, np.int32, k), np.frombuffer(pinned, np.int32, k, offset=4 * k), pinned)
+    def _fetch(self, f: _Flight, hist: ScoreHistograms | None) -> None:
+        """Wait for ``f``'s counts, then queue the copies of its candidates (and histogram keys)
+        to pinned host memory; they are read once the batch synchronises."""
+        f.selected.synchronize()
+        k = int(f.counts[1])
+        n_high = int(f.counts[2]) if hist is not None else 0
+        pinned = cp.cuda.alloc_pinned_memory(max(8 * k + 8 * n_high, 8))
+        f.host = (np.frombuffer(pinned, np.int32, k), np.frombuffer(pinned, np.int32, k, offset=4 * k),
+                  np.frombuffer(pinned, np.int64, n_high, offset=8 * k), pinned)  # fmt: skip
         with cp.cuda.Device(self.device_id):
-            if f.selected is not None:
-                _to_host(f.host[0], index[:k], self.compute)
-            _to_host(f.host[1], value[:k], self.compute)
+            _to_host(f.host[0], self._scratch[f"index{f.slot}"][:k], self.compute)
+            _to_host(f.host[1], self._scratch[f"value{f.slot}"][:k], self.compute)
+            if n_high:
+                _to_host(f.host[2], self._scratch[f"keys{f.slot}"][:n_high], self.compute)
 
     def _account(self, dev: DeviceChunk, f: _Flight) -> None:
         """Kernel seconds of a finished flight (its events have all completed)."""
@@ -326,16 +340,18 @@ class DeviceWorker:
         )  # fmt: skip
         self.kernels.launch(shape, wide, args, count, stream)
 
-    def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, next_chunk: Chunk | None):
+    def scan_chunk(
+        self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, next_chunk: Chunk | None, score_stats: ScoreHistograms | None = None
+    ):
         """Per query, the candidates of ``chunk`` (see :meth:`swgpu_core.engine.Scanner.scan_chunk`).
 
         The queries are pipelined, PIPELINE_DEPTH in flight, each in a slot of device
         buffers and pinned counts: step ``i`` queues query ``i``'s scans, then (its scans
         already queued behind, so the GPU never waits for the host) waits for query
-        ``i-1``'s overflow count and queues its rescoring and candidate selection, then
-        waits for query ``i-2``'s candidate count and queues the copy of its candidates.
-        The host waits only for small counts, never for a query's results; the batch
-        synchronises once, at the end.
+        ``i-1``'s overflow count and queues its rescoring, candidate selection and score
+        histogram (with ``score_stats``), then waits for query ``i-2``'s counts and queues
+        the copies of its candidates and histogram keys. The host waits only for small
+        counts, never for a query's results; the batch synchronises once, at the end.
 
         Race-free because everything of a query after its scans, and everything of the
         next one, is queued on the compute stream in host order (the long stream joins the
@@ -351,23 +367,24 @@ class DeviceWorker:
         flights: list[_Flight] = []
         for i in range(len(queries) + 2):
             if i < len(queries):
-                flights.append(self._launch(dev, queries[i], i % PIPELINE_DEPTH))
+                flights.append(self._launch(dev, queries[i], i % PIPELINE_DEPTH, i))
                 if i == 0 and next_chunk is not None:
                     self.upload(db, next_chunk, keep=dev)  # staging and copy overlap this batch's scans
             if 0 <= i - 1 < len(queries):
                 self._rescore(dev, flights[i - 1])
-                self._select(flights[i - 1], top)
+                self._select(dev, flights[i - 1], top, score_stats)
             if 0 <= i - 2 < len(queries):
-                self._fetch(flights[i - 2])
+                self._fetch(flights[i - 2], score_stats)
         with cp.cuda.Device(self.device_id):
             dev.last_use = _record(self.compute)
             self.compute.synchronize()
         out = []
         for f in flights:
             self._account(dev, f)
-            idx, val, _pinned = f.host
-            idx = np.arange(f.n_candidates, dtype=np.int64) if f.selected is None else idx.astype(np.int64)
-            out.append((idx + chunk.first, val.astype(np.int32)))  # astype copies out of the pinned buffer
+            idx, val, keys, _pinned = f.host
+            if score_stats is not None:
+                score_stats.add_counts(f.index, f.dense, keys)
+            out.append((idx.astype(np.int64) + chunk.first, val.astype(np.int32)))  # astype copies out of the pinned buffer
         return out
 
 
@@ -375,6 +392,7 @@ class DeviceWorker:
 class _Flight:
     """One query's work on one batch, from its scans being queued to its candidates on the host."""
 
+    index: int  # the query's place in the search
     query_length: int
     slot: int  # its ring slot of device buffers and pinned counts
     scores: cp.ndarray
@@ -384,13 +402,14 @@ class _Flight:
     shapes: tuple[Shape, Shape]  # (inter, intra)
     profiles: tuple[cp.ndarray, cp.ndarray]
     marks: list  # timing events: start, intra start/end, inter start/end, scans done
-    counts: np.ndarray  # pinned int32[2]: overflowed subjects, candidates
+    counts: np.ndarray  # pinned int32[4]: overflowed subjects, candidates, scores above the histogram's cap
     counted: cp.cuda.Event  # the overflow count has reached ``counts[0]``
     rescored: int = 0
     rescore_marks: tuple | None = None
-    selected: cp.cuda.Event | None = None  # the candidate count has reached ``counts[1]``; None: all subjects
-    n_candidates: int | None = None
-    host: tuple | None = None  # (indices, scores, their pinned memory), valid once the batch synchronised
+    selected: cp.cuda.Event | None = None  # counts[1] and counts[2] have arrived
+    dense: np.ndarray | None = None  # the histogram's cells (pinned), valid once the batch synchronised
+    dense_pinned: object = None
+    host: tuple | None = None  # (indices, scores, histogram keys, their pinned memory), valid once the batch synchronised
 
 
 def _device_bytes(batch_residues: list[int]) -> int:
@@ -458,7 +477,7 @@ class CudaBackend:
         budget = min(w.budget for w in self.workers)
         return device_batches(db, chunks, budget // BYTES_PER_RESIDUE, len(self.workers), budget // STREAMED_BYTES_PER_RESIDUE)
 
-    def scan(self, db: Database, chunks: list[Chunk], queries: list[EncodedSequence], top: int, on_chunk=None):
+    def scan(self, db: Database, chunks: list[Chunk], queries: list[EncodedSequence], top: int, on_chunk=None, score_stats=None):
         """Per device batch, per query candidates; devices scan their batches in parallel."""
         n = len(self.workers)
         batches = self.batches(db, chunks)
@@ -468,7 +487,7 @@ class CudaBackend:
             mine = list(range(w, len(batches), n))
             for k, b in enumerate(mine):
                 nxt = batches[mine[k + 1]][1] if k + 1 < len(mine) else None
-                results[b] = self.workers[w].scan_chunk(db, batches[b][1], queries, top, nxt)
+                results[b] = self.workers[w].scan_chunk(db, batches[b][1], queries, top, nxt, score_stats)
                 if on_chunk is not None:
                     with self._lock:
                         for c in batches[b][0]:
@@ -481,5 +500,5 @@ class CudaBackend:
                 list(pool.map(run, range(n)))
         return results
 
-    def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int):
-        return self.workers[0].scan_chunk(db, chunk, queries, top, None)
+    def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, score_stats=None):
+        return self.workers[0].scan_chunk(db, chunk, queries, top, None, score_stats)
