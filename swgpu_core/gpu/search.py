@@ -7,9 +7,10 @@ pair), launched on two streams so the long tail overlaps the bulk. Both run in p
 every score is exact. Only the candidates that can enter a query's top list leave the GPU.
 
 Chunks are uploaded once and kept while they fit the memory budget; otherwise each chunk
-is staged through pinned host memory and copied on a separate stream while the previous
-chunk is being scanned. The queries of a batch are pipelined (:meth:`DeviceWorker.scan_chunk`):
-the host queues a query's scans before it waits for anything of the previous one.
+is copied on a separate stream while the previous chunk is being scanned. Uploads go
+through a small ring of pinned buffers, so host memory stays bounded. The queries of a
+batch are pipelined (:meth:`DeviceWorker.scan_chunk`): the host queues a query's scans
+before it waits for anything of the previous one.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ RESIDUE_BYTES, BOUNDARY_BYTES = 1, 8
 BYTES_PER_RESIDUE = RESIDUE_BYTES + BOUNDARY_BYTES
 #: bytes per residue of a streamed batch: two resident (one scanned, the next being copied), one boundary buffer
 STREAMED_BYTES_PER_RESIDUE = 2 * RESIDUE_BYTES + BOUNDARY_BYTES
+#: the upload ring: pinned staging buffers and their size (a batch is copied in pieces)
+STAGING_BUFFERS, STAGING_BYTES = 2, 32 << 20
 #: queries of a batch in flight on one worker (see DeviceWorker.scan_chunk): one being
 #: scanned, one being rescored and selected, one whose candidates are being copied back
 PIPELINE_DEPTH = 3
@@ -56,7 +59,6 @@ class DeviceChunk:
     lengths: LengthProfile  # host copy, for the threshold split
     subjects: cp.ndarray  # 0..n-1, the kernels' subject list for a whole-chunk scan
     ready: cp.cuda.Event  # the copy to the device is done
-    pinned: object  # the staging buffer, alive until the copy is done
     plans: dict = field(default_factory=dict)  # (query length, fixed threshold) -> Plan
     last_use: cp.cuda.Event | None = None  # recorded on the compute stream after the last kernel reading it
     lbins: cp.ndarray | None = None  # the subjects' length bins, for score histograms (made on first use)
@@ -84,6 +86,9 @@ class DeviceWorker:
             self._counts_memory = cp.cuda.alloc_pinned_memory(16 * PIPELINE_DEPTH)
         self._counts = [np.frombuffer(self._counts_memory, np.int32, 4, offset=16 * k) for k in range(PIPELINE_DEPTH)]
         self._profiles: dict[tuple[Shape, bytes], tuple[cp.ndarray, object]] = {}  # (device profile, its pinned staging)
+        self._staging: list = []  # the upload ring of pinned buffers (made on first upload)
+        self._staged: list[cp.cuda.Event | None] = []  # per buffer, the end of the copy out of it
+        self._next_staging = 0
         self._profile_bytes = 0
         self.budget = budget if budget is not None else int(free * 0.6)
         self.resident: dict[tuple[str, int], DeviceChunk] = {}
@@ -116,16 +121,35 @@ class DeviceWorker:
             self._scratch[name] = buf
         return buf[:size]
 
+    def _copy_in(self, dst: cp.ndarray, src: np.ndarray) -> None:
+        """Queue the copy of ``src`` (host, contiguous) into ``dst`` on the copy stream, in pieces
+        staged through the ring of pinned buffers: a piece is staged while the previous one is
+        copied. Race-free: a staging buffer is refilled only after the event recorded behind the
+        copy out of it has completed. Host memory stays bounded by the ring, whatever the database.
+        """
+        data = np.ascontiguousarray(src).reshape(-1).view(np.uint8)
+        if not self._staging:
+            with cp.cuda.Device(self.device_id):
+                self._staging = [cp.cuda.alloc_pinned_memory(STAGING_BYTES) for _ in range(STAGING_BUFFERS)]
+            self._staged = [None] * STAGING_BUFFERS
+        for start in range(0, data.size, STAGING_BYTES):
+            piece = data[start : start + STAGING_BYTES]
+            k = self._next_staging
+            self._next_staging = (k + 1) % STAGING_BUFFERS
+            if self._staged[k] is not None:
+                self._staged[k].synchronize()
+            staged = np.frombuffer(self._staging[k], np.uint8, piece.size)
+            staged[:] = piece
+            cp.cuda.runtime.memcpyAsync(dst.data.ptr + start, staged.ctypes.data, piece.size, cp.cuda.runtime.memcpyHostToDevice, self.copy.ptr)
+            self._staged[k] = _record(self.copy)
+
     def upload(self, db: Database, chunk: Chunk, keep: DeviceChunk | None = None) -> DeviceChunk:
-        """Copy a chunk to the device on the copy stream (pinned staging), or reuse it.
+        """Copy a chunk to the device on the copy stream (through the pinned ring), or reuse it.
 
         Under the budget, the oldest resident chunks (never ``keep``, the one being scanned)
         are dropped first. Race-free without synchronising the streams: a dropped chunk's
-        device memory and pinned staging buffer go back to CuPy's pools only after its
-        ``ready`` event (its copy is done) and its ``last_use`` event (every kernel reading
-        it is done) have completed. So the pinned buffers form a ring of two when streaming
-        (the batch being scanned, the next one being copied): a buffer is refilled only once
-        the copy out of it has finished.
+        device memory goes back to CuPy's pool only after its ``ready`` event (its copy is
+        done) and its ``last_use`` event (every kernel reading it is done) have completed.
         """
         key = (str(db.path), chunk.first, chunk.stop)
         if key in self.resident:
@@ -141,24 +165,17 @@ class DeviceWorker:
                 victim.ready.synchronize()
                 if victim.last_use is not None:
                     victim.last_use.synchronize()
-            host_res = db.residues[chunk.residue_start : chunk.residue_stop]
             host_off = np.asarray(db.offsets[chunk.first : chunk.stop + 1]) - chunk.residue_start
-            size_aligned = -(-size // 8) * 8
-            pinned = cp.cuda.alloc_pinned_memory(size_aligned + host_off.nbytes)
-            staging = np.frombuffer(pinned, dtype=np.uint8, count=size)
-            staging[:] = host_res
-            off_staging = np.frombuffer(pinned, dtype=np.int64, count=host_off.size, offset=size_aligned)
-            off_staging[:] = host_off
             residues = cp.empty(size, dtype=np.uint8)
             offsets = cp.empty(host_off.size, dtype=np.int64)
-            residues.set(staging, stream=self.copy)
-            offsets.set(off_staging, stream=self.copy)
+            self._copy_in(residues, db.residues[chunk.residue_start : chunk.residue_stop])
+            self._copy_in(offsets, host_off)
             with self.copy:
                 subjects = cp.arange(chunk.n_sequences, dtype=np.int32)
             lengths = LengthProfile(db.lengths[chunk.first : chunk.stop])
             ready = cp.cuda.Event()
             ready.record(self.copy)
-            dev = DeviceChunk(chunk, residues, offsets, lengths, subjects, ready, pinned)
+            dev = DeviceChunk(chunk, residues, offsets, lengths, subjects, ready)
             self.resident[key] = dev
             return dev
 
