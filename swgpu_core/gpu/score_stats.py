@@ -26,10 +26,10 @@ def length_bins(offsets: cp.ndarray) -> cp.ndarray:
 
 @functools.cache
 def _count_kernel() -> cp.ElementwiseKernel:
-    """dense[lbin * (cap + 1) + s] += 1 for every score up to the cap (cells past ``size`` dropped)."""
+    """dense[lbin * (cap + 1) + s] += 1 for every score up to the cap (cells past ``n_cells`` dropped)."""
     return cp.ElementwiseKernel(
-        "int64 s, int64 lbin, int64 cap, int64 size", "raw int32 dense",
-        "if (s <= cap) { long long cell = lbin * (cap + 1) + s; if (cell < size) atomicAdd(&dense[cell], 1); }",
+        "int64 s, int64 lbin, int64 cap, int64 n_cells", "raw int32 dense",
+        "if (s <= cap) { long long cell = lbin * (cap + 1) + s; if (cell < n_cells) atomicAdd(&dense[cell], 1); }",
         "swgpu_score_cells",
     )  # fmt: skip
 
