@@ -44,15 +44,15 @@ def test_makedb_and_dbstats(cli_db: Path, swgpu, tmp_path: Path) -> None:
 
 
 def test_search_default_output(cli_db: Path, swgpu, resources: Path) -> None:
-    rc, out, err = swgpu("search", "--db", cli_db, "--query", resources / "queries.fasta", "--backend", "cpu", "--top", "20")
+    rc, out, err = swgpu("search", "--db", cli_db, "--query", resources / "queries.fasta", "--backend", "cpu", "--top", "15")
     assert rc == 0, err
     rows = [line.split("\t") for line in out.splitlines()]
     assert all(len(r) == 12 for r in rows)  # BLAST's standard columns
-    assert 0 < len(rows) < 100 and all(float(r[10]) <= 10 for r in rows)  # BLAST's default cutoff E <= 10
-    rc, out, err = swgpu("search", "--db", cli_db, "--query", resources / "queries.fasta", "--backend", "cpu", "--top", "20", "--evalue", "1e6")
+    assert 0 < len(rows) < 75 and all(float(r[10]) <= 10 for r in rows)  # BLAST's default cutoff E <= 10
+    rc, out, err = swgpu("search", "--db", cli_db, "--query", resources / "queries.fasta", "--backend", "cpu", "--top", "15", "--evalue", "1e6")
     every = [line.split("\t") for line in out.splitlines()]
-    assert len(every) == 100 and [r for r in every if r in rows] == rows  # the same rows, E printed rounded:
-    assert [r for r in every if float(r[10]) < 9.9] == [r for r in rows if float(r[10]) < 9.9] and len(rows) < len(every)
+    cut = [r for r in every if r not in rows]  # E printed "10" may be just above the cutoff
+    assert len(every) == 75 and [r for r in every if r in rows] == rows and cut and all(float(r[10]) >= 10 for r in cut)
     first = rows[0]
     assert first[0] == "tr|V5R462|V5R462_9CAUD" and first[6:8] == ["1", "49"]
     for qid in {r[0] for r in rows}:
