@@ -117,7 +117,8 @@ def run(args: argparse.Namespace) -> int:
     if args.save_hits:
         save_hits(args.save_hits, result, args.top, chunks if chunks is not None else list(range(len(db.chunks))))
     if output is not None:
-        results, _ = report_hits(args, db, result.hits, scoring, announced(args, result.statistics, [output]), [output], program="swgpu search", backend=engine)
+        stats = announced(args, result.statistics, [output])
+        results, _ = report_hits(args, db, result.hits, scoring, stats, [output], program="swgpu search", backend=engine)
         write_output(output, results)
     if not args.quiet:
         print(
