@@ -90,6 +90,7 @@ def search(
     stats_mode: str = "auto",
     lam: float | None = None,
     kappa: float | None = None,
+    keep_score_stats: bool | None = None,
 ) -> SearchResult:
     """Exact Smith-Waterman scores of ``queries`` (records, or a FASTA path) against ``db``; the ``top`` hits per query.
 
@@ -103,6 +104,11 @@ def search(
     ``swgpu_core.engine.resolve(...).reason``) or an engine. ``chunks``: scan only these chunks (for hit lists merged
     later). ``threads`` (CPU, 0 = all cores), ``devices``, ``threshold`` and
     ``memory_budget`` (bytes of GPU memory per device) tune the backends.
+
+    ``keep_score_stats``: count every score into its query's histogram (what a fit needs;
+    ``result.score_stats``, saved with the hit lists). None: when this search fits, or when
+    it scans some ``chunks`` (their hit lists may be merged and fitted later); the counting
+    costs time that BLAST's statistics do not need.
     """
     from .engine import get_engine
     from .search import check_search_options
@@ -111,13 +117,18 @@ def search(
 
     check_search_options(top, threads, threshold)
     scoring = scoring if scoring is not None else Scoring.protein()
-    choose_statistics(scoring, stats_mode, lam, kappa)  # an impossible choice fails before the scan
+    kind, _, _ = choose_statistics(scoring, stats_mode, lam, kappa)  # an impossible choice fails before the scan
+    if keep_score_stats is None:
+        keep_score_stats = kind == "fit" or chunks is not None
     if isinstance(queries, (str, os.PathLike)):
         queries = read_queries(queries, db.alphabet)
     scanner = get_engine(backend).scanner(
         scoring, threads=threads, devices=list(devices) if devices is not None else None, threshold=threshold, memory_budget=memory_budget
     )
-    result = run_search(db, list(queries), scoring, scanner, top=top, chunks=list(chunks) if chunks is not None else None, show_progress=show_progress)
+    result = run_search(
+        db, list(queries), scoring, scanner, top=top, chunks=list(chunks) if chunks is not None else None, show_progress=show_progress,
+        score_stats=keep_score_stats,
+    )  # fmt: skip
     result.statistics = statistics(
         scoring, db, stats_mode=stats_mode, lam=lam, kappa=kappa, histograms=result.score_stats, query_lengths=[len(q) for q in queries]
     )  # fmt: skip

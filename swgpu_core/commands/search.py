@@ -113,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
     result = api.search(
         db, queries, scoring, backend=engine, top=args.top, chunks=chunks, threads=args.threads, devices=devices,
         threshold=args.threshold, memory_budget=budget, show_progress=not args.quiet, stats_mode=args.stats, lam=args.lam, kappa=args.kappa,
+        keep_score_stats=True if args.save_hits else None,  # a merge of the saved lists may fit
     )  # fmt: skip
     if args.save_hits:
         save_hits(args.save_hits, result, args.top, chunks if chunks is not None else list(range(len(db.chunks))))
