@@ -112,7 +112,7 @@ class DeviceWorker:
                     stream.synchronize()
                 while self.resident and used + BYTES_PER_RESIDUE * size > self.budget:  # oldest batches first
                     used -= BYTES_PER_RESIDUE * self.resident.pop(next(iter(self.resident))).chunk.n_residues
-            host_res = db.residues[chunk.residue_start : chunk.residue_stop]
+            host_res = db.chunk_residues(chunk)
             host_off = np.asarray(db.offsets[chunk.first : chunk.stop + 1]) - chunk.residue_start
             size_aligned = -(-size // 8) * 8
             pinned = cp.cuda.alloc_pinned_memory(size_aligned + host_off.nbytes)
