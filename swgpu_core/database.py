@@ -252,10 +252,11 @@ class Database:
 
     def header(self, i: int) -> tuple[str, str]:
         """(id, description) of sequence ``i``."""
-        raw = bytes(self._headers[self._header_offsets[i] : self._header_offsets[i + 1]])
+        start = int(self._header_offsets[i])
+        raw = bytes(self._headers[start : self._header_offsets[i + 1]])
         parts = raw.split(b"\0")
-        try:
-            if len(parts) != 3 or parts[2] or not parts[0]:
+        try:  # a header starts right after the previous one's NUL: a shifted offset cannot pass for a shorter id
+            if len(parts) != 3 or parts[2] or not parts[0] or (start and self._headers[start - 1] != 0):
                 raise ValueError("not 'id\\0description\\0'")
             return parts[0].decode(), parts[1].decode()
         except ValueError as exc:
@@ -533,11 +534,12 @@ def check_database(path: str | os.PathLike) -> list[str]:
         stop = max(stop, first + 1)
         base = int(hoff[first])
         raw = np.asarray(db._headers[base : int(hoff[stop])])
-        nuls = np.flatnonzero(raw == 0)
-        ends = hoff[first + 1 : stop + 1] - base - 1
-        if nuls.size != 2 * (stop - first) or np.any(nuls[1::2] != ends) or np.any(nuls[0::2] <= hoff[first:stop] - base):
-            bad = first + int(np.argmax(np.searchsorted(nuls, ends, side="right") != 2 * np.arange(1, stop - first + 1))) if nuls.size else first
-            raise DatabaseError(f"{db.path / 'headers.bin'}: corrupt database (header of sequence {bad} is not 'id\\0description\\0')")
+        rel = hoff[first : stop + 1] - base
+        per_header = np.diff(np.searchsorted(np.flatnonzero(raw == 0), rel))  # NULs in each header: 2
+        bad = (per_header != 2) | (raw[rel[1:] - 1] != 0) | (raw[rel[:-1]] == 0)
+        if bad.any():
+            seq = first + int(np.argmax(bad))
+            raise DatabaseError(f"{db.path / 'headers.bin'}: corrupt database (header of sequence {seq} is not 'id\\0description\\0')")
         try:
             raw.tobytes().decode("utf-8")
         except UnicodeDecodeError as exc:
