@@ -172,3 +172,89 @@ def test_real_entry_point_prints_no_traceback(tmp_path: Path) -> None:
     )  # fmt: skip
     assert_one_line_error(proc.returncode, proc.stderr, str(tmp_path / "bad.fa"), "record 2 (b) has no residues")
     assert not (tmp_path / "db").exists()
+
+
+# -- FASTA corner cases and data verified to its end ------------------------------------------------
+def _bgzip(data: bytes, path: Path) -> bytes:
+    import pysam
+
+    plain = path.with_suffix(".plain")
+    plain.write_bytes(data)
+    pysam.tabix_compress(str(plain), str(path), force=True)
+    plain.unlink()
+    return path.read_bytes()
+
+
+def _bgzf_block_starts(blob: bytes) -> list[int]:
+    starts, pos = [], 0
+    while pos < len(blob):
+        starts.append(pos)
+        pos += int.from_bytes(blob[pos + 16 : pos + 18], "little") + 1
+    return starts
+
+
+def _many_records(n: int = 3000) -> bytes:
+    import random
+
+    rnd = random.Random(1)
+    return b"".join(b">s%d protein %d\n%s\n" % (i, i, bytes(rnd.choice(b"ACDEFGHIKLMNPQRSTVWY") for _ in range(rnd.randint(20, 200)))) for i in range(n))
+
+
+def test_bgzip_cut_at_block_boundary_is_refused(tmp_path: Path, swgpu) -> None:
+    blob = _bgzip(_many_records(), tmp_path / "full.fa.gz")
+    starts = _bgzf_block_starts(blob)
+    assert len(starts) > 5
+    cut = tmp_path / "cut.fa.gz"
+    cut.write_bytes(blob[: starts[len(starts) // 2]])  # what a killed bgzip leaves: whole blocks, no EOF block
+    rc, _, err = swgpu("makedb", cut, tmp_path / "db", "--quiet")
+    assert_one_line_error(rc, err, str(cut), "truncated bgzip")
+    assert not (tmp_path / "db").exists()
+    assert swgpu("makedb", tmp_path / "full.fa.gz", tmp_path / "db", "--quiet")[0] == 0
+
+
+@pytest.mark.parametrize("where", ["inside", "trailer", "crc"])
+def test_gzip_without_complete_final_member_is_refused(tmp_path: Path, swgpu, where: str) -> None:
+    blob = bytearray(gzip.compress(_many_records(500)))
+    path = tmp_path / "cut.fa.gz"
+    if where == "inside":
+        blob = blob[: len(blob) * 2 // 3]
+    elif where == "trailer":
+        blob = blob[:-3]  # the size field cut
+    else:
+        blob[-6] ^= 0x40  # the CRC is wrong
+    path.write_bytes(bytes(blob))
+    rc, _, err = swgpu("makedb", path, tmp_path / "db", "--quiet")
+    assert_one_line_error(rc, err, str(path))
+    assert not (tmp_path / "db").exists()
+
+
+def test_at_line_inside_record_is_refused(tmp_path: Path, swgpu) -> None:
+    path = tmp_path / "at.fa"
+    path.write_bytes(b">a first\nMKVL\n@b\nKKKK\n")
+    rc, _, err = swgpu("makedb", path, tmp_path / "db", "--quiet")
+    assert_one_line_error(rc, err, str(path), "record 1 (a)", "line 3 starts with '@'")
+
+
+def test_non_utf8_first_header_names_record_and_offset(tmp_path: Path, swgpu) -> None:
+    path = tmp_path / "latin1.fa"
+    path.write_bytes(b">prot\xe9ine one\nMKVL\n")
+    rc, _, err = swgpu("makedb", path, tmp_path / "db", "--quiet")
+    assert_one_line_error(rc, err, str(path), "record 1", "not UTF-8", "0xe9", "byte offset 5")
+    later = tmp_path / "later.fa"
+    later.write_bytes(b">a\nMKV\n>b caf\xe9\nMKV\n")
+    rc, _, err = swgpu("makedb", later, tmp_path / "db", "--quiet")
+    assert_one_line_error(rc, err, str(later), "record 2 (line 3)", "0xe9")
+
+
+def test_query_from_a_pipe(tmp_path: Path, swgpu) -> None:
+    """``--query /dev/stdin``: the file is opened once, so the check does not eat the records."""
+    (tmp_path / "db.fa").write_text(">s1\nMKVLAAGIVGLLLAQ\n>s2\nWWHHKKRRDDEE\n")
+    assert swgpu("makedb", tmp_path / "db.fa", tmp_path / "db", "--quiet")[0] == 0
+    out = tmp_path / "hits.tsv"
+    script = (
+        "import sys; from swgpu_core import cli; "
+        f"sys.exit(cli.main(['search', '--db', {str(tmp_path / 'db')!r}, '--query', '/dev/stdin', '--backend', 'cpu', '--quiet', '--out', {str(out)!r}]))"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], input=">q1\nMKVLAAG\n", capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_text().startswith("q1\ts1\t")
