@@ -87,6 +87,36 @@ def _open(path: str) -> IO[bytes]:
     return io.BufferedReader(gzip.GzipFile(fileobj=buffered, mode="rb"), buffer_size=1 << 20)  # type: ignore[arg-type]
 
 
+def compressed_damage(path: str | os.PathLike) -> str | None:
+    """What is wrong with a gzip/bgzip file's end, or None when it is complete (or not gzip).
+
+    Reads the whole stream: every member's CRC and size are checked by :mod:`gzip`, a
+    stream cut inside a member is found at its end, and a bgzip file must end with the
+    BGZF EOF block (a bgzip killed between blocks leaves whole members and no EOF block).
+    Used before a download is installed as a release; :func:`read_fasta` checks the same
+    as it streams.
+    """
+    path = os.fspath(path)
+    with open(path, "rb") as raw:
+        head = raw.read(18)
+        if head[:2] != _GZIP_MAGIC:
+            return None
+        if _is_bgzf(head):
+            raw.seek(-min(len(BGZF_EOF), os.fstat(raw.fileno()).st_size), os.SEEK_END)
+            if raw.read() != BGZF_EOF:
+                return "truncated bgzip file (no BGZF end-of-file block)"
+        raw.seek(0)
+        try:
+            with gzip.GzipFile(fileobj=raw, mode="rb") as fh:
+                while fh.read(1 << 22):
+                    pass
+        except EOFError:
+            return "truncated gzip file (the stream ends inside a member)"
+        except (OSError, zlib.error) as exc:
+            return f"damaged gzip data ({' '.join(str(exc).split())})"
+    return None
+
+
 def _read_error(path: str, exc: BaseException, where: str) -> InputError:
     if isinstance(exc, EOFError):
         return InputError(f"{path}: truncated compressed data {where} (the gzip stream ends early); the file is incomplete")
