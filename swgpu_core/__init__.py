@@ -6,3 +6,7 @@ The data path reads top to bottom: FASTA (:mod:`.fasta`) -> database (:mod:`.dat
 """
 
 __version__ = "0.1.0"
+
+from ._numba_cache import configure as _configure_numba_cache  # noqa: E402
+
+_configure_numba_cache()  # before any module imports numba: a read-only install must not crash

@@ -65,24 +65,26 @@ def sweep_stale(directory: str | os.PathLike, prefix: str) -> None:
                 os.unlink(entry.path)
 
 
-def check_output_path(path: str | os.PathLike | None, option: str = "--out") -> None:
-    """Refuse an output path that cannot be written, before any work is done.
+def check_output_path(*paths: str | os.PathLike | None) -> None:
+    """Refuse output paths that cannot be written, before any work is done.
 
     A directory, a path under a regular file, or a directory without write permission is
-    reported now, not after an hour of search. ``None`` and ``"-"`` (standard output) pass.
+    reported now, not after an hour of search. ``None`` (not asked for) and ``"-"``
+    (standard output) pass.
     """
-    if path is None or os.fspath(path) == STDOUT:
-        return
-    target = Path(path)
-    if target.is_dir():
-        raise InputError(f"{option} {target}: is a directory; give a file name")
-    parent = target.parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir():
-        raise InputError(f"{option} {target}: {parent} is not a directory")
-    if not os.access(parent, os.W_OK | os.X_OK) and not (target.exists() and not target.is_file()):
-        raise InputError(f"{option} {target}: cannot write in {parent} (permission denied)")
+    for path in paths:
+        if path is None or os.fspath(path) == STDOUT:
+            continue
+        target = Path(path)
+        if target.is_dir():
+            raise InputError(f"{target}: is a directory; give a file name")
+        parent = target.parent
+        while not parent.exists():
+            parent = parent.parent
+        if not parent.is_dir():
+            raise InputError(f"{target}: cannot write under {parent}, which is not a directory")
+        if not os.access(parent, os.W_OK | os.X_OK) and not (target.exists() and not target.is_file()):
+            raise InputError(f"{target}: cannot write in {parent} (permission denied)")
 
 
 #: errno values of a failed write (a full disk or quota, /dev/full, a read-only or failing device)

@@ -34,8 +34,8 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .atomic import owner_tag, sweep_stale
 from .alphabet import ALPHABETS, PROTEIN, Alphabet, get_alphabet
+from .atomic import WRITE_ERRORS, owner_tag, sweep_stale
 from .errors import DatabaseError, InputError
 from .fasta import check_fasta_file, encode_record, read_fasta
 from .progress import progress_bar
@@ -341,9 +341,11 @@ def build_database(
             _remove_database_files(old)
         else:
             tmp.rename(dbdir)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         _remove_empty(created)
+        if isinstance(exc, OSError) and exc.errno in WRITE_ERRORS:
+            raise InputError(f"{dbdir}: cannot write the database ({exc.strerror}); nothing was kept") from None
         raise
     return Database(dbdir)
 

@@ -258,3 +258,159 @@ def test_query_from_a_pipe(tmp_path: Path, swgpu) -> None:
     proc = subprocess.run([sys.executable, "-c", script], input=">q1\nMKVLAAG\n", capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert out.read_text().startswith("q1\ts1\t")
+
+
+# -- outputs: refused before the search, full disks are one line, nothing half-written -------------
+@pytest.mark.parametrize("option", ["--out", "--save-hits"])
+@pytest.mark.parametrize("where", ["directory", "under_a_file"])
+def test_unwritable_output_refused_before_search(small_db: Path, swgpu, monkeypatch, option: str, where: str) -> None:
+    import swgpu_core.commands.search as search_command
+
+    monkeypatch.setattr(search_command, "search", lambda *a, **k: pytest.fail("searched before checking the output"))
+    (small_db.parent / "afile").write_text("x")
+    target = small_db.parent if where == "directory" else small_db.parent / "afile" / "hits.tsv"
+    rc, _, err = swgpu("search", "--db", small_db, "--query", small_db.parent / "q.fa", "--backend", "cpu", option, target)
+    assert_one_line_error(rc, err, str(target), "directory")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+def test_dev_full_is_one_line(small_db: Path, swgpu) -> None:
+    rc, _, err = swgpu("search", "--db", small_db, "--query", small_db.parent / "q.fa", "--backend", "cpu", "--quiet", "--out", "/dev/full")
+    assert_one_line_error(rc, err, "/dev/full", "No space left on device")
+
+
+def test_full_disk_leaves_no_temporary(tmp_path: Path) -> None:
+    import errno
+
+    from swgpu_core.atomic import atomic_output
+    from swgpu_core.errors import InputError
+
+    target = tmp_path / "out.tsv"
+    with pytest.raises(InputError, match="out.tsv: cannot write .No space left"):
+        with atomic_output(target) as fh:
+            fh.write("partial")
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_full_disk_during_makedb(tmp_path: Path, swgpu, monkeypatch) -> None:
+    import errno
+
+    import swgpu_core.database as database
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "residues.u8")
+
+    monkeypatch.setattr(database, "_gather", full)
+    (tmp_path / "a.fa").write_text(">a\nMKV\n")
+    rc, _, err = swgpu("makedb", tmp_path / "a.fa", tmp_path / "db", "--quiet")
+    assert_one_line_error(rc, err, str(tmp_path / "db"), "No space left")
+    assert leftovers(tmp_path, {"a.fa"}) == []
+
+
+@pytest.mark.parametrize(("args", "fragment"), [(("--gap-open", "2147483647"), "gap costs must be"), (("--gap-extend", "99999"), "gap costs must be")])
+def test_scoring_bounds(small_db: Path, swgpu, args, fragment) -> None:
+    rc, _, err = swgpu("search", "--db", small_db, "--query", small_db.parent / "q.fa", "--backend", "cpu", "--out", small_db.parent / "o", *args)
+    assert_one_line_error(rc, err, fragment)
+
+
+def test_makedb_into_current_directory(tmp_path: Path, swgpu, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.fa").write_text(">a\nMKV\n")
+    rc, _, err = swgpu("makedb", "a.fa", ".", "--quiet")
+    assert_one_line_error(rc, err, "current directory")
+    assert leftovers(tmp_path, {"a.fa"}) == []
+
+
+# -- split-queries never deletes what it did not write -------------------------------------------
+def test_split_queries_keeps_foreign_files(tmp_path: Path, swgpu) -> None:
+    q = tmp_path / "q.fa"
+    q.write_text(">a\nMKV\n>b\nWW\n>c\nKK\n")
+    d = tmp_path / "d"
+    (d / "sub").mkdir(parents=True)
+    (d / "keep.txt").write_text("mine")
+    rc, _, err = swgpu("split-queries", q, d, "--batch-size", "2")
+    assert_one_line_error(rc, err, str(d), "not an output of split-queries")
+    assert (d / "keep.txt").read_text() == "mine" and (d / "sub").is_dir()
+
+
+def test_split_queries_replaces_its_own_output(tmp_path: Path, swgpu) -> None:
+    q = tmp_path / "q.fa"
+    q.write_text(">a\nMKV\n>b\nWW\n>c\nKK\n")
+    d = tmp_path / "d"
+    d.mkdir()  # an empty directory (as a workflow manager makes) is fine
+    assert swgpu("split-queries", q, d, "--batch-size", "1")[0] == 0
+    assert sorted(p.name for p in d.iterdir()) == [".swgpu-split-queries", "batch-0000.fasta", "batch-0001.fasta", "batch-0002.fasta"]
+    assert swgpu("split-queries", q, d, "--batch-size", "2")[0] == 0
+    assert sorted(p.name for p in d.glob("batch-*")) == ["batch-0000.fasta", "batch-0001.fasta"]
+    (d / "notes.txt").write_text("mine")
+    rc, _, err = swgpu("split-queries", q, d, "--batch-size", "2")
+    assert_one_line_error(rc, err, "notes.txt")
+    assert (d / "notes.txt").exists() and (d / "batch-0001.fasta").exists()
+    assert leftovers(tmp_path, {"q.fa", "d"}) == []
+
+
+def test_split_queries_refuses_current_directory(tmp_path: Path, swgpu, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "q.fa").write_text(">a\nMKV\n")
+    for target in (".", ".."):
+        rc, _, err = swgpu("split-queries", "q.fa", target)
+        assert_one_line_error(rc, err, "current directory")
+    assert leftovers(tmp_path, {"q.fa"}) == []
+
+
+# -- malformed hit lists --------------------------------------------------------------------------
+def _npz_edit(src: Path, dst: Path, change) -> None:
+    import numpy as np
+
+    with np.load(src) as data:
+        arrays = {k: data[k] for k in data.files}
+    meta = json.loads(str(arrays["meta"]))
+    change(meta, arrays)
+    arrays["meta"] = np.array(json.dumps(meta))
+    with open(dst, "wb") as fh:
+        np.savez(fh, **arrays)
+
+
+HIT_DAMAGES = {
+    "missing_key": (lambda m, a: a.pop("scores"), "no array 'scores'"),
+    "subject_beyond_db": (lambda m, a: a["subjects"].__setitem__(0, 999), "subject 999 outside"),
+    "negative_subject": (lambda m, a: a["subjects"].__setitem__(0, -1), "outside the database"),
+    "reversed_offsets": (lambda m, a: a.__setitem__("hit_offsets", a["hit_offsets"][::-1].copy()), "'hit_offsets'"),
+    "chunk_99_of_4": (lambda m, a: m.__setitem__("chunks", [99]), "chunk 99 of"),
+    "top_string": (lambda m, a: m.__setitem__("top", "50"), "'top'"),
+    "no_database_meta": (lambda m, a: m.pop("database"), "'database'"),
+    "scores_short": (lambda m, a: a.__setitem__("scores", a["scores"][:-1]), "scores for"),
+    "query_code": (lambda m, a: a["query_codes"].__setitem__(0, 250), "query residue code 250"),
+}
+
+
+@pytest.mark.parametrize("how", sorted(HIT_DAMAGES))
+def test_malformed_hit_lists_refused(small_db: Path, swgpu, how: str) -> None:
+    good = small_db.parent / "good.npz"
+    assert swgpu("search", "--db", small_db, "--query", small_db.parent / "q.fa", "--backend", "cpu", "--quiet", "--save-hits", good)[0] == 0
+    change, fragment = HIT_DAMAGES[how]
+    bad = small_db.parent / f"{how}.npz"
+    _npz_edit(good, bad, change)
+    rc, _, err = swgpu("merge", bad, "--db", small_db, "--out", small_db.parent / "m.tsv")
+    assert_one_line_error(rc, err, str(bad), fragment)
+    assert not (small_db.parent / "m.tsv").exists()
+
+
+# -- a read-only install with an unwritable HOME ---------------------------------------------------
+def test_numba_cache_falls_back_to_temp(tmp_path: Path) -> None:
+    from swgpu_core._numba_cache import configure
+
+    env = {"HOME": "/dev/null/nohome"}  # cannot be created, not even by root
+    ro = tmp_path / "pkg"
+    ro.mkdir()
+    if os.geteuid() == 0:
+        # root may write anywhere: the package-directory check cannot fail, so point it at a file
+        ro = tmp_path / "pkg-file"
+        ro.write_text("")
+        ro = ro / "sub"
+    else:
+        ro.chmod(0o555)
+    chosen = configure(ro, env)
+    assert chosen and env["NUMBA_CACHE_DIR"] == chosen and os.access(chosen, os.W_OK)
+    assert configure(ro, {"NUMBA_CACHE_DIR": "/mine"}) is None  # the user's choice is kept

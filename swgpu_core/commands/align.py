@@ -15,6 +15,7 @@ import sys
 import numpy as np
 
 from ..align.options import add_alignment_arguments, alignments_for, check_alignment_arguments
+from ..atomic import check_output_path
 from ..database import Database
 from ..errors import InputError
 from ..fasta import read_sequences
@@ -42,6 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     kind = choose_format(args.out, args.format)
+    check_output_path(args.out)
     check_alignment_arguments(args)
     table = parse_outfmt(args.outfmt) if kind == "tsv" else None
     if args.top is not None:

@@ -22,6 +22,7 @@ import zlib
 import numpy as np
 
 from ..alphabet import DNA, PROTEIN
+from ..atomic import check_output_path
 from ..errors import InputError
 from ..formats import FORMATS, choose_format, write_alignments
 from ..long import endpoints
@@ -83,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--section scans one part of the target: give --save-ends to keep it")
     if args.ends and (args.section or args.save_ends):
         raise InputError("--ends merges saved sections: it takes neither --section nor --save-ends")
+    check_output_path(args.out, args.save_ends)
     out = args.out if args.out is not None else (None if args.save_ends else "-")
     kind = choose_format(out, args.format) if out else None
     table = parse_outfmt(args.outfmt) if kind == "tsv" else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..align.options import add_alignment_arguments, check_alignment_arguments, table_rows
-from ..atomic import atomic_output
+from ..atomic import atomic_output, check_output_path
 from ..database import Database
 from ..hitlist import load_hits, merge_hits, scoring_of
 from ..outfmt import DEFAULT_FIELDS, parse_outfmt, write_table
@@ -27,6 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     fmt = parse_outfmt(args.outfmt)
+    check_output_path(args.out)
     check_alignment_arguments(args)
     if args.top is not None:
         check_top(args.top)

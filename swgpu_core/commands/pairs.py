@@ -15,7 +15,7 @@ import sys
 import time
 
 from ..align.options import statistics
-from ..atomic import atomic_output
+from ..atomic import atomic_output, check_output_path
 from ..database import Database
 from ..errors import InputError
 from ..formats import FORMATS, choose_format, write_alignments
@@ -45,6 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     kind = choose_format(args.out, args.format)
+    check_output_path(args.out)
     table = parse_outfmt(args.outfmt) if kind == "tsv" else None
     if (args.lam is None) != (args.kappa is None):
         raise InputError("--lambda and --kappa go together: give both or neither")

@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from ..align.options import add_alignment_arguments, check_alignment_arguments, table_rows
-from ..atomic import atomic_output
+from ..atomic import atomic_output, check_output_path
 from ..backends import get_backend
 from ..database import Database
 from ..errors import InputError
@@ -95,6 +95,7 @@ def check_top(top: int) -> None:
 
 def run(args: argparse.Namespace) -> int:
     fmt = parse_outfmt(args.outfmt)
+    check_output_path(args.out, args.save_hits)
     check_top(args.top)
     check_alignment_arguments(args)
     if args.threads < 0:
