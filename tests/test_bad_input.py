@@ -414,3 +414,70 @@ def test_numba_cache_falls_back_to_temp(tmp_path: Path) -> None:
     chosen = configure(ro, env)
     assert chosen and env["NUMBA_CACHE_DIR"] == chosen and os.access(chosen, os.W_OK)
     assert configure(ro, {"NUMBA_CACHE_DIR": "/mine"}) is None  # the user's choice is kept
+
+
+# -- align-long: the default --max-alignment-length follows from the query and the scoring ---------
+def test_max_alignment_span_bounds_every_optimal_alignment() -> None:
+    """Against Biopython's local alignments (an independent reference): no optimal alignment's
+    target span exceeds the bound, and the bound is reached by the alignment it was derived from."""
+    import numpy as np
+    from Bio.Align import PairwiseAligner
+
+    from swgpu_core.long.sections import max_alignment_span
+    from swgpu_core.scoring import Scoring
+
+    rng = np.random.default_rng(17)
+    for match, mismatch, gap_open, gap_extend in ((5, -3, 8, 1), (2, -1, 0, 1), (1, -4, 2, 2)):
+        scoring = Scoring.nucleotide(match, mismatch, gap_open, gap_extend)
+        aligner = PairwiseAligner(mode="local", match_score=match, mismatch_score=mismatch)
+        aligner.open_gap_score, aligner.extend_gap_score = -(gap_open + gap_extend), -gap_extend
+        for _ in range(40):
+            m, n = int(rng.integers(2, 14)), int(rng.integers(2, 80))
+            q = "".join(rng.choice(list("ACGT"), m))
+            t = "".join(rng.choice(list("ACGT"), n))
+            if aligner.score(q, t) <= 0:
+                continue
+            for aln in list(aligner.align(q, t))[:20]:
+                (t_lo, t_hi), (q_lo, q_hi) = aln.coordinates[1][[0, -1]], aln.coordinates[0][[0, -1]]
+                assert t_hi - t_lo <= max_alignment_span(m, scoring) and q_hi - q_lo <= m
+        # tight: all m residues matched, one gap of i target residues, score open + i*extend below m*match
+        m = 10
+        i = max_alignment_span(m, scoring) - m
+        assert m * match - gap_open - i * gap_extend >= 1 > m * match - gap_open - (i + 1) * gap_extend
+
+
+def test_align_long_default_overlap_is_the_derived_bound(tmp_path: Path, swgpu) -> None:
+    import numpy as np
+
+    from swgpu_core.long.sections import max_alignment_span
+    from swgpu_core.scoring import Scoring
+
+    rng = np.random.default_rng(2)
+    q = "".join(rng.choice(list("ACGT"), 300))
+    t = "".join(rng.choice(list("ACGT"), 2000))
+    (tmp_path / "q.fa").write_text(f">q\n{q}\n")
+    (tmp_path / "t.fa").write_text(f">t\n{t[:900]}{q}{t[900:]}\n")
+    ends = tmp_path / "s.npz"
+    rc, _, err = swgpu("align-long", "--query", tmp_path / "q.fa", "--target", tmp_path / "t.fa", "--backend", "cpu", "--save-ends", ends, "--quiet")
+    assert rc == 0, err
+    with np.load(ends) as data:
+        overlap = int(data["overlap"])
+    assert overlap == max_alignment_span(300, Scoring.nucleotide()) == 300 + (300 * 5 - 1 - 8)
+    rc, out, err = swgpu("align-long", "--query", tmp_path / "q.fa", "--target", tmp_path / "t.fa", "--backend", "cpu", "--quiet", "--top", "1")
+    assert rc == 0, err
+    assert out.split()[7:11] == ["1", "300", "901", "1200"]
+
+
+@pytest.mark.gpu
+def test_align_long_default_succeeds_for_a_20kb_query(tmp_path: Path, swgpu) -> None:
+    """The audit's case: 20 kb against 391 kb, one section. With the old fixed default
+    (10,000) the traceback stopped with "raise it"; on CPU the run takes ~6 min, so GPU only."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from long_data import fasta, planted
+
+    q, t, copy = planted(391_000, 20_005, 300_000)
+    qf, tf = fasta(tmp_path / "q.fa", "q", q), fasta(tmp_path / "t.fa", "t", t)
+    rc, out, err = swgpu("align-long", "--query", qf, "--target", tf, "--backend", "cuda", "--top", "3", "--quiet")
+    assert rc == 0, err
+    best = out.splitlines()[0].split("\t")
+    assert best[7:9] == ["1", "20005"] and int(best[9]) == 300_001 and int(best[10]) == 300_000 + copy.size

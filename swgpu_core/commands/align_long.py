@@ -29,7 +29,7 @@ from ..long import endpoints
 from ..long.endpoints import DEFAULT_BAND_WIDTH, DEFAULT_TOP, BandRule
 from ..long.gpu_plan import parse_gpu_sections
 from ..long.run import TargetView, alignments, check_inputs, end_points, read_single, resolve_backend, scan_sections
-from ..long.sections import layout, parse_section
+from ..long.sections import layout, max_alignment_span, parse_section
 from ..outfmt import parse_outfmt
 from ..scoring import Scoring
 from ..search import QueryHits
@@ -39,7 +39,6 @@ NAME = "align-long"
 HELP = "one huge local alignment: a long query against one long target (DNA/RNA or protein), top distinct end points"
 
 DEFAULT_OUTFMT = "6 qseqid sseqid score pident length mismatch gapopen qstart qend sstart send"
-DEFAULT_MAX_LENGTH = 10_000
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gap-extend", type=int, default=1, help="gap extension cost (default 1)")
     parser.add_argument("--top", type=int, default=DEFAULT_TOP, help=f"distinct end points to report (default {DEFAULT_TOP})")
     parser.add_argument("--band-width", type=int, default=DEFAULT_BAND_WIDTH, help=f"diagonals per band: at most one end point per band (default {DEFAULT_BAND_WIDTH})")
-    parser.add_argument("--max-alignment-length", type=int, default=DEFAULT_MAX_LENGTH, help=f"overlap of target sections, the longest alignment they find exactly (default {DEFAULT_MAX_LENGTH:,})")
+    parser.add_argument("--max-alignment-length", type=int, help="overlap of target sections, the longest alignment they find exactly (default: the longest a positive-scoring alignment of the query can be)")
     parser.add_argument("--backend", choices=("cpu", "cuda", "auto"), default="auto", help="scan and traceback backend (default auto: CUDA if a GPU is usable, else CPU)")
     parser.add_argument("--devices", help="comma-separated CUDA devices; the target is cut into one section per device (default 0)")
     parser.add_argument("--gpu-sections", default="auto", metavar="auto|N", help="parts each GPU cuts its section into and scans side by side, overlapping like sections; auto: enough to keep a short query's GPU busy (default auto; 1: no cut)")
@@ -96,10 +95,11 @@ def run(args: argparse.Namespace) -> int:
     target = read_single(args.target, alphabet, "target")
     rule = BandRule(len(query), args.band_width)
     check_inputs(query, target, scoring, rule)
+    max_length = max_alignment_span(len(query), scoring) if args.max_alignment_length is None else args.max_alignment_length
     meta = {
         "query_id": query.id, "query_length": len(query), "query_crc": _checksum(query.codes),
         "target_id": target.id, "target_length": len(target), "target_crc": _checksum(target.codes),
-        "scoring": scoring.describe(), "band_width": rule.width, "overlap": args.max_alignment_length,
+        "scoring": scoring.describe(), "band_width": rule.width, "overlap": max_length,
     }  # fmt: skip
 
     started = time.perf_counter()
@@ -110,10 +110,10 @@ def run(args: argparse.Namespace) -> int:
         backend = resolve_backend(args.backend)
         if args.section:
             index, count = parse_section(args.section)
-            sections = [layout(len(target), count, args.max_alignment_length)[index]]
+            sections = [layout(len(target), count, max_length)[index]]
         else:
             count = len(devices) if backend == "cuda" else 1
-            sections = layout(len(target), count, args.max_alignment_length)
+            sections = layout(len(target), count, max_length)
         results = scan_sections(query.codes, target.codes, sections, rule, scoring, backend, devices, gpu_sections)
         found = [r.found for r in results]
         scan_seconds = max(r.seconds for r in results)
@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     ends = end_points(found, rule, args.top)
     # with --ends the scan backend is 'saved': the traceback still picks its own
-    alns = alignments(query, target, ends, scoring, args.max_alignment_length, args.threads, resolve_backend(args.backend))
+    alns = alignments(query, target, ends, scoring, max_length, args.threads, resolve_backend(args.backend))
     hits = [QueryHits(query, np.zeros(len(alns), np.int64), np.array([a.score for a in alns], np.int32))]
     view = TargetView(args.target, target, alphabet)
     write_alignments(out, kind, view, hits, [alns], table=table, scoring=scoring.describe(), program="swgpu align-long")
