@@ -100,7 +100,7 @@ def _truncate(db: Path, name: str, size: int) -> None:
 
 # the audit's six silent-wrong-answer damages, then the twelve that gave tracebacks
 DAMAGES = {
-    "chunks_emptied": (lambda db: _edit_manifest(db, lambda m: m.update(chunks=[])), "manifest.json", "cover 0 of"),
+    "chunks_emptied": (lambda db: _edit_manifest(db, lambda m: m.update(chunks=[])), "manifest.json", "chunk"),
     "chunk_cut_short": (lambda db: _edit_manifest(db, lambda m: m["chunks"][0].update(stop=m["chunks"][0]["stop"] - 1)), "manifest.json", "chunk"),
     "offsets_scrambled": (lambda db: _edit_array(db, "offsets.i64.npy", lambda a: np.concatenate([a[:1], a[1:-1][::-1], a[-1:]])), "offsets.i64.npy", ""),
     "lengths_overwritten": (lambda db: _edit_array(db, "lengths.i32.npy", lambda a: np.full_like(a, 7)), "", ""),
