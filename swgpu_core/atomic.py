@@ -87,6 +87,29 @@ def check_output_path(*paths: str | os.PathLike | None) -> None:
             raise InputError(f"{target}: cannot write in {parent} (permission denied)")
 
 
+def install(tmp: str | os.PathLike, target: str | os.PathLike) -> None:
+    """Move a finished temporary file onto ``target``.
+
+    A ``target`` that exists but is not a regular file (``/dev/null``, ``/dev/full``, a
+    pipe) receives the bytes instead of being replaced: renaming over a device node would
+    put a regular file in its place (as root, in ``/dev``).
+    """
+    target = Path(target)
+    if target.exists() and not target.is_file() and not target.is_dir():
+        try:
+            with open(tmp, "rb") as src, open(target, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+        except OSError as exc:
+            if exc.errno not in WRITE_ERRORS:
+                raise
+            raise _write_error(target, exc) from None
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        return
+    os.replace(tmp, target)
+
+
 #: errno values of a failed write (a full disk or quota, /dev/full, a read-only or failing device)
 WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO)
 

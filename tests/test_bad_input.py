@@ -481,3 +481,24 @@ def test_align_long_default_succeeds_for_a_20kb_query(tmp_path: Path, swgpu) -> 
     assert rc == 0, err
     best = out.splitlines()[0].split("\t")
     assert best[7:9] == ["1", "20005"] and int(best[9]) == 300_001 and int(best[10]) == 300_000 + copy.size
+
+
+def test_sam_to_a_pipe_is_written_not_replaced(small_db: Path, swgpu) -> None:
+    """A rename over a special file would put a regular file in its place (as root: /dev/full)."""
+    import stat
+    import threading
+
+    hits = small_db.parent / "h.npz"
+    assert swgpu("search", "--db", small_db, "--query", small_db.parent / "q.fa", "--backend", "cpu", "--quiet", "--save-hits", hits)[0] == 0
+    fifo = small_db.parent / "pipe.sam"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()), daemon=True)
+    reader.start()
+    rc, _, err = swgpu("align", "--hits", hits, "--db", small_db, "--out", fifo, "--format", "sam", "--quiet")
+    reader.join(30)
+    assert rc == 0, err
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and got and got[0].startswith(b"@HD")
+    rc, _, err = swgpu("align", "--hits", hits, "--db", small_db, "--out", fifo, "--format", "bam", "--quiet")
+    assert_one_line_error(rc, err, str(fifo), "regular file")
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
