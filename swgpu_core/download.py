@@ -431,6 +431,8 @@ def _check_destination(path: Path, what: str) -> None:
     """Refuse a destination that is a directory or lies under a file, before downloading."""
     if path.is_dir():
         raise DownloadError(f"{path}: the {what} is a directory; give a file name")
+    if path.exists() and not path.is_file():  # /dev/null, a pipe: a rename would replace the node itself
+        raise DownloadError(f"{path}: the {what} is not a regular file")
     parent = path.parent
     while not parent.exists():
         parent = parent.parent

@@ -295,6 +295,9 @@ def test_bad_destinations(tmp_path):
         fetch(str(src), tmp_path / "afile" / "db.fasta", progress=False)
     with pytest.raises(DownloadError, match="is a directory, not a file"):
         fetch(str(tmp_path / "adir"), tmp_path / "db.fasta", progress=False)
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(DownloadError, match="not a regular file"):
+        fetch(str(src), tmp_path / "fifo", progress=False)
     with pytest.raises(DownloadError, match="version file lies under"):
         fetch(str(src), tmp_path / "db.fasta", version_file=tmp_path / "afile" / "v.json", progress=False)
     assert not (tmp_path / "db.fasta").exists()
