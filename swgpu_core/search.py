@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .backends import Backend
 from .database import Database
+from .engine import Scanner
 from .fasta import EncodedSequence
 from .progress import progress_bar
 from .scoring import Scoring
@@ -44,6 +44,18 @@ class SearchResult:
         return self.cells / self.seconds / 1e9 if self.seconds > 0 else 0.0
 
 
+def check_search_options(top: int, threads: int = 0, threshold: int | None = None) -> None:
+    """Refuse a bad ``top``, ``threads`` or ``threshold`` before any work (the API and the command ask here)."""
+    from .errors import InputError
+
+    if top < 1:
+        raise InputError(f"--top must be at least 1 (got {top})")
+    if threads < 0:
+        raise InputError(f"--threads must be 0 (all cores) or more (got {threads})")
+    if threshold is not None and threshold < 1:
+        raise InputError(f"--threshold must be at least 1 (got {threshold})")
+
+
 def select_top(db: Database, subjects: np.ndarray, scores: np.ndarray, top: int) -> tuple[np.ndarray, np.ndarray]:
     """The ``top`` best by score, ties to the earlier subject of the source FASTA."""
     order = np.lexsort((db.order[subjects], -scores.astype(np.int64)))[:top]
@@ -54,7 +66,7 @@ def search(
     db: Database,
     queries: list[EncodedSequence],
     scoring: Scoring,
-    backend: Backend,
+    backend: Scanner,
     *,
     top: int = 50,
     chunks: list[int] | None = None,

@@ -19,6 +19,7 @@ from swgpu_core.alphabet import PROTEIN
 from swgpu_core.fasta import EncodedSequence
 from swgpu_core.pairs import align_pair_set, fasta_pairs
 from swgpu_core.scoring import Scoring
+from swgpu_core.significance import statistics
 from swgpu_core.stats import karlin_altschul
 
 LETTERS = "ACDEFGHIKLMNPQRSTVWY"
@@ -56,7 +57,7 @@ def test_api_equals_cpu_reference(pair_files):
     pairs = fasta_pairs(qpath, spath)
     assert pairs.subjects.n_sequences == 4  # "sc" twice is one subject
     params, _ = karlin_altschul(scoring)
-    hits, alignments, backend = align_pair_set(pairs, scoring, "cpu", params)
+    hits, alignments, backend = align_pair_set(pairs, scoring, "cpu", statistics(scoring))
     assert backend == "cpu" and len(hits) == len(alignments) == 5
     for (_, q), (sid, s), alns in zip(queries, subjects, alignments):
         want = _reference(q, s, scoring)

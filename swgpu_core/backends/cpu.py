@@ -17,7 +17,17 @@ from scoring_matrices import ScoringMatrix
 from ..database import Chunk, Database
 from ..fasta import EncodedSequence
 from ..scoring import Scoring
-from . import candidates
+
+
+def candidates(scores: np.ndarray, first: int, top: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices (offset by ``first``) and scores of every entry >= the ``top``-th largest:
+    the chunk's candidates as :meth:`swgpu_core.engine.Scanner.scan_chunk` returns them."""
+    if top >= scores.size:
+        keep = np.arange(scores.size)
+    else:
+        kth = np.partition(scores, scores.size - top)[scores.size - top]
+        keep = np.flatnonzero(scores >= kth)
+    return keep.astype(np.int64) + first, scores[keep].astype(np.int32)
 
 
 def opal_alphabet(scoring: Scoring) -> tuple[str, np.ndarray, np.ndarray]:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from .. import __version__
-from ..align import Alignment
 from ..database import Database
 from ..fasta import EncodedSequence
 from ..stats import format_bitscore, format_evalue
+
+if TYPE_CHECKING:
+    from ..align import Alignment
 
 #: Residues per line of the pairwise view, as in BLAST.
 WIDTH = 60

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ..errors import InputError
 from ..scoring import Scoring
-from .endpoints import GROUP
+from .endpoints import GROUP, BandKeys
 
 
 def max_alignment_span(query_length: int, scoring: Scoring) -> int:
@@ -67,6 +67,20 @@ class Section:
     def owned(self) -> int:
         """Columns owned: the cells this section reports."""
         return self.own_hi - self.own_lo
+
+
+@dataclass(frozen=True)
+class SectionResult:
+    """One section's band keys and scan: time, cells scanned (overlaps included) and owned,
+    the device (None on the CPU) and the parts a GPU cut it into."""
+
+    section: Section
+    found: BandKeys
+    seconds: float
+    device: int | None
+    cells: int
+    owned_cells: int
+    parts: int
 
 
 def layout(n: int, count: int, overlap: int) -> list[Section]:
