@@ -264,9 +264,9 @@ def test_query_from_a_pipe(tmp_path: Path, swgpu) -> None:
 @pytest.mark.parametrize("option", ["--out", "--save-hits"])
 @pytest.mark.parametrize("where", ["directory", "under_a_file"])
 def test_unwritable_output_refused_before_search(small_db: Path, swgpu, monkeypatch, option: str, where: str) -> None:
-    import swgpu_core.commands.search as search_command
+    import swgpu_core.api
 
-    monkeypatch.setattr(search_command, "search", lambda *a, **k: pytest.fail("searched before checking the output"))
+    monkeypatch.setattr(swgpu_core.api, "search", lambda *a, **k: pytest.fail("searched before checking the output"))
     (small_db.parent / "afile").write_text("x")
     target = small_db.parent if where == "directory" else small_db.parent / "afile" / "hits.tsv"
     rc, _, err = swgpu("search", "--db", small_db, "--query", small_db.parent / "q.fa", "--backend", "cpu", option, target)
