@@ -479,8 +479,8 @@ def test_align_long_default_succeeds_for_a_20kb_query(tmp_path: Path, swgpu) -> 
     qf, tf = fasta(tmp_path / "q.fa", "q", q), fasta(tmp_path / "t.fa", "t", t)
     rc, out, err = swgpu("align-long", "--query", qf, "--target", tf, "--backend", "cuda", "--top", "3", "--quiet")
     assert rc == 0, err
-    best = out.splitlines()[0].split("\t")
-    assert best[7:9] == ["1", "20005"] and int(best[9]) == 300_001 and int(best[10]) == 300_000 + copy.size
+    qstart, qend, sstart, send = map(int, out.splitlines()[0].split()[7:11])
+    assert qend - qstart > 19_900 and abs(sstart - (300_001 + qstart - 1)) < 50 and send > 300_000 + copy.size - 100, out.splitlines()[0]
 
 
 def test_sam_to_a_pipe_is_written_not_replaced(small_db: Path, swgpu) -> None:
