@@ -55,6 +55,13 @@ _MANIFEST_TYPES: dict[str, type | tuple[type, ...]] = {
 _CHUNK_KEYS = ("index", "first", "stop", "residue_start", "residue_stop")
 
 
+def _covers(order: np.ndarray, n: int) -> bool:
+    """Whether ``order`` (n values in [0, n)) takes every value: then it is a permutation."""
+    seen = np.zeros(n, dtype=bool)
+    seen[order] = True
+    return bool(seen.all())
+
+
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())
 
@@ -183,7 +190,7 @@ class Database:
             return DatabaseError(f"{self.path / name}: corrupt database ({what}); rebuild it with 'swgpu makedb' or run 'swgpu check'")
 
         offsets = np.asarray(self.offsets)
-        lengths = np.asarray(self.lengths, dtype=np.int64)
+        lengths = np.asarray(self.lengths)  # int32: compared without a widened copy
         if n and (offsets[0] != 0 or offsets[-1] != m["n_residues"]):
             raise bad("offsets.i64.npy", f"offsets run from {offsets[0]} to {offsets[-1]}, not 0 to n_residues {m['n_residues']}")
         if n and (lengths.min() < 1 or np.any(np.diff(offsets) != lengths)):
@@ -194,7 +201,7 @@ class Database:
         if n and (stats.get("min") != int(lengths[0]) or stats.get("max") != int(lengths[-1])):
             raise bad("manifest.json", f"length_stats min/max {stats.get('min')}/{stats.get('max')} disagree with lengths.i32.npy")
         order = np.asarray(self.order)
-        if n and (order.min() < 0 or order.max() >= n or np.any(np.bincount(order, minlength=n) != 1)):
+        if n and (order.min() < 0 or order.max() >= n or not _covers(order, n)):
             raise bad("order.i64.npy", "order is not a permutation of the records")
         hoff = np.asarray(self._header_offsets)
         if hoff[0] != 0 or hoff[-1] != headers_size or np.any(np.diff(hoff) < 2):
