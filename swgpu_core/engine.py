@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from .long.endpoints import BandRule, EndPoint
     from .long.sections import Section, SectionResult
     from .plan import DeviceModel
+    from .score_stats import ScoreHistograms
     from .scoring import Scoring
 
 #: The names a user may give (``--backend``).
@@ -101,13 +102,16 @@ class Scanner(Protocol):
 
     name: str
 
-    def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    def scan_chunk(
+        self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, score_stats: ScoreHistograms | None = None
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per query: (sorted-numbering subject indices, int32 scores) of every subject whose
         score reaches the chunk's ``top``-th best (ties included), so that the shared
         selection in :mod:`swgpu_core.search` applies one tie rule whatever scored them.
+        Every score also goes into ``score_stats`` (when given), for fitted statistics.
 
-        A scanner may also offer ``scan(db, chunks, queries, top, on_chunk)`` (the chunks in
-        its own order and batches, e.g. over several GPUs), one such list per batch."""
+        A scanner may also offer ``scan(db, chunks, queries, top, on_chunk, score_stats)``
+        (the chunks in its own order and batches, e.g. over several GPUs), one such list per batch."""
         ...
 
 

@@ -88,7 +88,7 @@ def hit_significance(
     params = stats.params
     if params is None:
         return None, None
-    return params.evalue(int(score), len(query), space.n_residues, space.n_sequences), params.bitscore(int(score))
+    return float(params.evalue(int(score), len(query), int(subject_length), space.n_residues)), float(params.bitscore(int(score)))
 
 
 def filter_hits(

@@ -67,7 +67,7 @@ def test_api_equals_cpu_reference(pair_files):
         (got,) = alns
         assert got.subject_id == sid and got.rank == 1
         assert (got.score, got.qstart, got.qend, got.sstart, got.send, got.cigar) == (want.score, want.qstart, want.qend, want.sstart, want.send, want.cigar)
-        assert got.evalue == pytest.approx(params.evalue(got.score, len(q), len(s), 1))
+        assert got.evalue == pytest.approx(params.evalue(got.score, len(q), len(s), len(s)))
 
 
 def test_cli_round_trip(pair_files, swgpu, tmp_path):

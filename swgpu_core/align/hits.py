@@ -59,7 +59,7 @@ def align_query_hits(
     """Alignments of each query's best ``n`` hits (all when None), E-values from ``statistics``.
 
     ``max_evalue`` first drops the hits above the cutoff (from their scores). E-values
-    count the whole database (``db.n_residues``, ``db.n_sequences``).
+    count the whole database (``db.n_residues``), as blastp's do.
     """
     if n is not None and n < 0:
         raise InputError(f"--align must be 0 or more (got {n})")

@@ -16,6 +16,7 @@ from scoring_matrices import ScoringMatrix
 
 from ..database import Chunk, Database
 from ..fasta import EncodedSequence
+from ..score_stats import ScoreHistograms
 from ..scoring import Scoring
 
 
@@ -100,5 +101,13 @@ class CpuBackend:
         self._pool.map(run, parts)
         return out
 
-    def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        return [candidates(self.scores(db, chunk, q), chunk.first, top) for q in queries]
+    def scan_chunk(
+        self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, score_stats: ScoreHistograms | None = None
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        out = []
+        for qi, q in enumerate(queries):
+            scores = self.scores(db, chunk, q)
+            if score_stats is not None:
+                score_stats.add(qi, scores, db.lengths[chunk.first : chunk.stop])
+            out.append(candidates(scores, chunk.first, top))
+        return out
