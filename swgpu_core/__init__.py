@@ -15,6 +15,10 @@ from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
+from ._numba_cache import configure as _configure_numba_cache  # noqa: E402
+
+_configure_numba_cache()  # before any module imports numba: a read-only install must not crash
+
 #: The public names, all from :mod:`swgpu_core.api`.
 __all__ = [
     "DEFAULT_CHUNK_RESIDUES", "DEFAULT_MAX_EVALUE", "DEFAULT_OUTFMT", "DNA", "FIELDS", "FORMATS", "NO_STATISTICS", "PROTEIN",

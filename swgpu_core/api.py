@@ -229,7 +229,7 @@ def scan_long(
     scoring: Scoring,
     *,
     band_width: int | None = None,
-    max_alignment_length: int = 10_000,
+    max_alignment_length: int | None = None,
     backend: str = "auto",
     devices: Sequence[int] = (0,),
     gpu_sections: int | None = None,
@@ -239,12 +239,16 @@ def scan_long(
 
     The target is cut into sections overlapping by ``max_alignment_length``: one per device
     on the GPU (one on the CPU), or, with ``section=(i, n)``, only section ``i`` of ``n``
-    (for scans spread over processes and merged by :func:`trace_long`).
+    (for scans spread over processes and merged by :func:`trace_long`). Default: the
+    longest a positive-scoring alignment of the query can be (:func:`~.long.sections.max_alignment_span`).
     """
     from .long.endpoints import DEFAULT_BAND_WIDTH, BandRule
     from .engine import get_engine
     from .long.run import check_inputs, scan_sections
-    from .long.sections import layout
+    from .long.sections import layout, max_alignment_span
+
+    if max_alignment_length is None:
+        max_alignment_length = max_alignment_span(len(query), scoring)
 
     rule = BandRule(len(query), DEFAULT_BAND_WIDTH if band_width is None else band_width)
     check_inputs(query, target, scoring, rule)
@@ -271,7 +275,7 @@ def trace_long(
     *,
     top: int = 10,
     band_width: int | None = None,
-    max_alignment_length: int = 10_000,
+    max_alignment_length: int | None = None,
     backend: str = "auto",
     threads: int = 0,
     target_path: str = "-",
@@ -283,7 +287,10 @@ def trace_long(
     from .long.endpoints import DEFAULT_BAND_WIDTH, BandRule
     from .engine import get_engine
     from .long.run import end_points
+    from .long.sections import max_alignment_span
 
+    if max_alignment_length is None:
+        max_alignment_length = max_alignment_span(len(query), scoring)
     if top < 1:
         raise InputError(f"--top must be >= 1 (got {top})")
     rule = BandRule(len(query), DEFAULT_BAND_WIDTH if band_width is None else band_width)
@@ -298,7 +305,7 @@ def align_long(
     *,
     top: int = 10,
     band_width: int | None = None,
-    max_alignment_length: int = 10_000,
+    max_alignment_length: int | None = None,
     backend: str = "auto",
     devices: Sequence[int] = (0,),
     gpu_sections: int | None = None,

@@ -12,6 +12,7 @@ import argparse
 import json
 import sys
 
+from ..atomic import check_output_path
 from ._options import add_alignment_arguments, alignments_for, check_alignment_arguments, saved_statistics_of
 from ..database import Database
 from ..dbstats import default_threshold
@@ -55,6 +56,7 @@ def _threshold(path: str | None, db: Database) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_output_path(args.out)
     lists = [load_hits(p) for p in args.hits]
     check_alignment_arguments(args)
     db = Database(args.db)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..atomic import check_output_path
 from ..errors import InputError
 from ._options import add_alignment_arguments, add_output_arguments, announced, check_alignment_arguments, check_statistics, report_hits
 
@@ -95,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
     from ..scoring import Scoring
     from ..search import check_search_options
 
+    check_output_path(args.save_hits)
     out = args.out if args.out is not None else (None if args.save_hits else "-")
     output = plan_output(out, args.format, args.outfmt) if out is not None else None
     check_search_options(args.top, args.threads, args.threshold)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from ..atomic import atomic_output
+from ..atomic import atomic_output, check_output_path
 from ..errors import InputError
 from ..outfmt import DEFAULT_OUTFMT, OutFormat, parse_outfmt, write_table
 from ..significance import NO_STATISTICS, Statistics, require_statistics
@@ -109,8 +109,9 @@ class Output:
 
 
 def plan_output(path: str | os.PathLike, format: str | None = None, outfmt: str = DEFAULT_OUTFMT) -> Output:
-    """Check an output request before any work: its format, and for tables the fields."""
+    """Check an output request before any work: its format, for tables the fields, and that it can be written."""
     kind = choose_format(path, format)
+    check_output_path(path)
     return Output(os.fspath(path), kind, parse_outfmt(outfmt) if kind == "tsv" else None)
 
 
