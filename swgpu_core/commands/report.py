@@ -14,13 +14,14 @@ import json
 import sys
 from pathlib import Path
 
+from ..atomic import check_output_path
 from ..database import Database
 from ..dbstats import default_threshold
 from ..errors import InputError
 from ..hitlist import HitList, load_hits, merge_hits, scoring_of
 from ..report import RunInfo, read_alignments, render, write_report
 from ..search import QueryHits
-from ..significance import statistics
+from ._options import add_statistics_arguments, saved_statistics_of
 
 NAME = "report"
 HELP = "write one self-contained HTML report (per-query summary, distributions, hits, alignments, run details)"
@@ -36,6 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--show-alignments", type=int, default=5, help="alignments per query shown in full (default 5)")
     parser.add_argument("--partial", action="store_true", help="accept hit lists that do not cover every chunk")
     parser.add_argument("--quiet", action="store_true", help="no summary on stderr")
+    # Only to name the statistics under "Run details": give what 'swgpu align' was given (the E-values are the alignments').
+    add_statistics_arguments(parser)
 
 
 def _batches(lists: list[HitList]) -> list[list[HitList]]:
@@ -57,18 +60,21 @@ def _threshold(path: str | None, db: Database) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_output_path(args.out)
     if args.show_alignments < 0:
         raise InputError(f"--show-alignments must be 0 or more (got {args.show_alignments})")
     lists = [load_hits(p) for p in args.hits]
     db = Database(args.db)
     scoring = scoring_of(lists[0])
     hits: list[QueryHits] = []
-    for group in _batches(lists):
+    batches = _batches(lists)
+    for group in batches:
         hits.extend(merge_hits(group, db, partial=args.partial))
     alignments = read_alignments(args.alignments, db, hits)
+    stats = saved_statistics_of(args, scoring, db, batches)  # its description only: the E-values are the alignments'
     info = RunInfo(
         scoring=scoring,
-        statistics=statistics(scoring).description,
+        statistics=stats.description,
         scan_seconds=sum(float(hl.meta.get("seconds", 0.0)) for hl in lists),
         scan_cells=sum(int(hl.meta.get("cells", 0)) for hl in lists),
         backends=[hl.meta.get("backend", "unknown") for hl in lists],
