@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-import pysam
 
 from .alphabet import PROTEIN, Alphabet
 from .errors import InputError
@@ -86,6 +85,8 @@ def check_fasta_file(path: str | os.PathLike) -> str:
 
 def read_fasta(path: str | os.PathLike) -> Iterator[FastaRecord]:
     """Yield the records of a FASTA file (plain, gzip or bgzip), checked as they stream."""
+    import pysam  # here, not at start-up: every command imports this module
+
     path = check_fasta_file(path)
     number = 0
     try:

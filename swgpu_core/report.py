@@ -14,21 +14,32 @@ import io
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
+from typing import TYPE_CHECKING
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+from . import __version__
+from .align import AlignedHits
+from .atomic import atomic_output
+from .database import Database
+from .formats.text import format_pairwise
+from .scoring import Scoring
+from .search import QueryHits
+from .stats import format_bitscore, format_evalue
 
-from . import __version__  # noqa: E402
-from .align import AlignedHits  # noqa: E402
-from .atomic import atomic_output  # noqa: E402
-from .database import Database  # noqa: E402
-from .formats.text import format_pairwise  # noqa: E402
-from .scoring import Scoring  # noqa: E402
-from .search import QueryHits  # noqa: E402
-from .stats import format_bitscore, format_evalue  # noqa: E402
+if TYPE_CHECKING:
+    import matplotlib.pyplot as plt
+
+
+def _pyplot() -> ModuleType:
+    """matplotlib's pyplot on the Agg backend, imported when a plot is drawn (it takes ~1 s, every command paid it)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 @dataclass
@@ -58,12 +69,12 @@ img{max-width:100%}.plots{display:flex;flex-wrap:wrap;gap:1em}.plots img{width:4
 def _png(fig: plt.Figure) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
-    plt.close(fig)
+    _pyplot().close(fig)
     return f'<img alt="plot" src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}">'
 
 
 def _score_plot(hits: Sequence[QueryHits]) -> str:
-    fig, ax = plt.subplots(figsize=(5.5, 3.5))
+    fig, ax = _pyplot().subplots(figsize=(5.5, 3.5))
     scores = np.concatenate([qh.scores for qh in hits]) if hits else np.zeros(0)
     ax.hist(scores, bins=40, color="#4477aa")
     ax.set(xlabel="Smith-Waterman score", ylabel="hits", title="Score distribution (all reported hits)")
@@ -72,7 +83,7 @@ def _score_plot(hits: Sequence[QueryHits]) -> str:
 
 def _evalue_plot(aligned: AlignedHits) -> str:
     values = np.array([a.evalue for alns in aligned.alignments for a in alns if a.evalue is not None])
-    fig, ax = plt.subplots(figsize=(5.5, 3.5))
+    fig, ax = _pyplot().subplots(figsize=(5.5, 3.5))
     if values.size:
         ax.hist(np.log10(np.maximum(values, 1e-300)), bins=40, color="#228833")
         ax.axvline(np.log10(0.001), color="#cc3311", linestyle="--", linewidth=1, label="E = 0.001")
@@ -86,7 +97,7 @@ def _evalue_plot(aligned: AlignedHits) -> str:
 def _length_plot(db: Database, threshold: int | None) -> str:
     hist = db.manifest["length_histogram"]
     edges, counts = np.asarray(hist["edges"]), np.asarray(hist["counts"])
-    fig, ax = plt.subplots(figsize=(8, 3.5))
+    fig, ax = _pyplot().subplots(figsize=(8, 3.5))
     ax.bar(edges[:-1], counts, width=np.diff(edges), align="edge", color="#4477aa", edgecolor="white", linewidth=0.3)
     ax.set_xscale("log")
     if threshold is not None:

@@ -17,7 +17,6 @@ from ..database import Database
 from ..errors import InputError
 from ..outfmt import OutFormat, write_table
 from ..search import QueryHits
-from .sam import write_bam, write_sam
 from .tabular import table_input
 from .text import write_jsonl, write_pairwise
 
@@ -51,10 +50,10 @@ def write_alignments(
 ) -> None:
     """Write ``alignments`` (per query of ``hits``, best first) to ``path`` in format ``kind``."""
     queries = [qh.query for qh in hits]
-    if kind == "bam":
-        write_bam(path, db, queries, alignments, scoring)
-    elif kind == "sam":
-        write_sam(path, db, queries, alignments, scoring)
+    if kind in ("sam", "bam"):
+        from .sam import write_bam, write_sam  # pysam is imported only for these formats (start-up time)
+
+        (write_bam if kind == "bam" else write_sam)(path, db, queries, alignments, scoring)
     elif kind == "tsv":
         if table is None:
             raise InputError("tabular output needs --outfmt")
