@@ -161,8 +161,8 @@ def _make_kernel(table: np.ndarray, match: int | None, mismatch: int | None) -> 
                 f = max(_I(W[_H + x + one] - oe), _I(W[_F + x + one] - ge))
                 if COMPARE:  # W[_Q] holds the query code, or 254 for codes that never match
                     s = MATCH if W[_Q + x] == t[_U(jm1)] else MISMATCH
-                else:  # W[_Q] holds the query code times the matrix row length
-                    s = TAB[np.uint32(W[_Q + x] + t[_U(jm1)])]
+                else:  # W[_Q] holds the query code times the matrix row length (a 16-bit index: one 16-lane vpgatherdd)
+                    s = TAB[np.uint16(W[_Q + x] + t[_U(jm1)])]
                 h = max(_I(W[_P + x + one] + s), e, f, zero)
                 W[_P + x] = left
                 W[_H + x] = h
@@ -238,6 +238,8 @@ def _match_mismatch(matrix: np.ndarray) -> tuple[int, int] | None:
 def _kernel(scoring: Scoring) -> tuple[Any, np.ndarray]:
     """The tile kernel of ``scoring`` (built once per process and matrix), and the query code of each residue code."""
     matrix = np.ascontiguousarray(scoring.matrix, np.int32)
+    if matrix.size > 1 << 16:
+        raise ValueError(f"{matrix.shape} matrix: the tile kernel indexes it with 16 bits")
     pair = _match_mismatch(matrix)
     if pair is None:
         codes = np.arange(matrix.shape[0], dtype=np.int32) * matrix.shape[1]
