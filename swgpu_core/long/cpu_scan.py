@@ -256,7 +256,8 @@ def _row_parts(m: int, threads: int, rows: int) -> list[list[tuple[int, int]]]:
     cuts = [m * k // threads for k in range(threads + 1)]
     parts = []
     for lo, hi in zip(cuts[:-1], cuts[1:]):
-        size = -(-(hi - lo) // -(-(hi - lo) // rows))  # equal blocks of at most `rows`
+        blocks = -(-(hi - lo) // rows)
+        size = -(-(hi - lo) // blocks)  # blocks of (nearly) equal height, at most `rows`
         parts.append([(1 + a, min(size, hi - a)) for a in range(lo, hi, size)])
     return parts
 
@@ -286,7 +287,7 @@ def _tiled_scan(q: np.ndarray, t: np.ndarray, scoring: Scoring, width: int, scan
                 with ready:
                     ready.wait_for(lambda: handover[k - 1][c] is not None)
                     top_h, top_f = handover[k - 1][c]
-                    handover[k - 1][c] = ()  # consumed: free it
+                    handover[k - 1][c] = None  # taken (nobody waits for it again): free it
             for (i0, r), (w, left_h, left_e) in zip(parts[k], states):
                 bot_h, bot_f = np.empty(c1 - c0 + 1, np.int32), np.empty(c1 - c0 + 1, np.int32)
                 bot_h[0], bot_f[0] = (left_h[r] if c0 > 1 else 0), NEG  # the corner; its F is never read
