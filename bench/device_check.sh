@@ -8,6 +8,7 @@ set -uo pipefail
 OUT=${OUT:-/tmp/swgpu-out}; mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 SWGPU_SHARED=$PWD/.carry SWGPU_REQUIRE_GPU=1
+# the device copy's .git can be stale: pass SWGPU_COMMIT=<commit> in the command
 export SWGPU_COMMIT=${SWGPU_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 W=/tmp/side_by_side; mkdir -p "$W"
