@@ -1,4 +1,5 @@
-# The database's chunk list; a checkpoint, because the number of search jobs follows from it.
+# The database's chunk list; a checkpoint, because the number of chunk-level search jobs
+# (search.job_size: chunk) follows from it.
 
 
 checkpoint chunks:
@@ -11,7 +12,8 @@ checkpoint chunks:
         "results/{db}/logs/chunks.log",
     benchmark:
         "results/{db}/benchmarks/chunks.tsv"
+    threads: 1
     conda:
         "../envs/swgpu.yaml"
     shell:
-        "swgpu chunks {input.db} --json {output} > {log} 2>&1"
+        "swgpu chunks {input.db:q} --json {output:q} > {log:q} 2>&1"

@@ -17,7 +17,8 @@ rule dbstats:
         "results/{db}/logs/dbstats.log",
     benchmark:
         "results/{db}/benchmarks/dbstats.tsv"
+    threads: 1
     conda:
         "../envs/swgpu.yaml"
     shell:
-        "swgpu dbstats {input} --png {output.png} --tsv {output.tsv} > {output.txt} 2> {log}"
+        "swgpu dbstats {input:q} --png {output.png:q} --tsv {output.tsv:q} > {output.txt:q} 2> {log:q}"

@@ -14,12 +14,14 @@ rule download:
         "results/{db}/benchmarks/download{suffix}.tsv"
     wildcard_constraints:
         suffix=r"\.fasta(\.gz)?",
+    threads: 1
     conda:
         "../envs/swgpu.yaml"
     params:
-        command=lambda wildcards: download_command(wildcards.db),
+        source=lambda wildcards: db_settings(wildcards.db)["source"],
+        checks=lambda wildcards: download_checks(wildcards.db),
     shell:
-        "{params.command} > {log} 2>&1"
+        "swgpu download --quiet {params.checks:q} -- {params.source:q} {output.fasta:q} > {log:q} 2>&1"
 
 
 # Scheduled runs: `snakemake refresh` asks every source whether its release changed and
@@ -38,9 +40,14 @@ rule refresh:
         f"results/logs/refresh/{REFRESH_STAMP}.log",
     benchmark:
         f"results/benchmarks/refresh/{REFRESH_STAMP}.tsv"
+    threads: 1
     conda:
         "../envs/swgpu.yaml"
     params:
-        commands=" && ".join(download_command(db) for db in config["databases"]),
-    shell:
-        "({params.commands}) > {log} 2>&1 && cat {log}"
+        log_relpath=f"results/logs/refresh/{REFRESH_STAMP}.log",
+        downloads=[
+            [db_settings(db)["source"], source_relpath(db), download_checks(db)]
+            for db in config["databases"]
+        ],
+    script:
+        "../scripts/refresh.py"

@@ -3,18 +3,17 @@
 
 rule makedb:
     input:
-        fasta=lambda wildcards: source_path(wildcards.db),
+        fasta=lambda wildcards: source_relpath(wildcards.db),
     output:
         directory("results/{db}/db"),
     log:
         "results/{db}/logs/makedb.log",
     benchmark:
         "results/{db}/benchmarks/makedb.tsv"
+    threads: 1
     conda:
         "../envs/swgpu.yaml"
     params:
-        chunk_residues=lambda wildcards: db_settings(wildcards.db).get(
-            "chunk_residues", 64000000
-        ),
+        chunk_residues=lambda wildcards: db_settings(wildcards.db)["chunk_residues"],
     shell:
-        "swgpu makedb {input.fasta} {output} --chunk-residues {params.chunk_residues} > {log} 2>&1"
+        "swgpu makedb {input.fasta:q} {output:q} --chunk-residues {params.chunk_residues:q} > {log:q} 2>&1"

@@ -1,5 +1,6 @@
-# Global top-k per query of one batch from its per-chunk hit lists (E-values against the
-# whole database), then the batches of a database gathered into results/{db}/hits.tsv.
+# Global top-k per query of one batch from its hit lists (E-values against the whole
+# database; scores only, no traceback), then the batches of a database gathered into
+# results/{db}/hits.tsv (format 7 by default: BLAST's comment lines name the fields).
 
 
 rule merge:
@@ -12,19 +13,20 @@ rule merge:
         "results/{db}/logs/merge/batch-{batch}.log",
     benchmark:
         "results/{db}/benchmarks/merge/batch-{batch}.tsv"
+    threads: 1
     conda:
         "../envs/swgpu.yaml"
     params:
         outfmt=config["merge"]["outfmt"],
         extra=config["merge"]["extra"],
     shell:
-        "swgpu merge {input.hits} --db {input.db} --out {output}"
-        " --outfmt '{params.outfmt}' {params.extra} > {log} 2>&1"
+        "swgpu merge {input.hits:q} --db {input.db:q} --out {output:q}"
+        " --outfmt {params.outfmt:q} {params.extra} > {log:q} 2>&1"
 
 
 rule gather_hits:
     input:
-        expand("results/{{db}}/hits/batch-{batch}.tsv", batch=QUERY_BATCHES),
+        merged_hits,
     output:
         report(
             "results/{db}/hits.tsv",
@@ -36,7 +38,8 @@ rule gather_hits:
         "results/{db}/logs/gather_hits.log",
     benchmark:
         "results/{db}/benchmarks/gather_hits.tsv"
+    threads: 1
     conda:
         "../envs/swgpu.yaml"
     shell:
-        "cat {input} > {output} 2> {log}"
+        "cat {input:q} > {output:q} 2> {log:q}"

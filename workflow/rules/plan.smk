@@ -16,9 +16,10 @@ rule plan:
         "results/{db}/logs/plan.log",
     benchmark:
         "results/{db}/benchmarks/plan.tsv"
+    threads: 1
     conda:
         "../envs/swgpu.yaml"
     params:
         extra=config["plan"]["extra"],
     shell:
-        "swgpu plan {input} --json {output.json} --png {output.png} {params.extra} > {log} 2>&1"
+        "swgpu plan {input:q} --json {output.json:q} --png {output.png:q} {params.extra} > {log:q} 2>&1"
