@@ -8,20 +8,24 @@ rule align:
         batch="results/queries/batches/batch-{batch}.fasta",
         hits=search_hits,
     output:
-        expand("results/{{db}}/alignments/batch-{{batch}}.{fmt}", fmt=alignment_formats()),
+        expand(
+            "results/{{db}}/alignments/batch-{{batch}}.{fmt}", fmt=alignment_formats()
+        ),
     log:
         "results/{db}/logs/align/batch-{batch}.log",
     benchmark:
         "results/{db}/benchmarks/align/batch-{batch}.tsv"
+    conda:
+        "../envs/swgpu.yaml"
     threads: config["align"]["threads"]
     resources:
         gpu=1 if uses_gpu(config["search"]["backend"]) else 0,
-    conda:
-        "../envs/swgpu.yaml"
     params:
         gpu_run=gpu_run(config["search"]["backend"]),
         backend=config["search"]["backend"],
-        outs=lambda wildcards, output: [arg for path in output for arg in ("--out", path)],
+        outs=lambda wildcards, output: [
+            arg for path in output for arg in ("--out", path)
+        ],
         outfmt=config["align"]["outfmt"],
         extra=config["align"]["extra"],
     shell:

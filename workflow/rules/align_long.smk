@@ -15,11 +15,11 @@ rule align_long_section:
         "results/align_long/benchmarks/section-{section}.tsv"
     wildcard_constraints:
         section=r"\d+",
+    conda:
+        "../envs/swgpu.yaml"
     threads: config["align_long"]["threads"]
     resources:
         gpu=1 if uses_gpu(config["align_long"]["backend"]) else 0,
-    conda:
-        "../envs/swgpu.yaml"
     params:
         gpu_run=gpu_run(config["align_long"]["backend"]),
         n_sections=config["align_long"]["sections"],
@@ -46,11 +46,11 @@ rule align_long_merge:
         "results/align_long/logs/merge.{fmt}.log",
     benchmark:
         "results/align_long/benchmarks/merge.{fmt}.tsv"
+    conda:
+        "../envs/swgpu.yaml"
     threads: config["align_long"]["threads"]
     resources:
         gpu=1 if uses_gpu(config["align_long"]["backend"]) else 0,
-    conda:
-        "../envs/swgpu.yaml"
     params:
         gpu_run=gpu_run(config["align_long"]["backend"]),
         top=config["align_long"]["top"],

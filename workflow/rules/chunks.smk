@@ -12,8 +12,8 @@ checkpoint chunks:
         "results/{db}/logs/chunks.log",
     benchmark:
         "results/{db}/benchmarks/chunks.tsv"
-    threads: 1
     conda:
         "../envs/swgpu.yaml"
+    threads: 1
     shell:
         "swgpu chunks {input.db:q} --json {output:q} > {log:q} 2>&1"

@@ -107,7 +107,8 @@ def gpu_run(backend):
 def search_job_size():
     """`database`: one search job per query batch scans the whole database, streaming its
     chunks in-process (the GPU default: a job start costs seconds, a chunk milliseconds);
-    `chunk`: one job per query batch and chunk, to spread a CPU search over cores or nodes."""
+    `chunk`: one job per query batch and chunk, to spread a CPU search over cores or nodes.
+    """
     size = config["search"]["job_size"]
     if size == "auto":
         return "chunk" if config["search"]["backend"] == "cpu" else "database"
@@ -144,7 +145,9 @@ def search_hits(wildcards):
 
 def all_search_hits(wildcards):
     """The hit lists of every query batch of one database."""
-    return [path for batch in query_batches() for path in hit_lists(wildcards.db, batch)]
+    return [
+        path for batch in query_batches() for path in hit_lists(wildcards.db, batch)
+    ]
 
 
 def merged_hits(wildcards):

@@ -17,8 +17,8 @@ rule dbstats:
         "results/{db}/logs/dbstats.log",
     benchmark:
         "results/{db}/benchmarks/dbstats.tsv"
-    threads: 1
     conda:
         "../envs/swgpu.yaml"
+    threads: 1
     shell:
         "swgpu dbstats {input:q} --png {output.png:q} --tsv {output.tsv:q} > {output.txt:q} 2> {log:q}"

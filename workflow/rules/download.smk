@@ -14,9 +14,9 @@ rule download:
         "results/{db}/benchmarks/download{suffix}.tsv"
     wildcard_constraints:
         suffix=r"\.fasta(\.gz)?",
-    threads: 1
     conda:
         "../envs/swgpu.yaml"
+    threads: 1
     params:
         source=lambda wildcards: db_settings(wildcards.db)["source"],
         checks=lambda wildcards: download_checks(wildcards.db),
@@ -40,9 +40,9 @@ rule refresh:
         f"results/logs/refresh/{REFRESH_STAMP}.log",
     benchmark:
         f"results/benchmarks/refresh/{REFRESH_STAMP}.tsv"
-    threads: 1
     conda:
         "../envs/swgpu.yaml"
+    threads: 1
     params:
         log_relpath=f"results/logs/refresh/{REFRESH_STAMP}.log",
         downloads=[

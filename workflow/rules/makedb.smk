@@ -10,9 +10,9 @@ rule makedb:
         "results/{db}/logs/makedb.log",
     benchmark:
         "results/{db}/benchmarks/makedb.tsv"
-    threads: 1
     conda:
         "../envs/swgpu.yaml"
+    threads: 1
     params:
         chunk_residues=lambda wildcards: db_settings(wildcards.db)["chunk_residues"],
     shell:

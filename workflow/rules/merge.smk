@@ -13,9 +13,9 @@ rule merge:
         "results/{db}/logs/merge/batch-{batch}.log",
     benchmark:
         "results/{db}/benchmarks/merge/batch-{batch}.tsv"
-    threads: 1
     conda:
         "../envs/swgpu.yaml"
+    threads: 1
     params:
         outfmt=config["merge"]["outfmt"],
         extra=config["merge"]["extra"],
@@ -38,8 +38,8 @@ rule gather_hits:
         "results/{db}/logs/gather_hits.log",
     benchmark:
         "results/{db}/benchmarks/gather_hits.tsv"
-    threads: 1
     conda:
         "../envs/swgpu.yaml"
+    threads: 1
     shell:
         "cat {input:q} > {output:q} 2> {log:q}"

@@ -16,9 +16,9 @@ rule plan:
         "results/{db}/logs/plan.log",
     benchmark:
         "results/{db}/benchmarks/plan.tsv"
-    threads: 1
     conda:
         "../envs/swgpu.yaml"
+    threads: 1
     params:
         extra=config["plan"]["extra"],
     shell:

@@ -13,9 +13,9 @@ checkpoint split_queries:
         "results/logs/split_queries.log",
     benchmark:
         "results/benchmarks/split_queries.tsv"
-    threads: 1
     conda:
         "../envs/swgpu.yaml"
+    threads: 1
     params:
         batch_size=config["query_batch_size"],
     shell:

@@ -19,9 +19,9 @@ rule report:
         "results/{db}/logs/report.log",
     benchmark:
         "results/{db}/benchmarks/report.tsv"
-    threads: 1
     conda:
         "../envs/swgpu.yaml"
+    threads: 1
     params:
         plan=lambda wildcards, input: ["--plan", input.plan] if input.plan else [],
         extra=config["report"]["extra"],

@@ -15,11 +15,11 @@ rule search:
         "results/{db}/benchmarks/search/batch-{batch}.{part}.tsv"
     wildcard_constraints:
         part=r"all|chunk-\d+",
+    conda:
+        "../envs/swgpu.yaml"
     threads: config["search"]["threads"]
     resources:
         gpu=1 if uses_gpu(config["search"]["backend"]) else 0,
-    conda:
-        "../envs/swgpu.yaml"
     params:
         gpu_run=gpu_run(config["search"]["backend"]),
         backend=config["search"]["backend"],
