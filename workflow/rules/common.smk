@@ -120,9 +120,17 @@ def chunk_indices(db):
         return [c["index"] for c in json.load(fh)["chunks"]]
 
 
-def query_batches():
+def query_batches(db):
     """Batch numbers, known once the split_queries checkpoint ran (the query file is not
-    read when the workflow is parsed)."""
+    read when the workflow is parsed).
+
+    Every input function that reaches past both checkpoints (split_queries, and chunks
+    for chunk-level search jobs) calls this, which asks for both: after a checkpoint
+    Snakemake re-evaluates only its direct dependents, so a job that depended on them
+    only through a nested job would keep stale inputs when nothing is to be re-run there.
+    """
+    if search_job_size() == "chunk":
+        chunk_indices(db)
     outdir = checkpoints.split_queries.get().output[0]
     return sorted(glob_wildcards(os.path.join(outdir, "batch-{batch}.fasta")).batch)
 
@@ -146,13 +154,17 @@ def search_hits(wildcards):
 def all_search_hits(wildcards):
     """The hit lists of every query batch of one database."""
     return [
-        path for batch in query_batches() for path in hit_lists(wildcards.db, batch)
+        path
+        for batch in query_batches(wildcards.db)
+        for path in hit_lists(wildcards.db, batch)
     ]
 
 
 def merged_hits(wildcards):
     return expand(
-        "results/{db}/hits/batch-{batch}.tsv", db=wildcards.db, batch=query_batches()
+        "results/{db}/hits/batch-{batch}.tsv",
+        db=wildcards.db,
+        batch=query_batches(wildcards.db),
     )
 
 
@@ -169,7 +181,7 @@ def report_alignments(wildcards):
     return expand(
         "results/{db}/alignments/batch-{batch}.jsonl",
         db=wildcards.db,
-        batch=query_batches(),
+        batch=query_batches(wildcards.db),
     )
 
 
@@ -190,7 +202,7 @@ def final_targets(wildcards):
             targets += expand(
                 "results/{db}/alignments/batch-{batch}.{fmt}",
                 db=db,
-                batch=query_batches(),
+                batch=query_batches(db),
                 fmt=config["align"]["formats"],
             )
         if config["report"]["enabled"]:
