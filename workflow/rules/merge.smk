@@ -41,5 +41,14 @@ rule gather_hits:
     conda:
         "../envs/swgpu.yaml"
     threads: 1
+    params:
+        # Format 7 ends each batch with "# swgpu processed N queries"; a reader (Biopython's
+        # blast-tab) stops there, so the batches' trailers become one for the whole table
+        # (a function, so that Snakemake does not read the braces as wildcards).
+        awk=lambda wildcards: (
+            r"/^# [^ ]+ processed [0-9]+ quer/ { program = $2; next }"
+            r" /^# Query: / { n++ } { print }"
+            r' END { if (program != "") print "# " program " processed " n " queries" }'
+        ),
     shell:
-        "cat {input:q} > {output:q} 2> {log:q}"
+        "awk {params.awk:q} {input:q} > {output:q} 2> {log:q}"
