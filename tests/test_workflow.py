@@ -361,6 +361,8 @@ def test_without_a_gpu_cuda_fails_clearly_and_auto_runs_on_the_cpu(tmp_path):
 def test_the_ci_configuration_runs(tmp_path):
     """`.test/` (the snakemake-workflows convention): the whole workflow, plan, align in
     three formats and the report included, on 120 subjects."""
+    usage = subprocess.run([str(BIN / "swgpu"), "report", "--help"], env=env(), capture_output=True, text=True).stdout
+    assert "--alignments" in usage, "the report rule passes the align jobs' JSON lines: it needs `swgpu report --alignments`"
     test_dir = shutil.copytree(REPO / ".test", tmp_path / ".test", ignore=shutil.ignore_patterns("results", ".snakemake"))
     # workflow/Snakefile's `configfile: "config/config.yaml"` is .test/config/config.yaml here
     proc = snakemake(test_dir, "-s", str(SNAKEFILE), "--directory", str(test_dir), snakefile=None)

@@ -46,8 +46,8 @@ rule gather_hits:
         # blast-tab) stops there, so the batches' trailers become one for the whole table
         # (a function, so that Snakemake does not read the braces as wildcards).
         awk=lambda wildcards: (
-            r"/^# [^ ]+ processed [0-9]+ quer/ { program = $2; next }"
-            r" /^# Query: / { n++ } { print }"
+            r'$0 ~ "^# [^ ]+ processed [0-9]+ quer" { program = $2; next }'
+            r' $0 ~ "^# Query: " { n++ } { print }'
             r' END { if (program != "") print "# " program " processed " n " queries" }'
         ),
     shell:
