@@ -15,28 +15,19 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+import cupy as cp
 import numpy as np
-
-try:
-    import cupy as cp
-except ImportError as exc:  # re-raised with an actionable message
-    raise ImportError("CuPy is not installed (pip install 'swgpu_core[cuda13]' or '[cuda12]')") from exc
 
 from ..database import Chunk, Database
 from ..device_batches import device_batches
 from ..fasta import EncodedSequence
 from ..plan import DeviceModel, LengthProfile, Plan, choose_threshold, evaluate
 from ..scoring import Scoring
+from .device import device_count, geometry
 from .kernels import ScanKernels, Shape, build_profile, pick_shapes
-
-try:
-    _N_DEVICES = cp.cuda.runtime.getDeviceCount()
-except cp.cuda.runtime.CUDARuntimeError as exc:
-    raise ImportError(f"no CUDA device ({exc})") from exc
-if _N_DEVICES == 0:
-    raise ImportError("no CUDA device")
+from .score_stats import add_device_scores
 
 #: device bytes per residue of a resident batch: the residue and its boundary-buffer slot
 BYTES_PER_RESIDUE = 9
@@ -66,9 +57,10 @@ class DeviceWorker:
         self.device_id = device_id
         self.scoring = scoring
         self.threshold = threshold
+        self.geometry = geometry(device_id)
+        self.name = self.geometry.name
         with cp.cuda.Device(device_id):
             self.kernels = ScanKernels(arith)
-            self.name = cp.cuda.runtime.getDeviceProperties(device_id)["name"].decode()
             self.compute = cp.cuda.Stream(non_blocking=True)
             self.long = cp.cuda.Stream(non_blocking=True)
             self.copy = cp.cuda.Stream(non_blocking=True)
@@ -83,11 +75,11 @@ class DeviceWorker:
 
     @property
     def model(self) -> DeviceModel:
-        """The planner's constants for this GPU (measured once, then cached on disk)."""
+        """The planner's constants for this GPU (measured once, then cached on disk) and its geometry."""
         if self._model is None:
             from .calibration import load_or_calibrate
 
-            self._model = load_or_calibrate(self)
+            self._model = replace(load_or_calibrate(self), geometry=self.geometry)
         return self._model
 
     # -- memory ------------------------------------------------------------------------
@@ -157,7 +149,7 @@ class DeviceWorker:
             start, done = cp.cuda.Event(), cp.cuda.Event()
             start.record(self.compute)
             overflow[:1].fill(0)
-            inter, intra = pick_shapes(len(query), n_short)
+            inter, intra = pick_shapes(len(query), n_short, self.geometry.busy_threads)
             prof_inter = cp.asarray(build_profile(query.codes, sc, inter))
             prof_intra = cp.asarray(build_profile(query.codes, sc, intra))
             self.long.wait_event(_record(self.compute))
@@ -207,14 +199,16 @@ class DeviceWorker:
         )  # fmt: skip
         self.kernels.launch(shape, wide, args, count, stream)
 
-    def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, next_chunk: Chunk | None):
+    def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, next_chunk: Chunk | None, score_stats=None):
         dev = self.upload(db, chunk)
         if next_chunk is not None:
             self.upload(db, next_chunk)  # overlaps the copy with this chunk's scan
         out = []
-        for q in queries:
+        for qi, q in enumerate(queries):
             s = self.scores(dev, q)
             with cp.cuda.Device(self.device_id), self.compute:
+                if score_stats is not None:
+                    add_device_scores(score_stats, qi, s, dev.offsets)
                 if s.size > top:
                     kth = cp.partition(s, s.size - top)[s.size - top]
                     keep = cp.flatnonzero(s >= kth)
@@ -246,11 +240,12 @@ class CudaBackend:
         arith: str | None = None,
     ):
         ids = devices if devices else [0]
-        bad = [d for d in ids if d < 0 or d >= _N_DEVICES]
+        n_devices = device_count()
+        bad = [d for d in ids if d < 0 or d >= n_devices]
         if bad:
             from ..errors import BackendUnavailable
 
-            raise BackendUnavailable(f"no CUDA device {bad[0]} (this machine has {_N_DEVICES})")
+            raise BackendUnavailable(f"no CUDA device {bad[0]} (this machine has {n_devices})")
         self.scoring = scoring
         self.workers = [DeviceWorker(d, scoring, threshold, memory_budget, arith) for d in ids]
         self._lock = threading.Lock()
@@ -268,7 +263,7 @@ class CudaBackend:
         budget = min(w.budget for w in self.workers) // BYTES_PER_RESIDUE
         return device_batches(db, chunks, budget, len(self.workers))
 
-    def scan(self, db: Database, chunks: list[Chunk], queries: list[EncodedSequence], top: int, on_chunk=None):
+    def scan(self, db: Database, chunks: list[Chunk], queries: list[EncodedSequence], top: int, on_chunk=None, score_stats=None):
         """Per device batch, per query candidates; devices scan their batches in parallel."""
         n = len(self.workers)
         batches = self.batches(db, chunks)
@@ -278,7 +273,7 @@ class CudaBackend:
             mine = list(range(w, len(batches), n))
             for k, b in enumerate(mine):
                 nxt = batches[mine[k + 1]][1] if k + 1 < len(mine) else None
-                results[b] = self.workers[w].scan_chunk(db, batches[b][1], queries, top, nxt)
+                results[b] = self.workers[w].scan_chunk(db, batches[b][1], queries, top, nxt, score_stats)
                 if on_chunk is not None:
                     with self._lock:
                         for c in batches[b][0]:
@@ -291,5 +286,5 @@ class CudaBackend:
                 list(pool.map(run, range(n)))
         return results
 
-    def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int):
-        return self.workers[0].scan_chunk(db, chunk, queries, top, None)
+    def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, score_stats=None):
+        return self.workers[0].scan_chunk(db, chunk, queries, top, None, score_stats)
