@@ -72,6 +72,12 @@ def test_default_config_validates_and_a_bad_one_is_refused(tmp_path):
     schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
     jsonschema.validate(yaml.safe_load((REPO / "config/config.yaml").read_text()), schema)
     jsonschema.validate(yaml.safe_load((REPO / ".test/config/config.yaml").read_text()), schema)
+    # The merge jobs trace nothing: the default hits.tsv columns come from the scores alone.
+    from swgpu_core.outfmt import parse_outfmt
+
+    default = yaml.safe_load((REPO / "config/config.yaml").read_text())["merge"]["outfmt"]
+    assert default == schema["properties"]["merge"]["properties"]["outfmt"]["default"]
+    assert not parse_outfmt(default).needs_alignment
 
     db, queries = small_inputs(tmp_path, 5, 1)
     write_config(tmp_path, str(db), queries, search={"backend": "opencl"})
