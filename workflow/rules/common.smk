@@ -86,11 +86,11 @@ def download_checks(db):
     return args
 
 
-def uses_gpu(backend):
+def uses_gpu(backend=None):
     """A job that may compute on a GPU (`cuda`, or `auto` wherever it lands) asks for a
     `gpu` slot; with `auto` on a host without a usable GPU it runs on the CPU and says
-    so in its log."""
-    return backend != "cpu"
+    so in its log. `backend` defaults to search.backend."""
+    return (backend or config["search"]["backend"]) != "cpu"
 
 
 def gpu_run(backend):
