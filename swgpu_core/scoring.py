@@ -79,6 +79,11 @@ class Scoring:
         return f"{self.matrix_name} gap {self.gap_open}/{self.gap_extend}"
 
 
+#: Largest gap cost accepted: far beyond any useful value (substitution scores are below 30),
+#: and small enough that no kernel's int32 (or packed) arithmetic can overflow with it.
+MAX_GAP_COST = 1000
+
+
 def _check_gaps(gap_open: int, gap_extend: int) -> None:
-    if gap_open < 0 or gap_extend < 1:
-        raise InputError(f"gap costs must be open >= 0 and extend >= 1 (got {gap_open}/{gap_extend})")
+    if not (0 <= gap_open <= MAX_GAP_COST and 1 <= gap_extend <= MAX_GAP_COST):
+        raise InputError(f"gap costs must be 0 <= open <= {MAX_GAP_COST} and 1 <= extend <= {MAX_GAP_COST} (got {gap_open}/{gap_extend})")

@@ -12,7 +12,8 @@ import argparse
 import json
 import sys
 
-from ._options import add_alignment_arguments, alignments_for, check_alignment_arguments
+from ..atomic import check_output_path
+from ._options import add_alignment_arguments, alignments_for, check_alignment_arguments, saved_statistics_of
 from ..database import Database
 from ..dbstats import default_threshold
 from ..errors import InputError
@@ -55,17 +56,20 @@ def _threshold(path: str | None, db: Database) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_output_path(args.out)
     lists = [load_hits(p) for p in args.hits]
     check_alignment_arguments(args)
     db = Database(args.db)
     scoring = scoring_of(lists[0])
     hits: list[QueryHits] = []
-    for group in _batches(lists):
+    batches = _batches(lists)
+    for group in batches:
         hits.extend(merge_hits(group, db, partial=args.partial))
-    aligned, _, why = alignments_for(args, db, hits, scoring, args.backend)
+    stats = saved_statistics_of(args, scoring, db, batches)
+    aligned = alignments_for(args, db, hits, scoring, stats, args.backend)
     info = RunInfo(
         scoring=scoring,
-        statistics=why,
+        statistics=stats.description,
         scan_seconds=sum(float(hl.meta.get("seconds", 0.0)) for hl in lists),
         scan_cells=sum(int(hl.meta.get("cells", 0)) for hl in lists),
         backends=[hl.meta.get("backend", "unknown") for hl in lists],

@@ -4,7 +4,10 @@ The source and the compile options come from :mod:`swgpu_core.kernel_abi` (the s
 header inlined, the shared constants as ``-D`` options).
 
 CuPy's NVRTC compiles for the running device's architecture and caches the binary on
-disk (``~/.cupy/kernel_cache``), so a kernel is compiled once per machine. On compute
+disk (``~/.cupy/kernel_cache``), but it recompiles a module built with ``name_expressions``
+in every process (it needs NVRTC to lower the template names), about half a second of
+every run's start-up; :func:`load_functions` keeps the lowered names beside the
+calibration cache, so later processes load the cached binary by those names. On compute
 capability 9.0 and newer the packed 16-bit kernels use DPX instructions; older GPUs get
 the plain packed path. Overflowed subjects are rescored with the 32-bit arithmetic.
 
@@ -14,7 +17,12 @@ the pass width that wastes the fewest padded query columns.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 import cupy as cp
 import numpy as np
@@ -100,6 +108,43 @@ def build_profile(query: np.ndarray, scoring: Scoring, shape: Shape) -> np.ndarr
     return np.ascontiguousarray(blocks).reshape(PROFILE_ROWS, n_passes * cols)
 
 
+def _names_path(source: str, options: tuple[str, ...], names: list[str]) -> Path:
+    """Where the lowered names of ``names`` compiled from ``source`` with ``options`` are kept."""
+    from .calibration import cache_path
+
+    digest = hashlib.sha256("\0".join((source, *options, *names)).encode()).hexdigest()[:16]
+    return cache_path().parent / f"kernel-names-{digest}.json"
+
+
+def load_functions(source: str, options: tuple[str, ...], names: list[str]) -> dict[str, cp.RawKernel]:
+    """The kernels ``names`` (C++ name expressions) of ``source``, loaded for the current device.
+
+    The first process compiles with ``name_expressions`` (CuPy writes the binary to its disk
+    cache, whose key is the source and options only) and records the lowered names; later
+    ones build the module without name expressions, which CuPy loads from its cache, and
+    look the kernels up by their lowered names. Anything missing (no record, an emptied
+    CuPy cache, a read-only cache directory) falls back to the compiling path.
+    """
+    path = _names_path(source, options, names)
+    try:
+        lowered = json.loads(path.read_text())
+        module = cp.RawModule(code=source, options=options)
+        return {n: module.get_function(lowered[n]) for n in names}
+    except (OSError, ValueError, KeyError, TypeError, cp.cuda.driver.CUDADriverError):
+        pass
+    module = cp.RawModule(code=source, options=options, name_expressions=names)
+    functions = {n: module.get_function(n) for n in names}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".kernel-names-")
+        with os.fdopen(fd, "w") as fh:
+            json.dump({n: module.module.mapping[n] for n in names}, fh)
+        os.replace(tmp, path)
+    except (OSError, KeyError, TypeError, AttributeError):
+        pass  # no record: the next process compiles again
+    return functions
+
+
 class ScanKernels:
     """The compiled kernels for the current device, packed 16-bit and 32-bit."""
 
@@ -108,8 +153,7 @@ class ScanKernels:
         self.arith = arith or ("dpx" if int(major) * 10 + int(minor) >= 90 else "plain")
         self.packed = {"dpx": "DpxS16x2", "plain": "PlainS16x2"}[self.arith]
         names = [s.template(a) for s in INTER_SHAPES + INTRA_SHAPES for a in (self.packed, "S32")]
-        self.module = cp.RawModule(code=kernel_source(), options=("-std=c++17", *kernel_abi.compile_options()), name_expressions=names)
-        self._functions = {n: self.module.get_function(n) for n in names}
+        self._functions = load_functions(kernel_source(), ("-std=c++17", *kernel_abi.compile_options()), names)
 
     def launch(self, shape: Shape, wide: bool, args: tuple, n_subjects: int, stream: cp.cuda.Stream) -> None:
         """Launch ``shape`` over ``n_subjects`` subjects: packed 16-bit (two subjects per

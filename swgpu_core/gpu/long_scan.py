@@ -23,6 +23,7 @@ from ..long.gpu_plan import WARPS_PER_BLOCK, PartBuffers, gpu_parts, launch_warp
 from ..long.sections import Section, SectionResult
 from ..scoring import Scoring
 from .device import geometry
+from .kernels import load_functions
 
 PAD_SCORE = -(1 << 26)
 
@@ -74,8 +75,7 @@ class LongScanKernel:
         self.shape = TableShape.for_scoring(scoring)
         code = kernel_abi.kernel_source("sw_long.cu")
         name = f"sw_long<{GROUP},{self.shape.codes},{self.shape.copies}>"
-        self.module = cp.RawModule(code=code, options=("-std=c++17", *kernel_abi.compile_options()), name_expressions=[name])
-        self.function = self.module.get_function(name)
+        self.function = load_functions(code, ("-std=c++17", *kernel_abi.compile_options()), [name])[name]
         self.sms = geometry(cp.cuda.Device().id).sms
 
     def scan(self, query: np.ndarray, target: np.ndarray, parts: Sequence[Section], rule: BandRule, scoring: Scoring) -> tuple[BandKeys, ScanTiming]:

@@ -39,6 +39,7 @@ from ..align.traceback import PairTask, PairTrace, TracebackError, trace_region
 from ..errors import BackendUnavailable
 from ..kernel_abi import MAX_CODES, EndField, Status
 from ..scoring import Scoring
+from .kernels import load_functions
 
 #: Warps (pairs) per block of each R, as in ``Warps<R>`` of the kernel source.
 WARPS = kernel_abi.TB_WARPS
@@ -53,14 +54,14 @@ DEFAULT_LAUNCH_BYTES = 2 << 30
 
 
 @functools.cache
-def _module() -> cp.RawModule:
+def _functions() -> dict[str, cp.RawKernel]:
     source = kernel_abi.kernel_source("traceback.cu")
     names = [f"tb_ends<{r}>" for r in ROWS_PER_LANE] + [f"tb_region<{r}>" for r in ROWS_PER_LANE] + ["tb_walk"]
-    return cp.RawModule(code=source, options=("-std=c++17", *kernel_abi.compile_options()), name_expressions=names)
+    return load_functions(source, ("-std=c++17", *kernel_abi.compile_options()), names)
 
 
 def _kernel(name: str) -> cp.RawKernel:
-    return _module().get_function(name)
+    return _functions()[name]
 
 
 def rows_per_lane(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
