@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from Bio.Align import substitution_matrices
 
 from .alphabet import DNA, PROTEIN, Alphabet
 from .errors import InputError
@@ -35,6 +34,8 @@ class Scoring:
     @classmethod
     def protein(cls, matrix_name: str = "BLOSUM62", gap_open: int = 11, gap_extend: int = 1) -> Scoring:
         """Load a Biopython matrix and lay it out in :data:`PROTEIN` code order."""
+        from Bio.Align import substitution_matrices  # here, not at start-up: Biopython takes ~0.1 s to import
+
         _check_gaps(gap_open, gap_extend)
         try:
             bio = substitution_matrices.load(matrix_name.upper())
