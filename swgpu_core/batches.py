@@ -31,15 +31,6 @@ def batch_name(index: int) -> str:
     return f"batch-{index:04d}.fasta"
 
 
-def count_batches(fasta: str | os.PathLike, batch_size: int) -> int:
-    """How many batches :func:`split_queries` will write: known before splitting, so a
-    workflow can lay out its jobs when it starts."""
-    if batch_size < 1:
-        raise InputError(f"batch size must be at least 1 (got {batch_size})")
-    n = sum(1 for _ in read_fasta(fasta))
-    return -(-n // batch_size)
-
-
 def _check_replaceable(outdir: Path) -> None:
     """Refuse an OUTDIR that holds anything split-queries did not write."""
     resolved, cwd = outdir.resolve(), Path.cwd().resolve()

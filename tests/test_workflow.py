@@ -1,24 +1,59 @@
-"""The Snakemake workflow: lint, format, config schema, a full run, and scheduled reruns.
+"""The Snakemake workflow: lint, format, config schema, safety, full runs and scheduled reruns.
 
-One small run (300 subjects from the bundled database, served by a local HTTP server;
-3 queries in 2 batches; CPU backend) is shared by the rerun tests, which run in the
-order written. Dry runs cannot list the search jobs behind the chunk checkpoint when the
-database is rebuilt, so the tests also run for real and check which rules executed.
+Every test runs alone and in any order. The rerun tests start from copies of one finished
+run (300 subjects of the bundled database served by a local HTTP server; 3 queries in 2
+batches; CPU backend, chunk-level search jobs), made once per module and never changed.
+Dry runs cannot list the jobs behind a checkpoint that has to run again, so the tests
+also run for real and check which rules executed.
 """
 
 from __future__ import annotations
 
+import ast
+import gzip
 import os
+import re
+import shlex
+import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 import yaml
 
-from workflow_util import BIN, REPO, FileServer, env, executed_rules, planned_jobs, small_inputs, snakemake, write_config
+from workflow_util import (
+    BIN,
+    REPO,
+    SNAKEFILE,
+    FileServer,
+    copy_run,
+    env,
+    executed_rules,
+    planned_jobs,
+    rule_logs,
+    small_inputs,
+    snakemake,
+    write_config,
+)
 
 pytestmark = pytest.mark.slow
+
+
+def hit_rows(path: Path) -> list[list[str]]:
+    return [line.split("\t") for line in path.read_text().splitlines() if not line.startswith("#")]
+
+
+def biopython_queries(path: Path) -> list[str]:
+    """The query ids Biopython's BLAST tabular reader finds in a format 7 table."""
+    from Bio import SearchIO
+
+    fields = "qseqid sseqid score evalue bitscore qlen slen".split()
+    return [q.id for q in SearchIO.parse(str(path), "blast-tab", comments=True, fields=fields)]
+
+
+# --- static checks ---------------------------------------------------------------------
 
 
 def test_snakemake_lint_is_clean():
@@ -36,6 +71,13 @@ def test_default_config_validates_and_a_bad_one_is_refused(tmp_path):
     jsonschema = pytest.importorskip("jsonschema")
     schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
     jsonschema.validate(yaml.safe_load((REPO / "config/config.yaml").read_text()), schema)
+    jsonschema.validate(yaml.safe_load((REPO / ".test/config/config.yaml").read_text()), schema)
+    # The merge jobs trace nothing: the default hits.tsv columns come from the scores alone.
+    from swgpu_core.outfmt import parse_outfmt
+
+    default = yaml.safe_load((REPO / "config/config.yaml").read_text())["merge"]["outfmt"]
+    assert default == schema["properties"]["merge"]["properties"]["outfmt"]["default"]
+    assert not parse_outfmt(default).needs_alignment
 
     db, queries = small_inputs(tmp_path, 5, 1)
     write_config(tmp_path, str(db), queries, search={"backend": "opencl"})
@@ -43,24 +85,163 @@ def test_default_config_validates_and_a_bad_one_is_refused(tmp_path):
     assert proc.returncode != 0 and "opencl" in proc.stdout + proc.stderr
 
 
+@pytest.mark.parametrize("name", ["..", ".", "a/b", "../up", "/abs", ".hidden", "-opt", "with space", ""])
+def test_database_names_must_be_safe_path_components(name):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
+    config = {"databases": {name: {"source": "x.fasta"}}, "queries": "q.fasta"}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(config, schema)
+
+
+def test_a_database_named_dotdot_is_refused_before_anything_is_written(tmp_path):
+    db, queries = small_inputs(tmp_path, 5, 1)
+    write_config(tmp_path, str(db), queries)
+    config = yaml.safe_load((tmp_path / "config.yaml").read_text())
+    config["databases"] = {"..": config["databases"]["small"]}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    proc = snakemake(tmp_path, check=False)
+    assert proc.returncode != 0 and "'..'" in proc.stdout + proc.stderr
+    assert not (tmp_path / "results").exists() and not (tmp_path / "db").exists()
+
+
+def _module_python(path: Path) -> list[str]:
+    """The names a Snakefile's Python imports (snakefmt-formatted rules files parse as
+    Python once their rule bodies are dropped: only top-level import statements matter)."""
+    names = []
+    for line in path.read_text().splitlines():
+        if re.match(r"(import|from) \S", line):
+            node = ast.parse(line).body[0]
+            names += [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
+    return names
+
+
+def test_the_workflow_parses_and_dry_runs_with_snakemake_alone(tmp_path):
+    """No swgpu_core import, no query file read, no GPU probe when the workflow is parsed:
+    `snakemake -n` works where only Snakemake is installed (a login node, --sdm conda)."""
+    for path in [SNAKEFILE, *sorted((REPO / "workflow" / "rules").glob("*.smk"))]:
+        imported = _module_python(path)
+        assert not [n for n in imported if n.split(".")[0] in ("swgpu_core", "subprocess")], (path, imported)
+    # A dry run in a Python where swgpu_core cannot be imported and `swgpu`/`nvidia-smi`
+    # are not on PATH: the run would fail if the Snakefile imported or called them.
+    db, queries = small_inputs(tmp_path, 5, 1)
+    write_config(tmp_path, str(db), "queries.fasta", search={"backend": "auto"})
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class _Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] == 'swgpu_core':\n"
+        "            raise ImportError('swgpu_core is not installed here')\n"
+        "sys.meta_path.insert(0, _Block())\n"
+    )
+    e = env()
+    e["PYTHONPATH"] = str(blocker)
+    e["PATH"] = "/usr/bin:/bin"  # no venv: no swgpu, and no nvidia-smi from the venv
+    cmd = [sys.executable, "-c", "import swgpu_core"]
+    assert subprocess.run(cmd, env=e, capture_output=True).returncode != 0  # the blocker works
+    (tmp_path / "queries.fasta").rename(tmp_path / "queries.later")  # not read at parse time
+    cmd = [sys.executable, "-m", "snakemake", "-n", "--cores", "2", "-s", str(SNAKEFILE), "--configfile", str(tmp_path / "config.yaml")]
+    proc = subprocess.run(cmd, cwd=tmp_path, env=e, capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0 and "queries.fasta" in proc.stdout + proc.stderr  # missing input, reported by Snakemake
+    (tmp_path / "queries.later").rename(tmp_path / "queries.fasta")
+    proc = subprocess.run(cmd, cwd=tmp_path, env=e, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    planned = planned_jobs(proc)
+    assert {"download", "makedb", "split_queries", "gather_hits"} <= set(planned), planned
+    assert "swgpu_core" not in proc.stdout + proc.stderr
+
+
+def test_align_long_paths_reach_the_shell_quoted(tmp_path):
+    """The printed command of a dry run, split as the shell splits it, has every path whole."""
+    query = tmp_path / "long query $(touch pwned-q).fasta"
+    target = tmp_path / "long 'target\".fasta"
+    query.write_text(">q\nACGTACGT\n")
+    target.write_text(">t\nACGTACGTACGT\n")
+    db, queries = small_inputs(tmp_path, 5, 1)
+    write_config(
+        tmp_path, str(db), queries, align_long={"enabled": True, "query": str(query), "target": str(target), "sections": 2, "backend": "cpu", "formats": ["tsv"]}
+    )
+    proc = snakemake(tmp_path, "-n", "-p", "results/align_long/alignments.tsv")
+    commands = [line for line in proc.stdout.splitlines() if "swgpu align-long" in line]
+    assert len(commands) == 3  # two sections and the merge
+    for command in commands:
+        words = shlex.split(command.split(" > ")[0])
+        assert words[words.index("--query") + 1] == str(query) and words[words.index("--target") + 1] == str(target)
+    assert not list(tmp_path.rglob("pwned*"))
+
+
+# --- runs ------------------------------------------------------------------------------
+
+
+def test_paths_with_spaces_and_shell_syntax_work_and_run_nothing(tmp_path):
+    """Config paths reach commands whole (quoted): spaces work, `$(...)` is just a name."""
+    db, queries = small_inputs(tmp_path, 60, 3)
+    (tmp_path / "my data").mkdir()
+    db = db.rename(tmp_path / "my data" / "db $(touch pwned-db).fasta")
+    queries = queries.rename(tmp_path / "my queries $(touch pwned-q) `touch pwned-b`.fasta")
+    write_config(
+        tmp_path, "my data/" + db.name, queries.name, search={"backend": "cpu", "threads": 1, "top": 5, "job_size": "database"}, align={"enabled": True, "formats": ["tsv", "jsonl"], "threads": 1}
+    )
+    proc = snakemake(tmp_path)
+    assert {"download", "makedb", "split_queries", "search", "merge", "align"} <= set(executed_rules(proc))
+    assert len({r[0] for r in hit_rows(tmp_path / "results/small/hits.tsv")}) == 3
+    assert (tmp_path / "results/small/alignments/batch-0001.jsonl").stat().st_size > 0
+    assert not list(tmp_path.rglob("pwned*")) and not list(Path.cwd().glob("pwned*"))
+
+
+def test_outfmt_with_quotes_is_one_argument(tmp_path):
+    """A quote in merge.outfmt / align.outfmt cannot end the argument: swgpu refuses the
+    format as a whole and no command hidden in it runs."""
+    db, queries = small_inputs(tmp_path, 30, 1)
+    evil = "6 qseqid'; touch pwned-merge; echo '"
+    write_config(
+        tmp_path,
+        str(db),
+        queries,
+        search={"backend": "cpu", "threads": 1, "top": 3, "job_size": "database"},
+        merge={"outfmt": evil},
+        align={"enabled": True, "formats": ["tsv"], "threads": 1, "outfmt": evil.replace("merge", "align")},
+    )
+    proc = snakemake(tmp_path, "--keep-going", check=False)
+    assert proc.returncode != 0
+    assert {"merge", "align"} <= set(executed_rules(proc))
+    for rule in ("merge", "align"):
+        (log,) = rule_logs(tmp_path, rule)
+        assert "outfmt" in log and "Traceback" not in log, log
+    assert not list(tmp_path.rglob("pwned*"))
+
+
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    """The workflow run once on a database served over HTTP; yields (directory, server root)."""
+def finished(tmp_path_factory):
+    """One finished run on a database served over HTTP, never changed by the tests (they
+    copy it); yields (directory, served directory, server, snakemake process, seconds)."""
     work = tmp_path_factory.mktemp("workflow")
     www = work / "www"
     www.mkdir()
-    db, queries = small_inputs(work)
+    db, _ = small_inputs(work)
     db.rename(www / "small.fasta")
     server = FileServer(www)
-    write_config(work, f"{server.url}/small.fasta", queries)
+    write_config(work, f"{server.url}/small.fasta", "queries.fasta")
     started = time.monotonic()
     proc = snakemake(work)
-    yield work, www, proc, time.monotonic() - started
+    yield work, www, server, proc, time.monotonic() - started
     server.close()
 
 
-def test_full_run_writes_the_documented_outputs(run):
-    work, www, proc, seconds = run
+@pytest.fixture
+def run_copy(finished, tmp_path):
+    """A copy of the finished run whose served files the server now serves."""
+    work, _, server, _, _ = finished
+    copy = copy_run(work, tmp_path / "copy")
+    server.root = copy / "www"
+    yield copy
+    server.root = work / "www"
+
+
+def test_full_run_writes_the_documented_outputs(finished):
+    work, www, _, proc, seconds = finished
     results = work / "results" / "small"
     for rel in (
         "source/small.fasta",
@@ -77,56 +258,122 @@ def test_full_run_writes_the_documented_outputs(run):
     assert (www / "small.fasta").read_bytes() == (results / "source/small.fasta").read_bytes()
     chunks = len(list((results / "search/batch-0000").glob("chunk-*.npz")))
     assert chunks > 1, "the test database should span several chunks"
-    assert executed_rules(proc).count("search") == 2 * chunks  # one job per (batch x chunk)
-    hits = [line.split("\t") for line in (results / "hits.tsv").read_text().splitlines()]
+    assert executed_rules(proc).count("search") == 2 * chunks  # job_size auto with cpu: one job per (batch x chunk)
+    text = (results / "hits.tsv").read_text()
+    assert text.startswith("# ") and "# Fields: query id, subject id, score" in text  # format 7: a header per query
+    hits = hit_rows(results / "hits.tsv")
     assert len({h[0] for h in hits}) == 3 and all(len(h) == 7 for h in hits)
-    # Every rule leaves a log and a benchmark.
+    assert len(biopython_queries(results / "hits.tsv")) == 3  # batches gathered into one table
+    # Every job leaves a log and a benchmark.
     assert len(list(results.glob("logs/**/*.log"))) == len(list(results.glob("benchmarks/**/*.tsv")))
     print(f"full workflow run: {seconds:.1f} s")
 
 
-def test_second_run_has_nothing_to_do(run):
-    work, *_ = run
-    assert planned_jobs(snakemake(work, "-n")) == {}
+def test_second_run_has_nothing_to_do(run_copy):
+    assert planned_jobs(snakemake(run_copy, "-n")) == {}
 
 
-def test_refresh_of_an_unchanged_release_changes_nothing(run):
-    work, *_ = run
-    source = work / "results/small/source/small.fasta"
+def test_refresh_of_an_unchanged_release_changes_nothing(run_copy):
+    source = run_copy / "results/small/source/small.fasta"
     stamps = (source.stat().st_mtime_ns, Path(f"{source}.version.json").stat().st_mtime_ns)
-    proc = snakemake(work, "refresh")
+    proc = snakemake(run_copy, "refresh")
     assert "unchanged" in proc.stdout + proc.stderr
     assert (source.stat().st_mtime_ns, Path(f"{source}.version.json").stat().st_mtime_ns) == stamps
-    assert planned_jobs(snakemake(work, "-n")) == {}
+    assert planned_jobs(snakemake(run_copy, "-n")) == {}
 
 
-def test_changed_queries_rerun_search_onwards_but_not_makedb(run):
-    work, *_ = run
-    manifest = work / "results/small/db/manifest.json"
+def test_changed_queries_rerun_the_changed_batch_only(run_copy):
+    manifest = run_copy / "results/small/db/manifest.json"
     built = manifest.stat().st_mtime_ns
-    queries = work / "queries.fasta"
+    first = {p: p.stat().st_mtime_ns for p in (run_copy / "results/small/search/batch-0000").glob("*.npz")}
+    queries = run_copy / "queries.fasta"
+    os.utime(queries)  # touched, same bytes: nothing to do
+    assert planned_jobs(snakemake(run_copy, "-n")) == {}
     queries.write_text(queries.read_text() + ">extra_query\nMKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQAPILSRVGDGTQDNLSGAEKAVQVKVKALPDAQ\n")
-    planned = planned_jobs(snakemake(work, "-n"))
-    assert set(planned) == {"split_queries", "search", "merge", "gather_hits", "all"}
-    ran = executed_rules(snakemake(work))
+    ran = executed_rules(snakemake(run_copy))
     assert {"split_queries", "search", "merge", "gather_hits"} <= set(ran)
     assert not {"download", "makedb", "dbstats", "chunks"} & set(ran)
+    assert ran.count("merge") == 1  # batch-0001 got the new query; batch-0000 is unchanged
+    assert {p: p.stat().st_mtime_ns for p in first} == first
     assert manifest.stat().st_mtime_ns == built
-    assert "extra_query" in (work / "results/small/hits.tsv").read_text()
+    assert biopython_queries(run_copy / "results/small/hits.tsv")[-1] == "extra_query"
+    assert planned_jobs(snakemake(run_copy, "-n")) == {}
 
 
-def test_new_release_reruns_exactly_the_database_chain(run):
-    work, www, _, _ = run
-    served = www / "small.fasta"
+def test_new_release_reruns_exactly_the_database_chain(run_copy):
+    served = run_copy / "www" / "small.fasta"
     served.write_text(served.read_text() + ">new_entry in the new release\nMKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQ\n")
     later = time.time() + 5  # Last-Modified has one-second resolution
     os.utime(served, (later, later))
-    assert planned_jobs(snakemake(work, "-n")) == {}  # a plain run does not look at the source
-    proc = snakemake(work, "refresh")
+    assert planned_jobs(snakemake(run_copy, "-n")) == {}  # a plain run does not look at the source
+    proc = snakemake(run_copy, "refresh")
     assert "new release" in proc.stdout + proc.stderr
-    planned = planned_jobs(snakemake(work, "-n"))
-    assert set(planned) == {"makedb", "dbstats", "chunks", "merge", "gather_hits", "all"}
-    ran = executed_rules(snakemake(work))
+    ran = executed_rules(snakemake(run_copy))
     assert {"makedb", "dbstats", "chunks", "search", "merge", "gather_hits"} <= set(ran)
     assert not {"download", "split_queries"} & set(ran)
-    assert "new_entry" in (work / "results/small/db/headers.bin").read_text(errors="replace")
+    assert "new_entry" in (run_copy / "results/small/db/headers.bin").read_text(errors="replace")
+
+
+def test_database_jobs_give_the_hits_of_chunk_jobs(finished, tmp_path):
+    """search.job_size database: one search job per batch over the whole database, the
+    same merged hits as one job per (batch x chunk)."""
+    work, *_ = finished
+    shutil.copy(work / "queries.fasta", tmp_path / "queries.fasta")
+    shutil.copy(work / "www" / "small.fasta", tmp_path / "small.fasta")
+    write_config(tmp_path, "small.fasta", "queries.fasta", search={"backend": "cpu", "threads": 1, "top": 10, "job_size": "database"})
+    ran = executed_rules(snakemake(tmp_path))
+    assert ran.count("search") == 2 and "chunks" not in ran
+    assert sorted((tmp_path / "results/small/search/batch-0000").iterdir()) == [tmp_path / "results/small/search/batch-0000/all.npz"]
+    assert hit_rows(tmp_path / "results/small/hits.tsv") == hit_rows(work / "results/small/hits.tsv")
+
+
+def test_a_touched_local_source_reruns_nothing_and_an_edited_one_its_chain(tmp_path):
+    """The bundled database (over Snakemake's 1 MB checksum limit) as a local source."""
+    shutil.copy(REPO / "resources" / "db.fasta.gz", tmp_path / "db.fasta.gz")
+    small_inputs(tmp_path, 1, 2)
+    write_config(tmp_path, "db.fasta.gz", "queries.fasta", search={"backend": "cpu", "threads": 1, "top": 3, "job_size": "database"})
+    snakemake(tmp_path)
+    source = tmp_path / "db.fasta.gz"
+    assert source.stat().st_size > 1_000_000
+    later = time.time() + 5
+    os.utime(source, (later, later))
+    assert planned_jobs(snakemake(tmp_path, "-n")) == {}
+    assert executed_rules(snakemake(tmp_path)) == []
+    with gzip.open(source, "ab") as fh:  # a second gzip member: one more record
+        fh.write(b">edited_entry\nMKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQ\n")
+    ran = executed_rules(snakemake(tmp_path))
+    assert {"download", "makedb", "search", "merge", "gather_hits"} <= set(ran)
+    assert "edited_entry" in (tmp_path / "results/small/db/headers.bin").read_text(errors="replace")
+
+
+def test_without_a_gpu_cuda_fails_clearly_and_auto_runs_on_the_cpu(tmp_path):
+    """`--resources gpu=2` on a machine without a usable GPU (CI): backend cuda stops at
+    the first GPU job with the reason in its log; auto runs on the CPU and says so."""
+    if shutil.which("nvidia-smi"):
+        pytest.skip("this machine has nvidia-smi: the test is for machines without a GPU")
+    db, queries = small_inputs(tmp_path, 30, 1)
+    write_config(tmp_path, str(db), queries, search={"backend": "cuda", "threads": 1, "top": 3}, gpu={"slot_dir": str(tmp_path / "slots")})
+    proc = snakemake(tmp_path, "--resources", "gpu=2", check=False)
+    assert proc.returncode != 0
+    (log,) = rule_logs(tmp_path, "search")
+    assert "cuda" in log.lower() and "Traceback" not in log, log
+    write_config(tmp_path, str(db), queries, search={"backend": "auto", "threads": 1, "top": 3}, gpu={"slot_dir": str(tmp_path / "slots")})
+    proc = snakemake(tmp_path, "--resources", "gpu=2")
+    (log,) = rule_logs(tmp_path, "search")
+    assert "(no GPU)" in log and "cpu" in log.lower(), log
+    assert len({r[0] for r in hit_rows(tmp_path / "results/small/hits.tsv")}) == 1
+
+
+def test_the_ci_configuration_runs(tmp_path):
+    """`.test/` (the snakemake-workflows convention): the whole workflow, plan, align in
+    three formats and the report included, on 120 subjects."""
+    usage = subprocess.run([str(BIN / "swgpu"), "report", "--help"], env=env(), capture_output=True, text=True).stdout
+    assert "--alignments" in usage, "the report rule passes the align jobs' JSON lines: it needs `swgpu report --alignments`"
+    test_dir = shutil.copytree(REPO / ".test", tmp_path / ".test", ignore=shutil.ignore_patterns("results", ".snakemake"))
+    # workflow/Snakefile's `configfile: "config/config.yaml"` is .test/config/config.yaml here
+    proc = snakemake(test_dir, "-s", str(SNAKEFILE), "--directory", str(test_dir), snakefile=None)
+    results = test_dir / "results" / "test"
+    for rel in ("hits.tsv", "plan/plan.png", "alignments/batch-0000.bam", "alignments/batch-0001.tsv", "alignments/batch-0001.jsonl", "report.html"):
+        assert (results / rel).is_file(), rel
+    ran = executed_rules(proc)
+    assert ran.count("align") == 2 and ran.count("search") == 2  # one job per batch each

@@ -7,6 +7,7 @@ import gzip
 import http.server
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -39,7 +40,8 @@ def small_inputs(directory: Path, n_subjects: int = 300, n_queries: int = 3) -> 
     return db, q
 
 
-def write_config(directory: Path, source: str, queries: Path, **overrides) -> Path:
+def write_config(directory: Path, source: str, queries: Path | str, **overrides) -> Path:
+    """A small CPU config (paths may be relative to ``directory``, the working directory)."""
     config = {
         "databases": {"small": {"source": source, "chunk_residues": 40000}},
         "queries": str(queries),
@@ -65,6 +67,19 @@ def snakemake(directory: Path, *args: str, snakefile: Path | None = SNAKEFILE, c
     return proc
 
 
+def copy_run(source: Path, dest: Path) -> Path:
+    """A finished run's directory copied with its modification times and Snakemake's
+    metadata, so that a test can change it without touching the original."""
+    shutil.copytree(source, dest, symlinks=True)
+    return dest
+
+
+def rule_logs(directory: Path, rule: str) -> list[str]:
+    """The text of every log of one rule (results/*/logs/RULE[/...].log)."""
+    paths = sorted(directory.glob(f"results/*/logs/{rule}/*.log")) + sorted(directory.glob(f"results/*/logs/{rule}.log"))
+    return [p.read_text() for p in paths]
+
+
 def planned_jobs(proc: subprocess.CompletedProcess) -> dict[str, int]:
     """The 'Job stats' table of a (dry) run: {rule: count}; empty when nothing is to be done."""
     text = proc.stdout + proc.stderr
@@ -81,15 +96,23 @@ def executed_rules(proc: subprocess.CompletedProcess) -> list[str]:
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def __init__(self, *args, server_root: FileServer, **kwargs) -> None:
+        super().__init__(*args, directory=str(server_root.root), **kwargs)
+
     def log_message(self, *args) -> None:
         pass
 
 
 class FileServer:
-    """A local HTTP server on 127.0.0.1 serving one directory (no internet in tests)."""
+    """A local HTTP server on 127.0.0.1 serving one directory (no internet in tests).
+
+    ``root`` may be changed while it runs: a test that copies a finished run points the
+    same URL at its own copy of the served files.
+    """
 
     def __init__(self, root: Path):
-        handler = functools.partial(_QuietHandler, directory=str(root))
+        self.root = root
+        handler = functools.partial(_QuietHandler, server_root=self)
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()

@@ -21,7 +21,8 @@ from ..outfmt import DEFAULT_OUTFMT, fields_help
 def add_output_arguments(parser: argparse.ArgumentParser, *, out_help: str, outfmt: str = DEFAULT_OUTFMT, several: bool = False) -> None:
     """``--out`` (several with ``several``), ``--format``, ``--outfmt``; every tabular field in the epilog of ``--help``."""
     if several:
-        parser.add_argument("--out", nargs="+", default=None, help=out_help)
+        # extend: `--out a b` and `--out a --out b` both keep every path (nargs="+" alone kept the last --out)
+        parser.add_argument("--out", nargs="+", action="extend", default=None, help=out_help)
     else:
         parser.add_argument("--out", help=out_help)
     parser.add_argument("--format", choices=FORMATS, help="output format (default: from the --out extension .sam .bam .jsonl .txt, else tsv)")

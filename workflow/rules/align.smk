@@ -1,4 +1,5 @@
-# Traceback of one batch's merged top hits, one file per configured format.
+# One job per query batch traces its merged top hits once (on a GPU where there is one)
+# and writes every configured format from that one result; the report reads the .jsonl.
 
 
 rule align:
@@ -7,21 +8,27 @@ rule align:
         batch="results/queries/batches/batch-{batch}.fasta",
         hits=search_hits,
     output:
-        "results/{db}/alignments/batch-{batch}.{fmt}",
+        expand(
+            "results/{{db}}/alignments/batch-{{batch}}.{fmt}", fmt=alignment_formats()
+        ),
     log:
-        "results/{db}/logs/align/batch-{batch}.{fmt}.log",
+        "results/{db}/logs/align/batch-{batch}.log",
     benchmark:
-        "results/{db}/benchmarks/align/batch-{batch}.{fmt}.tsv"
+        "results/{db}/benchmarks/align/batch-{batch}.tsv"
     conda:
         "../envs/swgpu.yaml"
+    threads: config["align"]["threads"]
     resources:
-        gpu=1 if uses_gpu() else 0,
+        gpu=1 if uses_gpu(config["search"]["backend"]) else 0,
     params:
-        gpu_run=gpu_run_prefix(),
-        outfmt=lambda wildcards: (
-            f"--outfmt '{config['align']['outfmt']}'" if wildcards.fmt == "tsv" else ""
-        ),
+        gpu_run=gpu_run(config["search"]["backend"]),
+        backend=config["search"]["backend"],
+        outs=lambda wildcards, output: [
+            arg for path in output for arg in ("--out", path)
+        ],
+        outfmt=config["align"]["outfmt"],
         extra=config["align"]["extra"],
     shell:
-        "{params.gpu_run} swgpu align --db {input.db} --query {input.batch}"
-        " --hits {input.hits} --out {output} {params.outfmt} {params.extra} > {log} 2>&1"
+        "{params.gpu_run:q} swgpu align --db {input.db:q} --query {input.batch:q}"
+        " --hits {input.hits:q} {params.outs:q} --backend {params.backend:q}"
+        " --outfmt {params.outfmt:q} {params.extra} > {log:q} 2>&1"

@@ -5,33 +5,37 @@
 
 rule align_long_section:
     input:
-        query=config["align_long"]["query"] or [],
-        target=config["align_long"]["target"] or [],
+        query=align_long_input("query"),
+        target=align_long_input("target"),
     output:
         "results/align_long/sections/section-{section}.npz",
     log:
         "results/align_long/logs/section-{section}.log",
     benchmark:
         "results/align_long/benchmarks/section-{section}.tsv"
+    wildcard_constraints:
+        section=r"\d+",
     conda:
         "../envs/swgpu.yaml"
+    threads: config["align_long"]["threads"]
     resources:
-        gpu=1 if align_long_gpu() else 0,
+        gpu=1 if uses_gpu(config["align_long"]["backend"]) else 0,
     params:
-        gpu_run=gpu_run_prefix() if align_long_gpu() else "",
+        gpu_run=gpu_run(config["align_long"]["backend"]),
         n_sections=config["align_long"]["sections"],
         backend=config["align_long"]["backend"],
         options=align_long_options(),
+        extra=config["align_long"]["extra"],
     shell:
-        "{params.gpu_run} swgpu align-long --query {input.query} --target {input.target}"
-        " --section {wildcards.section}/{params.n_sections} --save-ends {output}"
-        " --backend {params.backend} {params.options} > {log} 2>&1"
+        "{params.gpu_run:q} swgpu align-long --query {input.query:q} --target {input.target:q}"
+        " --section {wildcards.section}/{params.n_sections} --save-ends {output:q}"
+        " --backend {params.backend:q} --threads {threads} {params.options:q} {params.extra} > {log:q} 2>&1"
 
 
 rule align_long_merge:
     input:
-        query=config["align_long"]["query"] or [],
-        target=config["align_long"]["target"] or [],
+        query=align_long_input("query"),
+        target=align_long_input("target"),
         sections=expand(
             "results/align_long/sections/section-{section}.npz",
             section=ALIGN_LONG_SECTIONS,
@@ -40,11 +44,21 @@ rule align_long_merge:
         "results/align_long/alignments.{fmt}",
     log:
         "results/align_long/logs/merge.{fmt}.log",
+    benchmark:
+        "results/align_long/benchmarks/merge.{fmt}.tsv"
     conda:
         "../envs/swgpu.yaml"
+    threads: config["align_long"]["threads"]
+    resources:
+        gpu=1 if uses_gpu(config["align_long"]["backend"]) else 0,
     params:
+        gpu_run=gpu_run(config["align_long"]["backend"]),
         top=config["align_long"]["top"],
+        backend=config["align_long"]["backend"],
         options=align_long_options(),
+        extra=config["align_long"]["extra"],
     shell:
-        "swgpu align-long --query {input.query} --target {input.target}"
-        " --ends {input.sections} --top {params.top} --out {output} {params.options} > {log} 2>&1"
+        "{params.gpu_run:q} swgpu align-long --query {input.query:q} --target {input.target:q}"
+        " --ends {input.sections:q} --top {params.top:q} --out {output:q}"
+        " --backend {params.backend:q} --threads {threads}"
+        " {params.options:q} {params.extra} > {log:q} 2>&1"

@@ -1,4 +1,5 @@
-# The database's chunk list; a checkpoint, because the number of search jobs follows from it.
+# The database's chunk list; a checkpoint, because the number of chunk-level search jobs
+# (search.job_size: chunk) follows from it.
 
 
 checkpoint chunks:
@@ -13,5 +14,6 @@ checkpoint chunks:
         "results/{db}/benchmarks/chunks.tsv"
     conda:
         "../envs/swgpu.yaml"
+    threads: 1
     shell:
-        "swgpu chunks {input.db} --json {output} > {log} 2>&1"
+        "swgpu chunks {input.db:q} --json {output:q} > {log:q} 2>&1"

@@ -1,18 +1,28 @@
 # Helpers shared by the rules: output paths, database settings, query batches, GPU use.
 # They only decide *which* files and options a job gets; the work is done by `swgpu`.
+#
+# This file is parsed wherever Snakemake runs (a login node, a plain `pip install
+# snakemake`), so it imports nothing of swgpu_core, never reads the query file (the
+# batches come from the split_queries checkpoint) and never looks for GPUs: whether a
+# job computes on a GPU is decided where it runs, by `swgpu gpu-run` and the backend.
+# Every value that reaches a shell command goes through `{...:q}`; only the documented
+# `extra` keys are pasted as they are.
 
 import datetime
-import functools
+import hashlib
 import json
 import os
-import shlex
+import re
 import urllib.parse
-
-from swgpu_core.batches import batch_name, count_batches
-from swgpu_core.gpu_slots import nvidia_smi_devices
 
 # Names this invocation's `refresh` log, so that each refresh is a new job.
 REFRESH_STAMP = datetime.datetime.now().strftime("%Y%m%dT%H%M%S.%f")
+
+
+wildcard_constraints:
+    db="|".join(re.escape(name) for name in config["databases"]),
+    batch=r"\d+",
+    chunk=r"\d+",
 
 
 def db_settings(db):
@@ -29,41 +39,80 @@ def source_suffix(db):
     return ".fasta.gz" if path.endswith(".gz") else ".fasta"
 
 
-def source_path(db):
+def source_relpath(db):
+    """The downloaded source, relative to the workflow's results (and module prefix)."""
     return f"results/{db}/source/{db}{source_suffix(db)}"
 
 
+def _sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def local_source(wildcards):
-    """A local source is an input, so editing it re-runs its chain; URLs are checked by `refresh`."""
+    """A local source is an input of its download job, so editing it re-runs its chain;
+    URLs are checked by `refresh`. A source touched since its download but holding the
+    same bytes (same size and SHA-256 as its .version.json records) is `ancient`, so
+    that it re-runs nothing; it is hashed only in that case, once per invocation."""
     source = db_settings(wildcards.db)["source"]
-    return [] if is_remote(source) else [source]
+    if is_remote(source):
+        return []
+    release = rules.download.output.release.format(
+        db=wildcards.db, suffix=source_suffix(wildcards.db)
+    )
+    try:
+        recorded = json.loads(open(release).read())
+        newer = os.stat(source).st_mtime > os.stat(release).st_mtime
+        same = (
+            newer
+            and os.stat(source).st_size == recorded["size"]
+            and _sha256(source) == recorded["sha256"]
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        same = False  # no usable record: the mtime decides, as for any input
+    return [ancient(local(source))] if same else [local(source)]
 
 
-def download_command(db):
-    """The `swgpu download` call for one database, with its configured checks."""
+def download_checks(db):
+    """The configured `swgpu download` checks of one database, as separate arguments."""
     settings = db_settings(db)
-    args = ["swgpu", "download", settings["source"], source_path(db), "--quiet"]
+    args = []
     for key in ("md5", "sha256", "checksum_url", "size"):
         if key in settings:
             args += [f"--{key.replace('_', '-')}", str(settings[key])]
-    return shlex.join(args)
+    return args
 
 
-@functools.cache
-def uses_gpu():
-    """CUDA search jobs count against the `gpu` resource; `auto` does so when a GPU is visible."""
-    backend = config["search"]["backend"]
-    return backend == "cuda" or (backend == "auto" and bool(nvidia_smi_devices()))
+def uses_gpu(backend=None):
+    """A job that may compute on a GPU (`cuda`, or `auto` wherever it lands) asks for a
+    `gpu` slot; with `auto` on a host without a usable GPU it runs on the CPU and says
+    so in its log. `backend` defaults to search.backend."""
+    return (backend or config["search"]["backend"]) != "cpu"
 
 
-def gpu_run_prefix():
-    """Wrap GPU jobs in `swgpu gpu-run` so concurrent jobs get different devices."""
-    if not uses_gpu():
-        return ""
+def gpu_run(backend):
+    """`swgpu gpu-run ... --` before a GPU job, so concurrent jobs get different devices
+    (the device is chosen when the job starts, on the host that runs it)."""
+    if not uses_gpu(backend):
+        return []
     args = ["swgpu", "gpu-run", "--slot-dir", config["gpu"]["slot_dir"]]
     if config["gpu"]["devices"]:
         args += ["--devices", config["gpu"]["devices"]]
-    return shlex.join(args) + " --"
+    return args + ["--"]
+
+
+def search_job_size():
+    """`database`: one search job per query batch scans the whole database, streaming its
+    chunks in-process (the GPU default: a job start costs seconds, a chunk milliseconds);
+    `chunk`: one job per query batch and chunk, to spread a CPU search over cores or nodes.
+    """
+    size = config["search"]["job_size"]
+    if size == "auto":
+        return "chunk" if config["search"]["backend"] == "cpu" else "database"
+    return size
 
 
 def chunk_indices(db):
@@ -71,35 +120,68 @@ def chunk_indices(db):
         return [c["index"] for c in json.load(fh)["chunks"]]
 
 
-def query_batches():
-    """Batch names, counted from the query file when the workflow starts (no checkpoint:
-    Snakemake then sees a changed batch file as changed input of its search jobs)."""
-    n = count_batches(config["queries"], config["query_batch_size"])
-    return [
-        batch_name(i).removeprefix("batch-").removesuffix(".fasta") for i in range(n)
-    ]
+def query_batches(db):
+    """Batch numbers, known once the split_queries checkpoint ran (the query file is not
+    read when the workflow is parsed).
+
+    Every input function that reaches past both checkpoints (split_queries, and chunks
+    for chunk-level search jobs) calls this, which asks for both: after a checkpoint
+    Snakemake re-evaluates only its direct dependents, so a job that depended on them
+    only through a nested job would keep stale inputs when nothing is to be re-run there.
+    """
+    if search_job_size() == "chunk":
+        chunk_indices(db)
+    outdir = checkpoints.split_queries.get().output[0]
+    return sorted(glob_wildcards(os.path.join(outdir, "batch-{batch}.fasta")).batch)
 
 
-QUERY_BATCHES = query_batches()
-
-
-def search_hits(wildcards):
-    """Every chunk's hit list for one query batch, known once the chunk checkpoint ran."""
+def hit_lists(db, batch):
+    """The hit lists of one query batch: one covering the whole database, or one per chunk."""
+    parts = (
+        ["all"]
+        if search_job_size() == "database"
+        else [f"chunk-{k}" for k in chunk_indices(db)]
+    )
     return expand(
-        "results/{db}/search/batch-{batch}/chunk-{chunk}.npz",
-        db=wildcards.db,
-        batch=wildcards.batch,
-        chunk=chunk_indices(wildcards.db),
+        "results/{db}/search/batch-{batch}/{part}.npz", db=db, batch=batch, part=parts
     )
 
 
+def search_hits(wildcards):
+    return hit_lists(wildcards.db, wildcards.batch)
+
+
 def all_search_hits(wildcards):
-    """The hit lists of every (query batch x chunk) of one database."""
+    """The hit lists of every query batch of one database."""
+    return [
+        path
+        for batch in query_batches(wildcards.db)
+        for path in hit_lists(wildcards.db, batch)
+    ]
+
+
+def merged_hits(wildcards):
     return expand(
-        "results/{db}/search/batch-{batch}/chunk-{chunk}.npz",
+        "results/{db}/hits/batch-{batch}.tsv",
         db=wildcards.db,
-        batch=QUERY_BATCHES,
-        chunk=chunk_indices(wildcards.db),
+        batch=query_batches(wildcards.db),
+    )
+
+
+def alignment_formats():
+    """What the one align job of a batch writes: the configured formats, and JSON lines
+    for the report, all from one traceback."""
+    formats = list(config["align"]["formats"]) if config["align"]["enabled"] else []
+    if config["report"]["enabled"] and "jsonl" not in formats:
+        formats.append("jsonl")
+    return formats
+
+
+def report_alignments(wildcards):
+    return expand(
+        "results/{db}/alignments/batch-{batch}.jsonl",
+        db=wildcards.db,
+        batch=query_batches(wildcards.db),
     )
 
 
@@ -109,16 +191,18 @@ def plan_json(wildcards):
     )
 
 
-def final_targets():
+def final_targets(wildcards):
     """hits.tsv, the plots, the alignments and the report of every configured database."""
     targets = []
     for db in config["databases"]:
         targets += [f"results/{db}/hits.tsv", f"results/{db}/dbstats/lengths.png"]
+        if config["plan"]["enabled"]:
+            targets.append(f"results/{db}/plan/plan.png")
         if config["align"]["enabled"]:
             targets += expand(
                 "results/{db}/alignments/batch-{batch}.{fmt}",
                 db=db,
-                batch=QUERY_BATCHES,
+                batch=query_batches(db),
                 fmt=config["align"]["formats"],
             )
         if config["report"]["enabled"]:
@@ -130,22 +214,22 @@ def final_targets():
     return targets
 
 
-# align-long (rules/align_long.smk): sections, shared options, GPU use.
+# align-long (rules/align_long.smk): sections and the options every job shares.
 ALIGN_LONG_SECTIONS = range(config["align_long"]["sections"])
+
+
+def align_long_input(key):
+    """The configured query or target file (not prefixed when used as a module)."""
+    settings = config["align_long"]
+    if not settings["enabled"]:
+        return []
+    if not (settings["query"] and settings["target"]):
+        raise ValueError(
+            "align_long.enabled needs align_long.query and align_long.target"
+        )
+    return [local(settings[key])]
 
 
 def align_long_options():
     """The options every align-long job shares; the merge refuses sections scanned otherwise."""
-    settings = config["align_long"]
-    if settings["enabled"] and not (settings["query"] and settings["target"]):
-        raise ValueError(
-            "align_long.enabled needs align_long.query and align_long.target"
-        )
-    return (
-        f"--max-alignment-length {settings['max_alignment_length']} {settings['extra']}"
-    )
-
-
-def align_long_gpu():
-    backend = config["align_long"]["backend"]
-    return backend == "cuda" or (backend == "auto" and bool(nvidia_smi_devices()))
+    return ["--max-alignment-length", str(config["align_long"]["max_alignment_length"])]

@@ -19,5 +19,6 @@ rule dbstats:
         "results/{db}/benchmarks/dbstats.tsv"
     conda:
         "../envs/swgpu.yaml"
+    threads: 1
     shell:
-        "swgpu dbstats {input} --png {output.png} --tsv {output.tsv} > {output.txt} 2> {log}"
+        "swgpu dbstats {input:q} --png {output.png:q} --tsv {output.tsv:q} > {output.txt:q} 2> {log:q}"

@@ -16,10 +16,12 @@ rule download:
         suffix=r"\.fasta(\.gz)?",
     conda:
         "../envs/swgpu.yaml"
+    threads: 1
     params:
-        command=lambda wildcards: download_command(wildcards.db),
+        source=lambda wildcards: db_settings(wildcards.db)["source"],
+        checks=lambda wildcards: download_checks(wildcards.db),
     shell:
-        "{params.command} > {log} 2>&1"
+        "swgpu download --quiet {params.checks:q} -- {params.source:q} {output.fasta:q} > {log:q} 2>&1"
 
 
 # Scheduled runs: `snakemake refresh` asks every source whether its release changed and
@@ -40,7 +42,12 @@ rule refresh:
         f"results/benchmarks/refresh/{REFRESH_STAMP}.tsv"
     conda:
         "../envs/swgpu.yaml"
+    threads: 1
     params:
-        commands=" && ".join(download_command(db) for db in config["databases"]),
-    shell:
-        "({params.commands}) > {log} 2>&1 && cat {log}"
+        log_relpath=f"results/logs/refresh/{REFRESH_STAMP}.log",
+        downloads=[
+            [db_settings(db)["source"], source_relpath(db), download_checks(db)]
+            for db in config["databases"]
+        ],
+    script:
+        "../scripts/refresh.py"

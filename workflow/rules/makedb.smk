@@ -3,7 +3,7 @@
 
 rule makedb:
     input:
-        fasta=lambda wildcards: source_path(wildcards.db),
+        fasta=lambda wildcards: source_relpath(wildcards.db),
     output:
         directory("results/{db}/db"),
     log:
@@ -12,9 +12,8 @@ rule makedb:
         "results/{db}/benchmarks/makedb.tsv"
     conda:
         "../envs/swgpu.yaml"
+    threads: 1
     params:
-        chunk_residues=lambda wildcards: db_settings(wildcards.db).get(
-            "chunk_residues", 64000000
-        ),
+        chunk_residues=lambda wildcards: db_settings(wildcards.db)["chunk_residues"],
     shell:
-        "swgpu makedb {input.fasta} {output} --chunk-residues {params.chunk_residues} > {log} 2>&1"
+        "swgpu makedb {input.fasta:q} {output:q} --chunk-residues {params.chunk_residues:q} > {log:q} 2>&1"

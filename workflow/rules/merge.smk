@@ -1,5 +1,6 @@
-# Global top-k per query of one batch from its per-chunk hit lists (E-values against the
-# whole database), then the batches of a database gathered into results/{db}/hits.tsv.
+# Global top-k per query of one batch from its hit lists (E-values against the whole
+# database; scores only, no traceback), then the batches of a database gathered into
+# results/{db}/hits.tsv (format 7 by default: BLAST's comment lines name the fields).
 
 
 rule merge:
@@ -14,17 +15,18 @@ rule merge:
         "results/{db}/benchmarks/merge/batch-{batch}.tsv"
     conda:
         "../envs/swgpu.yaml"
+    threads: 1
     params:
         outfmt=config["merge"]["outfmt"],
         extra=config["merge"]["extra"],
     shell:
-        "swgpu merge {input.hits} --db {input.db} --out {output}"
-        " --outfmt '{params.outfmt}' {params.extra} > {log} 2>&1"
+        "swgpu merge {input.hits:q} --db {input.db:q} --out {output:q}"
+        " --outfmt {params.outfmt:q} {params.extra} > {log:q} 2>&1"
 
 
 rule gather_hits:
     input:
-        expand("results/{{db}}/hits/batch-{batch}.tsv", batch=QUERY_BATCHES),
+        merged_hits,
     output:
         report(
             "results/{db}/hits.tsv",
@@ -38,5 +40,15 @@ rule gather_hits:
         "results/{db}/benchmarks/gather_hits.tsv"
     conda:
         "../envs/swgpu.yaml"
+    threads: 1
+    params:
+        # Format 7 ends each batch with "# swgpu processed N queries"; a reader (Biopython's
+        # blast-tab) stops there, so the batches' trailers become one for the whole table
+        # (a function, so that Snakemake does not read the braces as wildcards).
+        awk=lambda wildcards: (
+            r'$0 ~ "^# [^ ]+ processed [0-9]+ quer" { program = $2; next }'
+            r' $0 ~ "^# Query: " { n++ } { print }'
+            r' END { if (program != "") print "# " program " processed " n " queries" }'
+        ),
     shell:
-        "cat {input} > {output} 2> {log}"
+        "awk {params.awk:q} {input:q} > {output:q} 2> {log:q}"

@@ -1,4 +1,6 @@
-# Threshold choice between the inter- and intra-task kernels.
+# Threshold choice between the inter- and intra-task kernels, from the model of the GPU
+# where the job runs (a GPU job: it takes a `gpu` slot), or the built-in one with the CPU
+# backend.
 
 
 rule plan:
@@ -18,7 +20,13 @@ rule plan:
         "results/{db}/benchmarks/plan.tsv"
     conda:
         "../envs/swgpu.yaml"
+    threads: 1
+    resources:
+        gpu=1 if uses_gpu(config["search"]["backend"]) else 0,
     params:
+        gpu_run=gpu_run(config["search"]["backend"]),
+        no_gpu=[] if uses_gpu(config["search"]["backend"]) else ["--no-gpu"],
         extra=config["plan"]["extra"],
     shell:
-        "swgpu plan {input} --json {output.json} --png {output.png} {params.extra} > {log} 2>&1"
+        "{params.gpu_run:q} swgpu plan {input:q} --json {output.json:q} --png {output.png:q}"
+        " {params.no_gpu:q} {params.extra} > {log:q} 2>&1"

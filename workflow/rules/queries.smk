@@ -1,19 +1,22 @@
-# Query batches, one search job per batch and database chunk.
+# Query batches; a checkpoint, so that the query file is read by a job, not when the
+# workflow is parsed. A batch file whose bytes did not change (queries appended to the
+# last batch, or the query file touched) does not re-run its search jobs: Snakemake
+# compares the checksums of small inputs.
 
 
-rule split_queries:
+checkpoint split_queries:
     input:
-        config["queries"],
+        local(config["queries"]),
     output:
-        expand("results/queries/batches/batch-{batch}.fasta", batch=QUERY_BATCHES),
+        directory("results/queries/batches"),
     log:
         "results/logs/split_queries.log",
     benchmark:
         "results/benchmarks/split_queries.tsv"
     conda:
         "../envs/swgpu.yaml"
+    threads: 1
     params:
-        outdir=lambda wildcards, output: os.path.dirname(output[0]),
         batch_size=config["query_batch_size"],
     shell:
-        "swgpu split-queries {input} {params.outdir} --batch-size {params.batch_size} > {log} 2>&1"
+        "swgpu split-queries --batch-size {params.batch_size:q} -- {input:q} {output:q} > {log:q} 2>&1"

@@ -1,10 +1,12 @@
-# The self-contained HTML report of one database's run.
+# The self-contained HTML report of one database's run, from the hit lists and the
+# alignments the align jobs wrote (JSON lines): the report traces nothing itself.
 
 
 rule report:
     input:
         db="results/{db}/db",
         hits=all_search_hits,
+        alignments=report_alignments,
         plan=plan_json,
     output:
         report(
@@ -19,9 +21,10 @@ rule report:
         "results/{db}/benchmarks/report.tsv"
     conda:
         "../envs/swgpu.yaml"
+    threads: 1
     params:
-        plan=lambda wildcards, input: f"--plan {input.plan}" if input.plan else "",
+        plan=lambda wildcards, input: ["--plan", input.plan] if input.plan else [],
         extra=config["report"]["extra"],
     shell:
-        "swgpu report --db {input.db} --hits {input.hits}"
-        " --out {output} {params.plan} {params.extra} > {log} 2>&1"
+        "swgpu report --db {input.db:q} --hits {input.hits:q} --alignments {input.alignments:q}"
+        " --out {output:q} {params.plan:q} {params.extra} > {log:q} 2>&1"
