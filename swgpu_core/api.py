@@ -154,15 +154,17 @@ def align(
     statistics: Statistics = NO_STATISTICS,
     limit: int | None = None,
     max_evalue: float | None = None,
+    threads: int = 0,
 ) -> AlignedHits:
     """Full alignments (traceback) of the given hits: per query, one :class:`Alignment` per hit, in order.
 
     ``limit`` and ``max_evalue`` first select the hits (as :func:`select_hits`); E-values
-    and bit scores of the alignments come from ``statistics``.
+    and bit scores of the alignments come from ``statistics``. ``threads``: CPU cores of
+    the CPU engine's traceback (0: all this process may use).
     """
     from .align.hits import align_query_hits
 
-    return align_query_hits(db, hits, scoring, limit, backend=backend, statistics=statistics, max_evalue=max_evalue)
+    return align_query_hits(db, hits, scoring, limit, backend=backend, statistics=statistics, max_evalue=max_evalue, threads=threads)
 
 
 def fasta_pairs(query_path: str | os.PathLike, subject_path: str | os.PathLike, alphabet: Alphabet = PROTEIN) -> PairSet:

@@ -128,9 +128,11 @@ class Engine(Protocol):
         threshold: int | None = None, memory_budget: int | None = None,
     ) -> Scanner: ...  # fmt: skip
 
-    def traceback(self, tasks: Sequence[PairTask], scoring: Scoring) -> list[PairTrace]: ...
+    def traceback(self, tasks: Sequence[PairTask], scoring: Scoring, *, threads: int = 0) -> list[PairTrace]: ...
 
-    def align_pairs(self, queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring) -> list[PairTrace | None]: ...
+    def align_pairs(
+        self, queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, *, threads: int = 0
+    ) -> list[PairTrace | None]: ...
 
     def scan_sections(
         self, query: np.ndarray, target: np.ndarray, sections: Sequence[Section], rule: BandRule, scoring: Scoring,
@@ -160,15 +162,18 @@ class CpuEngine:
 
         return CpuBackend(scoring, threads=threads)
 
-    def traceback(self, tasks: Sequence[PairTask], scoring: Scoring) -> list[PairTrace]:
+    def traceback(self, tasks: Sequence[PairTask], scoring: Scoring, *, threads: int = 0) -> list[PairTrace]:
+        """On ``threads`` cores (0: all this process may use)."""
         from .align.traceback import traceback_pairs
 
-        return traceback_pairs(tasks, scoring)
+        return traceback_pairs(tasks, scoring, threads)
 
-    def align_pairs(self, queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring) -> list[PairTrace | None]:
+    def align_pairs(
+        self, queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, *, threads: int = 0
+    ) -> list[PairTrace | None]:
         from .align.traceback import align_pairs
 
-        return align_pairs(queries, subjects, scoring)
+        return align_pairs(queries, subjects, scoring, threads)
 
     def scan_sections(self, query, target, sections, rule, scoring, *, devices=(0,), parts=None) -> list[SectionResult]:
         """One section after the other (``devices`` and ``parts`` concern the GPU only)."""
@@ -209,12 +214,15 @@ class CudaEngine:
 
         return CudaBackend(scoring, list(devices) if devices else None, threshold=threshold, memory_budget=memory_budget)
 
-    def traceback(self, tasks: Sequence[PairTask], scoring: Scoring) -> list[PairTrace]:
+    def traceback(self, tasks: Sequence[PairTask], scoring: Scoring, *, threads: int = 0) -> list[PairTrace]:
+        """On the GPU (``threads`` concerns the CPU engine)."""
         from .gpu.traceback import traceback_pairs
 
         return traceback_pairs(tasks, scoring)
 
-    def align_pairs(self, queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring) -> list[PairTrace | None]:
+    def align_pairs(
+        self, queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, *, threads: int = 0
+    ) -> list[PairTrace | None]:
         from .gpu.traceback import align_pairs
 
         return align_pairs(queries, subjects, scoring)

@@ -56,9 +56,9 @@ def tracebacks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
     real = engine.CpuEngine.traceback
 
-    def counting(self, tasks, scoring):
+    def counting(self, tasks, scoring, **options):
         calls.append(len(tasks))
-        return real(self, tasks, scoring)
+        return real(self, tasks, scoring, **options)
 
     monkeypatch.setattr(engine.CpuEngine, "traceback", counting)
     return calls

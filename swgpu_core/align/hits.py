@@ -55,6 +55,7 @@ def align_query_hits(
     backend: str | Engine = "cpu",
     statistics: Statistics | None = None,
     max_evalue: float | None = None,
+    threads: int = 0,
 ) -> AlignedHits:
     """Alignments of each query's best ``n`` hits (all when None), E-values from ``statistics``.
 
@@ -76,7 +77,7 @@ def align_query_hits(
             tasks.append(PairTask(qh.query.codes, subjects[subject].codes, int(score)))
             where.append((qi, rank, subject))
     engine = get_engine(backend)
-    traces = engine.traceback(tasks, scoring)
+    traces = engine.traceback(tasks, scoring, threads=threads)
     out: list[list[Alignment]] = [[] for _ in hits]
     for (qi, rank, subject), trace in zip(where, traces):
         out[qi].append(build_alignment(trace, hits[qi].query, subjects[subject], subject, rank, scoring))

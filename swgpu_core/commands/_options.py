@@ -52,12 +52,15 @@ def add_alignment_arguments(parser: argparse.ArgumentParser, *, backend: bool = 
     add_statistics_arguments(parser)
     if backend:
         parser.add_argument("--backend", choices=("cpu", "cuda", "auto"), default="auto", help="traceback backend (default auto: CUDA if usable, else CPU)")
+        parser.add_argument("--threads", type=int, default=0, help="CPU threads of a CPU traceback (default 0: all available cores)")
 
 
 def check_alignment_arguments(args: argparse.Namespace) -> None:
     """Refuse bad ``--align``/``--evalue`` before any work starts (``--stats``/``--lambda``/``--kappa``: :func:`check_statistics`)."""
     if getattr(args, "align", None) is not None and args.align < 0:
         raise InputError(f"--align must be 0 or more (got {args.align})")
+    if getattr(args, "threads", 0) < 0:
+        raise InputError(f"--threads must be 0 (all cores) or more (got {args.threads})")
     if getattr(args, "evalue", None) is not None and not args.evalue > 0:
         raise InputError(f"--evalue must be positive (got {args.evalue})")
 
@@ -126,14 +129,7 @@ def report_hits(args: argparse.Namespace, db, hits: Sequence, scoring, stats, ou
     check_outputs(outputs, stats)  # before any traceback
     cutoff = evalue_cutoff(args, stats)
     selected = api.select_hits(db, hits, stats, max_evalue=cutoff, limit=args.align)
-    aligned = api.align(db, selected, scoring, backend=backend, statistics=stats) if needs_alignments(outputs) else None
+    threads = getattr(args, "threads", 0)  # search's and align's --threads
+    aligned = api.align(db, selected, scoring, backend=backend, statistics=stats, threads=threads) if needs_alignments(outputs) else None
     results = api.Results(db, selected, aligned.alignments if aligned else None, stats, scoring.describe(), program, stats.description)
     return results, aligned
-
-
-def alignments_for(args: argparse.Namespace, db, hits: Sequence, scoring, stats, backend: str = "cpu"):
-    """Alignments of the hits the options select (the report's), E-values from ``stats``."""
-    from .. import api
-
-    cutoff = None if args.evalue is None else evalue_cutoff(args, stats)  # the report shows every hit unless asked
-    return api.align(db, hits, scoring, backend=backend, statistics=stats, limit=args.align, max_evalue=cutoff)

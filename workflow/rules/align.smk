@@ -30,5 +30,5 @@ rule align:
         extra=config["align"]["extra"],
     shell:
         "{params.gpu_run:q} swgpu align --db {input.db:q} --query {input.batch:q}"
-        " --hits {input.hits:q} {params.outs:q} --backend {params.backend:q}"
+        " --hits {input.hits:q} {params.outs:q} --backend {params.backend:q} --threads {threads}"
         " --outfmt {params.outfmt:q} {params.extra} > {log:q} 2>&1"
