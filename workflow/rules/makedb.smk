@@ -13,8 +13,6 @@ rule makedb:
     conda:
         "../envs/swgpu.yaml"
     params:
-        chunk_residues=lambda wildcards: db_settings(wildcards.db).get(
-            "chunk_residues", 64000000
-        ),
+        chunk_residues=lambda wildcards: chunk_residues(wildcards.db),
     shell:
         "swgpu makedb {input.fasta} {output} --chunk-residues {params.chunk_residues} > {log} 2>&1"

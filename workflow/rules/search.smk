@@ -16,6 +16,8 @@ rule search:
     threads: config["search"]["threads"]
     resources:
         gpu=1 if uses_gpu() else 0,
+        mem_mb=search_mem_mb,
+        runtime=search_runtime,
     params:
         gpu_run=gpu_run_prefix(),
         backend=config["search"]["backend"],
