@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# One device call: the GPU tests (skips fail), where the command line's time goes, and the
+# side-by-side scoreboard against CUDASW++4.0; logs and JSON lines under $OUT.
+#   run: bash bench/device_check.sh [tests] [profile] [side[=REPS]]   (default: tests profile)
+# Expects the wheels the device's python lacks under .whl/ and a copy of shared/ (data/,
+# tools/, anchors/) under .carry/ (both carried, both git-ignored).
+set -uo pipefail
+OUT=${OUT:-/tmp/swgpu-out}; mkdir -p "$OUT"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 SWGPU_SHARED=$PWD/.carry SWGPU_REQUIRE_GPU=1
+export SWGPU_COMMIT=${SWGPU_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+W=/tmp/side_by_side; mkdir -p "$W"
+rc=0
+steps=("$@"); [ ${#steps[@]} -gt 0 ] || steps=(tests profile)
+for what in "${steps[@]}"; do
+  case $what in
+    tests)
+      # every gpu-marked test; with SWGPU_REQUIRE_GPU=1 a skip is a failure
+      timeout 420 python3 -m pytest -q -m gpu tests/ -k "not slurm and not workflow" -p no:cacheprovider -rs 2>&1 \
+        | tee "$OUT/gpu_tests.log" | tail -30 || rc=1 ;;
+    profile)
+      # where `swgpu search` spends its time on bench200M x 20: import, then a cProfile of the run
+      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
+        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
+      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
+      python3 -X importtime -m swgpu_core --help 2> "$OUT/importtime.txt" > /dev/null
+      sort -t'|' -k2 -n "$OUT/importtime.txt" | tail -12
+      q=.carry/data/cudasw_queries.fasta
+      python3 -m swgpu_core search --db "$W/sw_bench200M" --query $q --backend cuda --top 10 --outfmt "6 qseqid sseqid score" --out /dev/null --quiet
+      for rep in 1 2; do
+        s=$EPOCHREALTIME
+        python3 -m swgpu_core search --db "$W/sw_bench200M" --query $q --backend cuda --top 10 --outfmt "6 qseqid sseqid score" --out /dev/null
+        echo "wall $(python3 -c "print(round($EPOCHREALTIME - $s, 3))") s"
+      done
+      python3 -m cProfile -o "$OUT/search.prof" -m swgpu_core search --db "$W/sw_bench200M" --query $q --backend cuda --top 10 \
+        --outfmt "6 qseqid sseqid score" --out /dev/null --quiet
+      python3 -c "import pstats; pstats.Stats('$OUT/search.prof').sort_stats('cumulative').print_stats(35)" > "$OUT/search_profile.txt"
+      head -80 "$OUT/search_profile.txt" | tail -50 ;;
+    side*)
+      reps=${what#side}; reps=${reps#=}
+      OUT=$OUT SHARED=$PWD/.carry WORK=$W bash .carry/tools/side_by_side.sh "${reps:-2}" 2>&1 | tee "$OUT/side_by_side.log" || rc=1
+      # the scoreboard's JSON lines with the commit, ready for bench/side_by_side.jsonl
+      [ -f "$OUT/side_by_side.jsonl" ] && python3 -c "
+import json, sys
+rows = [dict(json.loads(l), commit='$SWGPU_COMMIT', machine='$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)') for l in open('$OUT/side_by_side.jsonl')]
+open('$OUT/side_by_side.jsonl', 'w').write(''.join(json.dumps(r) + '\n' for r in rows))" ;;
+    *) echo "unknown step $what"; rc=2 ;;
+  esac
+done
+exit $rc
