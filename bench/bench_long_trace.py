@@ -6,7 +6,7 @@ DNA with SSCA#1 scoring: a random query, a random target with ``--plants`` mutat
 of query pieces (200 residues to the whole query) planted in it. The end points are the
 ``--top`` of one GPU scan (``long.run.scan_sections``); with this scoring, random DNA
 aligns in the linear phase, so most of them are alignments across the whole query. Their
-traceback (``long.trace.trace_end_points``) is timed on the GPU (a warm-up, then the
+traceback (the engine's ``trace_end_points``) is timed on the GPU (a warm-up, then the
 median of ``--repeats`` runs, wall clock) and once on the CPU (numba, all cores), and the
 traces must be equal. One JSON line is printed and appended to ``--out``.
 """
@@ -28,10 +28,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from swgpu_core.engine import get_engine  # noqa: E402
 from swgpu_core.long.endpoints import BandRule  # noqa: E402
 from swgpu_core.long.run import end_points, scan_sections  # noqa: E402
 from swgpu_core.long.sections import layout  # noqa: E402
-from swgpu_core.long.trace import trace_end_points  # noqa: E402
 from swgpu_core.scoring import Scoring  # noqa: E402
 
 
@@ -84,7 +84,7 @@ def main() -> None:
     scan_seconds = time.perf_counter() - t0
     print(f"scan {query.size:,} x {target.size:,}: {len(ends)} end points in {scan_seconds:.2f} s", flush=True)
 
-    run = lambda backend: trace_end_points(query, target, ends, scoring, args.max_alignment_length, backend=backend)  # noqa: E731
+    run = lambda backend: get_engine(backend).trace_end_points(query, target, ends, scoring, args.max_alignment_length)  # noqa: E731
     run("cuda")  # warm-up: kernel compilation
     walls = []
     for _ in range(args.repeats):

@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 from swgpu_core.align.traceback import PairTask  # noqa: E402
 from swgpu_core.alphabet import PROTEIN  # noqa: E402
 from swgpu_core.fasta import read_sequences  # noqa: E402
+from swgpu_core.kernel_abi import Status  # noqa: E402
 from swgpu_core.scoring import Scoring  # noqa: E402
 
 
@@ -86,7 +87,7 @@ def bench_cuda(args, scoring, flat, qoff, soff) -> list[dict]:
             res = gpu.align_packed(flat, qoff, lens, soff, lens, scoring, expected)
             walls.append(time.perf_counter() - t0)
             kernels.append(dict(res.kernel_seconds))
-        bad = int(np.count_nonzero((res.status != gpu.STATUS_OK) & (res.status != gpu.STATUS_NO_ALIGNMENT)))
+        bad = int(np.count_nonzero((res.status != Status.OK) & (res.status != Status.NO_ALIGNMENT)))
         wall = statistics.median(walls)
         ksum = statistics.median(sum(k.values()) for k in kernels)
         row = {
@@ -105,7 +106,7 @@ def bench_cuda(args, scoring, flat, qoff, soff) -> list[dict]:
             "kernel_gcups": n * L * L / ksum / 1e9,
             "per_kernel": {k: statistics.median(d.get(k, 0.0) for d in kernels) for k in kernels[0]},
             "repeats": walls,
-            "aligned": int(np.count_nonzero(res.status == gpu.STATUS_OK)),
+            "aligned": int(np.count_nonzero(res.status == Status.OK)),
             "errors": bad,
             "mean_ops": float(res.ops_len.mean()),
             "scoring": scoring.describe(),

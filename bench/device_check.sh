@@ -36,7 +36,30 @@ for what in "${steps[@]}"; do
       python3 -m cProfile -o "$OUT/search.prof" -m swgpu_core search --db "$W/sw_bench200M" --query $q --backend cuda --top 10 \
         --outfmt "6 qseqid sseqid score" --out /dev/null --quiet
       python3 -c "import pstats; pstats.Stats('$OUT/search.prof').sort_stats('cumulative').print_stats(35)" > "$OUT/search_profile.txt"
-      head -80 "$OUT/search_profile.txt" | tail -50 ;;
+      head -80 "$OUT/search_profile.txt" | tail -50
+      # scan time against kernel time in one process (warm: kernels loaded, resident batch uploaded),
+      # resident and streamed under budgets of 1/8 and 1/32 of the database (9 bytes per residue)
+      python3 - "$W/sw_bench200M" $q <<'PY' 2>&1 | tee "$OUT/scan_timing.txt"
+import sys
+from swgpu_core.database import Database
+from swgpu_core.fasta import read_sequences
+from swgpu_core.gpu.search import BYTES_PER_RESIDUE, CudaBackend
+from swgpu_core.scoring import Scoring
+from swgpu_core.search import search
+db = Database(sys.argv[1])
+queries, sc = read_sequences(sys.argv[2], db.alphabet), Scoring.protein()
+full = BYTES_PER_RESIDUE * db.n_residues
+for name, budget in (("resident", None), ("1/8", full // 8), ("1/32", full // 32)):
+    backend = CudaBackend(sc, memory_budget=budget)
+    search(db, queries[:1], sc, backend, top=10, show_progress=False)  # warm-up
+    k0 = backend.kernel_seconds
+    r = search(db, queries, sc, backend, top=10, show_progress=False)
+    k = backend.kernel_seconds - k0
+    print(f"{name:8s} {len(backend.batches(db, db.chunks)):4d} batches: scan {r.seconds:.3f} s ({r.gcups:.0f} GCUPS), "
+          f"kernels {k:.3f} s ({r.cells / k / 1e9:.0f} GCUPS), scan/kernels {r.seconds / k:.3f}", flush=True)
+    del backend
+PY
+      ;;
     side*)
       reps=${what#side}; reps=${reps#=}
       OUT=$OUT SHARED=$PWD/.carry WORK=$W bash .carry/tools/side_by_side.sh "${reps:-2}" 2>&1 | tee "$OUT/side_by_side.log" || rc=1

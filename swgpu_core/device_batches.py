@@ -35,15 +35,18 @@ def pieces(db: Database, chunk: Chunk, limit: int) -> list[Chunk]:
     return out
 
 
-def device_batches(db: Database, chunks: list[Chunk], budget_residues: int, n_devices: int = 1) -> list[tuple[list[Chunk], Chunk]]:
+def device_batches(
+    db: Database, chunks: list[Chunk], budget_residues: int, n_devices: int = 1, streamed_residues: int | None = None
+) -> list[tuple[list[Chunk], Chunk]]:
     """(the chunks complete once this batch is scanned, the batch), in database order.
 
-    The batch limit is the budget, or half of it when the selection does not fit (the
-    next batch is uploaded while one is scanned), and at most an even share per device
-    so that every GPU gets work."""
+    The batch limit is the budget, or ``streamed_residues`` when the selection does not fit
+    (by default half the budget: the next batch is uploaded while one is scanned), and at
+    most an even share per device so that every GPU gets work."""
     total = sum(c.n_residues for c in chunks)
     share = -(-total // max(n_devices, 1))
-    limit = max(1, min(budget_residues if total <= budget_residues else budget_residues // 2, share))
+    streamed = budget_residues // 2 if streamed_residues is None else streamed_residues
+    limit = max(1, min(budget_residues if total <= budget_residues else streamed, share))
     out: list[tuple[list[Chunk], Chunk]] = []
     for c in chunks:
         for piece in pieces(db, c, limit):

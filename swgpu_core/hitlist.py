@@ -9,7 +9,8 @@ File format: an ``.npz`` (no pickles) holding a JSON header ``meta`` (format nam
 version, database path, version tag and size, scoring, ``top``, scanned chunks) and the
 arrays ``query_ids``, ``query_descriptions``, ``query_offsets``, ``query_codes`` (the
 queries themselves, so a merge needs no query file), ``hit_offsets``, ``subjects``
-(sorted database numbering) and ``scores``. Merging refuses lists from another database
+(sorted database numbering) and ``scores``, and the ``hist_*`` arrays of each query's score
+histogram (:meth:`~swgpu_core.score_stats.ScoreHistograms.to_arrays`), which merge by adding. Merging refuses lists from another database
 version or scoring, overlapping chunks, and, unless asked, an incomplete set of chunks.
 """
 
@@ -26,6 +27,7 @@ from .atomic import atomic_output
 from .database import Database
 from .errors import InputError
 from .fasta import EncodedSequence
+from .score_stats import ScoreHistograms
 from .scoring import Scoring
 from .search import QueryHits, SearchResult, select_top
 
@@ -40,6 +42,7 @@ class HitList:
     path: str
     meta: dict
     hits: list[QueryHits]
+    score_stats: ScoreHistograms | None = None  # per-query score histograms, for fitted statistics
 
     @property
     def chunks(self) -> list[int]:
@@ -87,6 +90,8 @@ def save_hits(path: str | os.PathLike, result: SearchResult, top: int, chunks: l
         "subjects": np.concatenate([qh.subjects for qh in result.hits]).astype(np.int64) if queries else np.zeros(0, np.int64),
         "scores": np.concatenate([qh.scores for qh in result.hits]).astype(np.int32) if queries else np.zeros(0, np.int32),
     }
+    if result.score_stats is not None:
+        arrays.update(result.score_stats.to_arrays())
     with atomic_output(path, "wb") as fh:
         np.savez(fh, **arrays)
 
@@ -115,7 +120,7 @@ def load_hits(path: str | os.PathLike) -> HitList:
     for i, (qid, desc) in enumerate(zip(arrays["query_ids"].tolist(), arrays["query_descriptions"].tolist())):
         query = EncodedSequence(qid, desc, arrays["query_codes"][qoff[i] : qoff[i + 1]])
         hits.append(QueryHits(query, arrays["subjects"][hoff[i] : hoff[i + 1]], arrays["scores"][hoff[i] : hoff[i + 1]]))
-    return HitList(path, meta, hits)
+    return HitList(path, meta, hits, ScoreHistograms.from_arrays(arrays))
 
 
 def merge_hits(lists: list[HitList], db: Database, top: int | None = None, *, partial: bool = False) -> list[QueryHits]:
@@ -161,6 +166,16 @@ def merge_hits(lists: list[HitList], db: Database, top: int | None = None, *, pa
         subjects, scores = select_top(db, subjects, scores, top)
         merged.append(QueryHits(qh.query, subjects, scores))
     return merged
+
+
+def merge_score_stats(lists: list[HitList]) -> ScoreHistograms | None:
+    """The sum of the lists' score histograms (checked like :func:`merge_hits`); None if one has none."""
+    if not lists or any(hl.score_stats is None for hl in lists):
+        return None
+    total = ScoreHistograms(lists[0].score_stats.caps, lists[0].score_stats.rows)
+    for hl in lists:
+        total.merge(hl.score_stats)
+    return total
 
 
 def scoring_of(hl: HitList) -> Scoring:

@@ -1,41 +1,55 @@
-"""BLAST tabular output (``-outfmt 6`` and ``7``): a registry of named fields.
+"""BLAST tabular output (``-outfmt 6`` and ``7``): one fixed table of named fields.
 
-Each field is a function of one :class:`Hit` that returns its text. Fields that describe
-an alignment (pident, qstart, evalue, ...) are known by name but have no function until
-the alignment code registers one with :func:`register_field` (``needs_alignment=True``);
-asking for them before that is a one-line error, never a wrong value. A hit carries an
-``alignment`` object only when the chosen format needs one, so searches that print only
-scores never pay for tracebacks.
+Each field is a function of one :class:`Hit` that returns its text, with BLAST's column
+title (format 7's ``# Fields:`` line) and a one-line meaning (the commands' ``--help``).
+Score fields (ids, lengths, score, E-value, bit score) need only the search; alignment
+fields (pident, qstart, cigar, ...) read ``hit.alignment``, which the writer fills only
+when the chosen fields need it, so tables of scores and E-values never pay for tracebacks.
+E-values and bit scores come from :func:`swgpu_core.significance.hit_significance`.
 
-Sequence ids follow BLAST: ``sseqid`` is the first word of the FASTA header; ``sacc`` is
-the accession inside a ``db|ACCESSION|NAME`` id (UniProt ``sp|P69905|HBA_HUMAN`` gives
-``P69905``), else the whole id; ``stitle`` is the whole header line after ``>``.
+Ids and titles as ``blastp`` 2.12 writes them against a ``makeblastdb -parse_seqids``
+database: ``sseqid`` is the first word of the FASTA header; ``sacc``/``saccver`` the
+accession inside a BLAST-style id (``sp|P69905|HBA_HUMAN`` gives ``P69905``,
+``gi|123|ref|NP_1.2|`` gives ``NP_1``/``NP_1.2``), else the whole first word; ``stitle``
+the description without the id. Query ids are not parsed (blastp's default without
+``-parse_deflines``): ``qseqid``, ``qacc`` and ``qaccver`` are the query's first word.
+``std`` is BLAST's twelve columns, ``qaccver saccver pident length mismatch gapopen qstart
+qend sstart send evalue bitscore``. A tab inside a FASTA header becomes a space, so it
+cannot shift the columns.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TextIO
+from functools import cached_property
+from typing import TYPE_CHECKING, TextIO
 
 from . import __version__
-from .database import Database
 from .errors import InputError
-from .fasta import EncodedSequence
-from .search import QueryHits
+from .significance import SearchSpace, Statistics, hit_significance, pair_space
+
+if TYPE_CHECKING:
+    from .align import Alignment
+    from .fasta import EncodedSequence
+    from .formats import Subjects
+    from .search import QueryHits
 
 
 @dataclass
 class Hit:
     """One query-subject pair as the output sees it."""
 
-    db: Database
+    db: Subjects  # a Database, pairs' subjects or align-long's target
     query: EncodedSequence
+    query_index: int
     subject: int  # sorted-numbering database index
     score: int
-    rank: int  # 1 = best hit of the query
-    alignment: object | None = None  # set by the aligner when a field needs it
+    rank: int  # 1 = best reported hit of the query
+    statistics: Statistics
+    space: SearchSpace  # the search space of the E-value (the database, or the subject alone)
+    alignment: Alignment | None = None  # set by the writer when a field needs it
 
     @property
     def subject_header(self) -> tuple[str, str]:
@@ -45,92 +59,126 @@ class Hit:
     def subject_length(self) -> int:
         return int(self.db.lengths[self.subject])
 
+    @cached_property
+    def significance(self) -> tuple[float | None, float | None]:
+        """(E-value, bit score), from the score alone (once per hit, for both columns)."""
+        return hit_significance(self.statistics, self.query_index, self.query, self.score, self.subject_length, self.space)
+
 
 @dataclass(frozen=True)
 class Field:
-    """A named output column: ``compute`` gives its text for a hit (None: not available yet)."""
+    """A named output column: ``compute`` gives its text for a hit."""
 
     name: str
-    title: str  # the column name in format 7's "# Fields:" line
-    compute: Callable[[Hit], str] | None
+    title: str  # the column name in format 7's "# Fields:" line, as BLAST writes it
+    meaning: str  # one line for --help
+    compute: Callable[[Hit], str]
     needs_alignment: bool = False
-
-
-FIELDS: dict[str, Field] = {}
-
-#: BLAST's twelve standard columns (``std``).
-STANDARD_FIELDS = ("qseqid", "sseqid", "pident", "length", "mismatch", "gapopen", "qstart", "qend", "sstart", "send", "evalue", "bitscore")
-
-#: What ``-outfmt 6`` alone prints: BLAST's standard columns (alignment fields are
-#: registered by :mod:`swgpu_core.formats.tabular`).
-DEFAULT_FIELDS = STANDARD_FIELDS
-
-
-def register_field(name: str, title: str, compute: Callable[[Hit], str] | None, *, needs_alignment: bool = False) -> None:
-    """Add or replace a field; the alignment code calls this for the alignment fields."""
-    FIELDS[name] = Field(name, title, compute, needs_alignment)
 
 
 _DB_PREFIXES = {"sp", "tr", "ref", "gb", "emb", "dbj", "pdb", "pir", "prf", "tpg", "tpe", "tpd", "gnl", "lcl"}
 
 
 def accession(seq_id: str, keep_version: bool = False) -> str:
-    """The accession inside a ``db|ACC|NAME`` style id, BLAST's ``sacc``/``saccver``."""
+    """The accession inside a BLAST-style ``db|ACC|NAME`` id (after any ``gi|N|``), BLAST's ``sacc``/``saccver``;
+    any other id is its own accession, version included."""
     parts = seq_id.split("|")
-    acc = parts[1] if len(parts) >= 2 and parts[0].lower() in _DB_PREFIXES and parts[1] else seq_id
-    return acc if keep_version else re.sub(r"\.\d+$", "", acc)
+    if len(parts) >= 4 and parts[0] == "gi":
+        parts = parts[2:]
+    if len(parts) >= 2 and parts[0].lower() in _DB_PREFIXES and parts[1]:
+        return parts[1] if keep_version else re.sub(r"\.\d+$", "", parts[1])
+    return seq_id
 
 
-def _title(ident: str, description: str) -> str:
+def clean(text: str) -> str:
+    """A header word or description as one table cell: tabs (and line breaks) become spaces."""
+    return text.replace("\t", " ").replace("\r", " ").replace("\n", " ")
+
+
+def title(ident: str, description: str) -> str:
+    """The whole header line after ``>``."""
     return f"{ident} {description}" if description else ident
 
 
-def _register_builtin() -> None:
-    q = lambda hit: hit.query.id  # noqa: E731
-    s = lambda hit: hit.subject_header[0]  # noqa: E731
-    for name, title, fn in (
-        ("qseqid", "query id", q),
-        ("qacc", "query acc.", lambda h: accession(q(h))),
-        ("qaccver", "query acc.ver", lambda h: accession(q(h), keep_version=True)),
-        ("qtitle", "query title", lambda h: _title(h.query.id, h.query.description)),
-        ("qlen", "query length", lambda h: str(len(h.query))),
-        ("sseqid", "subject id", s),
-        ("sallseqid", "subject ids", s),
-        ("sacc", "subject acc.", lambda h: accession(s(h))),
-        ("saccver", "subject acc.ver", lambda h: accession(s(h), keep_version=True)),
-        ("sallacc", "subject accs.", lambda h: accession(s(h))),
-        ("stitle", "subject title", lambda h: _title(*h.subject_header)),
-        ("salltitles", "subject titles", lambda h: _title(*h.subject_header)),
-        ("slen", "subject length", lambda h: str(h.subject_length)),
-        ("score", "score", lambda h: str(h.score)),
-        ("rank", "rank", lambda h: str(h.rank)),
-    ):
-        register_field(name, title, fn)
-    for name, title in (
-        ("pident", "% identity"),
-        ("nident", "identical"),
-        ("positive", "positives"),
-        ("ppos", "% positives"),
-        ("length", "alignment length"),
-        ("mismatch", "mismatches"),
-        ("gapopen", "gap opens"),
-        ("gaps", "gaps"),
-        ("qstart", "q. start"),
-        ("qend", "q. end"),
-        ("sstart", "s. start"),
-        ("send", "s. end"),
-        ("qseq", "query seq"),
-        ("sseq", "subject seq"),
-        ("cigar", "cigar"),
-        ("btop", "BTOP"),
-        ("qcovhsp", "% query coverage per hsp"),
-        ("evalue", "evalue"),
-        ("bitscore", "bit score"),
-    ):
-        register_field(name, title, None, needs_alignment=True)
+def _query_id(h: Hit) -> str:
+    return clean(h.query.id)
 
 
-_register_builtin()
+def _subject_id(h: Hit) -> str:
+    return clean(h.subject_header[0])
+
+
+def _evalue(h: Hit) -> str:
+    from .stats import format_evalue
+
+    evalue = h.significance[0]
+    return "*" if evalue is None else format_evalue(evalue)
+
+
+def _bitscore(h: Hit) -> str:
+    from .stats import format_bitscore
+
+    bits = h.significance[1]
+    return "*" if bits is None else format_bitscore(bits)
+
+
+def _aligned(fn: Callable[[Alignment], str]) -> Callable[[Hit], str]:
+    return lambda h: fn(h.alignment)
+
+
+_TABLE: tuple[Field, ...] = (
+    Field("qseqid", "query id", "query id: the first word of its FASTA header", _query_id),
+    Field("qacc", "query acc.", "query accession (query ids are not parsed, as blastp's default: the first word)", _query_id),
+    Field("qaccver", "query acc.ver", "query accession.version (the first word, as qacc)", _query_id),
+    Field("qtitle", "query title", "query title: its whole FASTA header line", lambda h: clean(title(h.query.id, h.query.description))),
+    Field("qlen", "query length", "query length in residues", lambda h: str(len(h.query))),
+    Field("sseqid", "subject id", "subject id: the first word of its FASTA header", _subject_id),
+    Field("sallseqid", "subject ids", "all subject ids (one per subject here: sseqid)", _subject_id),
+    Field("sacc", "subject acc.", "subject accession (P69905 of sp|P69905|HBA_HUMAN; else the id), without version", lambda h: clean(accession(h.subject_header[0]))),
+    Field("saccver", "subject acc.ver", "subject accession with its version (NP_000549.1 of ref|NP_000549.1|)", lambda h: clean(accession(h.subject_header[0], keep_version=True))),
+    Field("sallacc", "subject accs.", "all subject accessions (one per subject here: sacc)", lambda h: clean(accession(h.subject_header[0]))),
+    Field("stitle", "subject title", "subject title: its FASTA description, without the id", lambda h: clean(h.subject_header[1])),
+    Field("salltitles", "subject titles", "all subject titles (one per subject here: stitle)", lambda h: clean(h.subject_header[1])),
+    Field("slen", "subject length", "subject length in residues", lambda h: str(h.subject_length)),
+    Field("score", "score", "raw Smith-Waterman score", lambda h: str(h.score)),
+    Field("evalue", "evalue", "expect value of the score in this database (no traceback)", _evalue),
+    Field("bitscore", "bit score", "bit score of the score (no traceback)", _bitscore),
+    Field("rank", "rank", "rank of the hit among the query's reported hits (1 = best; swgpu)", lambda h: str(h.rank)),
+    Field("pident", "% identity", "percent identical positions of the alignment", _aligned(lambda a: f"{a.pident:.3f}"), True),
+    Field("nident", "identical", "identical positions", _aligned(lambda a: str(a.identities)), True),
+    Field("positive", "positives", "positions with a positive substitution score", _aligned(lambda a: str(a.positives)), True),
+    Field("ppos", "% positives", "percent positive-scoring positions", _aligned(lambda a: f"{a.ppos:.2f}"), True),
+    Field("length", "alignment length", "alignment length in columns (pairs plus gap residues)", _aligned(lambda a: str(a.length)), True),
+    Field("mismatch", "mismatches", "aligned pairs of different residues", _aligned(lambda a: str(a.mismatches)), True),
+    Field("gapopen", "gap opens", "number of gaps (gap openings)", _aligned(lambda a: str(a.gap_opens)), True),
+    Field("gaps", "gaps", "gap residues", _aligned(lambda a: str(a.gaps)), True),
+    Field("qstart", "q. start", "start of the alignment in the query (1-based)", _aligned(lambda a: str(a.qstart)), True),
+    Field("qend", "q. end", "end of the alignment in the query (inclusive)", _aligned(lambda a: str(a.qend)), True),
+    Field("sstart", "s. start", "start of the alignment in the subject (1-based)", _aligned(lambda a: str(a.sstart)), True),
+    Field("send", "s. end", "end of the alignment in the subject (inclusive)", _aligned(lambda a: str(a.send)), True),
+    Field("qseq", "query seq", "aligned part of the query, '-' for gaps", _aligned(lambda a: a.qseq), True),
+    Field("sseq", "subject seq", "aligned part of the subject, '-' for gaps", _aligned(lambda a: a.sseq), True),
+    Field("btop", "BTOP", "BLAST traceback operations (identical run lengths, else query+subject letters)", _aligned(lambda a: a.btop), True),
+    Field("cigar", "cigar", "CIGAR of the aligned part, query as read: =/X/I/D (swgpu)", _aligned(lambda a: a.cigar), True),
+    Field("qcovhsp", "% query coverage per hsp", "percent of the query inside the alignment", _aligned(lambda a: str(a.qcovhsp)), True),
+)
+
+#: Every tabular field by name: a fixed table, complete at import.
+FIELDS: dict[str, Field] = {f.name: f for f in _TABLE}
+
+#: BLAST's twelve standard columns (``std``), as ``blastp`` 2.12 names them.
+STANDARD_FIELDS = ("qaccver", "saccver", "pident", "length", "mismatch", "gapopen", "qstart", "qend", "sstart", "send", "evalue", "bitscore")
+
+#: What ``-outfmt 6`` alone prints: BLAST's standard columns.
+DEFAULT_FIELDS = STANDARD_FIELDS
+DEFAULT_OUTFMT = "6 std"
+
+
+def fields_help() -> str:
+    """Every field and its meaning, for a command's ``--help`` epilog."""
+    width = max(len(f.name) for f in _TABLE)
+    lines = [f"  {f.name:<{width}}  {f.meaning}" for f in _TABLE]
+    return "fields of --outfmt (6: tab-separated, 7: with BLAST's comment lines; 'std' = " + " ".join(STANDARD_FIELDS) + "):\n" + "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -160,46 +208,46 @@ def parse_outfmt(spec: str) -> OutFormat:
         field = FIELDS.get(name)
         if field is None:
             raise InputError(f"--outfmt: unknown field {name!r} (known: {', '.join(sorted(FIELDS))})")
-        if field.compute is None:
-            raise InputError(f"--outfmt: field {name} needs alignments (not available yet)")
         fields.append(field)
     return OutFormat(int(words[0]), tuple(fields))
-
-
-def iter_hits(db: Database, hits: Iterable[QueryHits]) -> Iterator[tuple[EncodedSequence, list[Hit]]]:
-    """Per query, its hits as :class:`Hit` objects, best first."""
-    for qh in hits:
-        yield qh.query, [
-            Hit(db, qh.query, int(s), int(sc), rank) for rank, (s, sc) in enumerate(zip(qh.subjects, qh.scores), start=1)
-        ]
 
 
 def write_table(
     out: TextIO,
     fmt: OutFormat,
-    db: Database,
+    db: Subjects,
     hits: Sequence[QueryHits],
+    statistics: Statistics,
     *,
-    align: Callable[[Hit], object] | None = None,
+    alignments: Sequence[Sequence[Alignment]] | None = None,
+    each_pair_alone: bool = False,
     program: str = "swgpu search",
-    scoring: str = "",
 ) -> int:
-    """Write the table; ``align`` fills ``hit.alignment`` when a field needs it. Returns rows written."""
-    if fmt.needs_alignment and align is None:
-        raise InputError("--outfmt asks for alignment fields but no aligner is available")
+    """Write the table of ``hits`` (per query, best first); returns the rows written.
+
+    ``alignments`` (per query, one per hit of ``hits``, same order) is needed only when a
+    field needs alignments. ``each_pair_alone``: every hit is its own search space
+    (``swgpu pairs``), else the database is. Format 7 writes BLAST's comment lines; the
+    program line names swgpu as the version (``# BLASTP swgpu-0.1.0 ...``).
+    """
+    if fmt.needs_alignment and alignments is None:
+        raise InputError("--outfmt asks for alignment fields but no alignments were computed")
     rows = 0
-    for query, qhits in iter_hits(db, hits):
+    for qi, qh in enumerate(hits):
+        alns = alignments[qi] if alignments is not None else None
+        if alns is not None and fmt.needs_alignment and len(alns) != len(qh):
+            raise InputError(f"{qh.query.id}: {len(qh)} hits but {len(alns)} alignments")
         if fmt.kind == 7:
-            out.write(f"# swgpu {__version__} ({program})\n# Query: {_title(query.id, query.description)}\n")
-            out.write(f"# Database: {db.path}{f' ({scoring})' if scoring else ''}\n")
-            if qhits:
+            out.write(f"# BLASTP swgpu-{__version__} ({program}: exact Smith-Waterman)\n# Query: {clean(title(qh.query.id, qh.query.description))}\n")
+            out.write(f"# Database: {db.path}\n")
+            if len(qh):
                 out.write(f"# Fields: {', '.join(f.title for f in fmt.fields)}\n")
-            out.write(f"# {len(qhits)} hits found\n")
-        for hit in qhits:
-            if fmt.needs_alignment:
-                hit.alignment = align(hit)
+            out.write(f"# {len(qh)} hits found\n")
+        for k, (subject, score) in enumerate(zip(qh.subjects.tolist(), qh.scores.tolist())):
+            space = pair_space(db.lengths[subject]) if each_pair_alone else db
+            hit = Hit(db, qh.query, qi, int(subject), int(score), k + 1, statistics, space, alns[k] if fmt.needs_alignment else None)
             out.write("\t".join(f.compute(hit) for f in fmt.fields) + "\n")
             rows += 1
     if fmt.kind == 7:
-        out.write(f"# swgpu processed {len(hits)} queries\n")
+        out.write(f"# BLAST processed {len(hits)} queries\n")
     return rows

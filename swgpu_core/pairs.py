@@ -26,11 +26,12 @@ from .align import Alignment, build_alignment
 from .align.traceback import PairTrace
 from .alphabet import PROTEIN, Alphabet
 from .database import Database
-from .errors import BackendUnavailable, InputError
+from .engine import Engine, get_engine
+from .errors import InputError
 from .fasta import EncodedSequence, encoded_records
 from .scoring import Scoring
 from .search import QueryHits
-from .stats import KarlinAltschul
+from .significance import NO_STATISTICS, Statistics, hit_significance, pair_space
 
 
 class SubjectSet:
@@ -66,9 +67,6 @@ class SubjectSet:
 
     def seq_id(self, i: int) -> str:
         return self._records[i].id
-
-    def record(self, i: int) -> EncodedSequence:
-        return self._records[i]
 
 
 @dataclass
@@ -150,31 +148,17 @@ def table_pairs(table: str, db: Database, query_path: str | None = None) -> Pair
     return pairs
 
 
-def pair_aligner(backend: str):
-    """``align_pairs(queries, subjects, scoring)`` of ``backend`` (cpu, cuda, auto) and its name."""
-    from .align import traceback as cpu
-
-    if backend == "cpu":
-        return cpu.align_pairs, "cpu"
-    if backend not in ("cuda", "auto"):
-        raise InputError(f"unknown backend {backend!r} (cpu, cuda or auto)")
-    try:
-        from .gpu import traceback as gpu
-    except ImportError as exc:
-        if backend == "cuda":
-            raise BackendUnavailable(f"GPU alignment unavailable ({exc})") from None
-        return cpu.align_pairs, "cpu"
-    return gpu.align_pairs, "cuda"
-
-
-def align_pair_set(pairs: PairSet, scoring: Scoring, backend: str = "auto", params: KarlinAltschul | None = None) -> tuple[list[QueryHits], list[list[Alignment]], str]:
-    """One (hits, alignments) entry per pair, as the writers take them, and the backend used.
+def align_pair_set(
+    pairs: PairSet, scoring: Scoring, backend: str | Engine = "auto", statistics: Statistics = NO_STATISTICS
+) -> tuple[list[QueryHits], list[list[Alignment]], str]:
+    """One (hits, alignments) entry per pair, as the writers take them, and the engine kind
+    used (``backend``: an engine, or its name for :func:`~swgpu_core.engine.get_engine`).
 
     A pair without a positive-scoring alignment has no hit and no alignment.
     """
-    align, used = pair_aligner(backend)
+    engine = get_engine(backend)
     subjects = [pairs.subject(k) for k in range(len(pairs))]
-    traces: list[PairTrace | None] = align([q.codes for q in pairs.queries], [s.codes for s in subjects], scoring)
+    traces: list[PairTrace | None] = engine.align_pairs([q.codes for q in pairs.queries], [s.codes for s in subjects], scoring)
     hits, alignments = [], []
     for k, (query, subject, trace) in enumerate(zip(pairs.queries, subjects, traces)):
         index = pairs.subject_index[k]
@@ -183,10 +167,8 @@ def align_pair_set(pairs: PairSet, scoring: Scoring, backend: str = "auto", para
             alignments.append([])
             continue
         aln = build_alignment(trace, query, subject, index, 1, scoring)
-        if params is not None:
-            aln.evalue = params.evalue(aln.score, len(query), len(subject), 1)
-            aln.bitscore = params.bitscore(aln.score)
+        aln.evalue, aln.bitscore = hit_significance(statistics, k, query, aln.score, len(subject), pair_space(len(subject)))
         hits.append(QueryHits(query, np.array([index], np.int64), np.array([aln.score], np.int32)))
         alignments.append([aln])
-    return hits, alignments, used
+    return hits, alignments, engine.kind
 

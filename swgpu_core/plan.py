@@ -6,9 +6,11 @@ intra-task kernel (a block per pair: more parallel per subject, less efficient p
 A threshold too low sends many subjects to the slower kernel; too high, and the longest
 inter-task subjects finish long after the rest of the GPU is idle.
 
-The model predicts the scan time of one query for a threshold ``T`` from four device
-constants (measured by :mod:`swgpu_core.gpu.calibration`, cached per GPU
-model; defaults measured on an H100 otherwise):
+The model predicts the scan time of one query for a threshold ``T`` from the device's
+geometry (:class:`DeviceGeometry`: SMs and threads per SM, read from the device by
+:mod:`swgpu_core.gpu.device`) and four device constants (measured by
+:mod:`swgpu_core.gpu.calibration`, cached per GPU model; defaults measured on an H100
+otherwise):
 
 * ``inter_rate``/``intra_rate``: cells per second of each kernel with the GPU full;
 * ``inter_step``/``intra_step``: seconds per row of one group running alone;
@@ -25,24 +27,46 @@ is not done when the bulk is, finishes alone at the lone step::
 
 Cells include the padding of the query to whole passes of each kernel. The batch
 characterisation uses, as the issue asks, the mean and maximum length on each side.
+
+This module decides only; it never touches a GPU (the caller passes the model), so
+``swgpu plan`` and the tests run anywhere. Without a GPU the model is
+:data:`H100_DEFAULT`, the documented default of ``swgpu plan``.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
-#: kernel pass widths (columns) and lanes; mirror gpu.kernels without importing CuPy
+#: kernel pass widths (columns) and lanes; gpu.kernels builds its shapes from these
 INTER_COLS_PER_LANE = 16
 INTRA_COLS_PER_WARP = 32 * 8
 INTRA_MAX_WARPS = 8
-BUSY_THREADS = 132 * 2048
+
+
+@dataclass(frozen=True)
+class DeviceGeometry:
+    """What the planner and the kernels' launch shapes need to know about a GPU's size."""
+
+    name: str
+    sms: int  # streaming multiprocessors
+    threads_per_sm: int  # resident threads per SM at most
+    memory: int  # bytes of device memory
+
+    @property
+    def busy_threads(self) -> int:
+        """Threads that fill the GPU: below this, the inter-task kernel gives a pair more lanes."""
+        return self.sms * self.threads_per_sm
+
+
+#: The H100 SXM (132 SMs of 2,048 threads, 80 GB): the geometry of :data:`H100_DEFAULT`.
+H100_GEOMETRY = DeviceGeometry("NVIDIA H100 80GB HBM3", 132, 2048, 80 << 30)
 
 
 @dataclass(frozen=True)
 class DeviceModel:
-    """Throughput and latency constants of one GPU model."""
+    """Throughput and latency constants of one GPU model, and the GPU's geometry."""
 
     name: str
     inter_rate: float  # cells/s, GPU full
@@ -52,9 +76,18 @@ class DeviceModel:
     inter_step_loaded: float  # s per row for an inter-task group beside a full GPU
     intra_step_loaded: float  # s per row for an intra-task block beside a full GPU
     measured: bool = False
+    geometry: DeviceGeometry = field(default=H100_GEOMETRY)
 
     def to_json(self) -> dict:
         return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> DeviceModel:
+        """The inverse of :meth:`to_json`; entries written before the geometry existed get the H100's."""
+        data = dict(data)
+        geometry = data.pop("geometry", None)
+        model = cls(**data)
+        return replace(model, geometry=DeviceGeometry(**geometry)) if geometry else model
 
 
 #: Used when no calibration is available (no GPU here, or not yet measured).
@@ -103,10 +136,11 @@ class Plan:
         return "\n".join(lines)
 
 
-def inter_lanes(n_pairs: int) -> int:
-    """Lanes per pair of subjects in the inter-task kernel (as the CUDA backend picks them)."""
+def inter_lanes(n_pairs: int, busy_threads: int) -> int:
+    """Lanes per pair of subjects in the inter-task kernel (as the CUDA backend picks them):
+    more lanes while the pairs alone would not fill ``busy_threads`` threads."""
     lanes = 8
-    while lanes < 32 and n_pairs * lanes < BUSY_THREADS:
+    while lanes < 32 and n_pairs * lanes < busy_threads:
         lanes *= 2
     return lanes
 
@@ -148,7 +182,7 @@ def evaluate(profile: LengthProfile, query_length: int, threshold: int, model: D
     """Predicted scan time of one query over the profiled subjects for ``threshold``."""
     n = profile.lengths.size
     cut = profile.split(threshold)
-    lanes = inter_lanes(cut // 2)
+    lanes = inter_lanes(cut // 2, model.geometry.busy_threads)
     inter_pass, intra_pass = lanes * INTER_COLS_PER_LANE, intra_cols(query_length)
     q_inter, q_intra = _padded(query_length, inter_pass), _padded(query_length, intra_pass)
     inter_cells = float(q_inter) * float(profile.prefix[cut])
@@ -198,19 +232,6 @@ def choose_threshold(
     plans = sweep(profile, query_length, model)
     fastest = min(p.predicted_seconds for p in plans)
     return min((p for p in plans if p.predicted_seconds <= fastest * (1 + tolerance)), key=lambda p: p.threshold)
-
-
-def device_model(use_gpu: bool = True) -> DeviceModel:
-    """The calibrated model of GPU 0 when CuPy sees one, else the H100 defaults."""
-    if use_gpu:
-        try:
-            from .gpu.search import DeviceWorker
-            from .scoring import Scoring
-
-            return DeviceWorker(0, Scoring.protein(), None, None, None).model
-        except ImportError:
-            pass
-    return H100_DEFAULT
 
 
 def plot_sweep(plans: list[Plan], chosen: Plan, path: str) -> None:

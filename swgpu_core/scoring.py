@@ -75,13 +75,6 @@ class Scoring:
     def max_score(self) -> int:
         return int(self.matrix.max())
 
-    def padded_matrix(self, size: int = 32, fill: int | None = None) -> np.ndarray:
-        """The matrix in a ``size`` x ``size`` table for kernels; unused codes score ``fill``."""
-        out = np.full((size, size), self.matrix.min() if fill is None else fill, dtype=np.int32)
-        n = self.alphabet.size
-        out[:n, :n] = self.matrix
-        return out
-
     def describe(self) -> str:
         return f"{self.matrix_name} gap {self.gap_open}/{self.gap_extend}"
 

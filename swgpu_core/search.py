@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .backends import Backend
 from .database import Database
+from .engine import Scanner
 from .fasta import EncodedSequence
 from .progress import progress_bar
+from .score_stats import ScoreHistograms
 from .scoring import Scoring
 
 
@@ -38,10 +39,23 @@ class SearchResult:
     hits: list[QueryHits]
     seconds: float
     cells: int = field(default=0)
+    score_stats: ScoreHistograms | None = field(default=None)  # per query, for fitted statistics
 
     @property
     def gcups(self) -> float:
         return self.cells / self.seconds / 1e9 if self.seconds > 0 else 0.0
+
+
+def check_search_options(top: int, threads: int = 0, threshold: int | None = None) -> None:
+    """Refuse a bad ``top``, ``threads`` or ``threshold`` before any work (the API and the command ask here)."""
+    from .errors import InputError
+
+    if top < 1:
+        raise InputError(f"--top must be at least 1 (got {top})")
+    if threads < 0:
+        raise InputError(f"--threads must be 0 (all cores) or more (got {threads})")
+    if threshold is not None and threshold < 1:
+        raise InputError(f"--threshold must be at least 1 (got {threshold})")
 
 
 def select_top(db: Database, subjects: np.ndarray, scores: np.ndarray, top: int) -> tuple[np.ndarray, np.ndarray]:
@@ -54,25 +68,31 @@ def search(
     db: Database,
     queries: list[EncodedSequence],
     scoring: Scoring,
-    backend: Backend,
+    backend: Scanner,
     *,
     top: int = 50,
     chunks: list[int] | None = None,
     show_progress: bool = True,
+    score_stats: bool = True,
 ) -> SearchResult:
-    """Scan ``queries`` against ``db`` (or the listed chunks of it) and keep the top hits."""
+    """Scan ``queries`` against ``db`` (or the listed chunks of it) and keep the top hits.
+
+    With ``score_stats``, every score also goes into its query's (length, score) histogram,
+    from which :mod:`swgpu_core.score_stats` fits the query's statistics.
+    """
     selected = [db.chunks[i] for i in chunks] if chunks is not None else db.chunks
     found: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in queries]
     started = time.perf_counter()
     total = sum(c.n_residues for c in selected) * len(queries)
     bar = progress_bar(total=total, desc=f"search ({backend.name})", unit="res", unit_scale=True, disable=not show_progress)
+    hist = ScoreHistograms.for_search(scoring, [len(q) for q in queries], db.n_sequences, db.n_residues, db.max_length) if score_stats else None
     scan = getattr(backend, "scan", None)
     if scan is not None:  # the backend schedules chunks itself (several GPUs, prefetch)
-        per_chunk = scan(db, selected, queries, top, on_chunk=lambda c: bar.update(c.n_residues * len(queries)))
+        per_chunk = scan(db, selected, queries, top, on_chunk=lambda c: bar.update(c.n_residues * len(queries)), score_stats=hist)
     else:
         per_chunk = []
         for chunk in selected:
-            per_chunk.append(backend.scan_chunk(db, chunk, queries, top))
+            per_chunk.append(backend.scan_chunk(db, chunk, queries, top, score_stats=hist))
             bar.update(chunk.n_residues * len(queries))
     for per_query in per_chunk:
         for lst, cand in zip(found, per_query):
@@ -86,4 +106,4 @@ def search(
         subjects, scores = select_top(db, subjects, scores, top)
         hits.append(QueryHits(query, subjects, scores))
     cells = sum(len(q) for q in queries) * sum(c.n_residues for c in selected)
-    return SearchResult(db, scoring, backend.name, hits, seconds, cells)
+    return SearchResult(db, scoring, backend.name, hits, seconds, cells, hist)

@@ -42,10 +42,15 @@ def test_makedb_and_dbstats(cli_db: Path, swgpu, tmp_path: Path) -> None:
 
 
 def test_search_default_output(cli_db: Path, swgpu, resources: Path) -> None:
-    rc, out, err = swgpu("search", "--db", cli_db, "--query", resources / "queries.fasta", "--backend", "cpu", "--top", "7")
+    rc, out, err = swgpu("search", "--db", cli_db, "--query", resources / "queries.fasta", "--backend", "cpu", "--top", "15")
     assert rc == 0, err
     rows = [line.split("\t") for line in out.splitlines()]
-    assert len(rows) == 35 and all(len(r) == 12 for r in rows)  # BLAST's standard columns
+    assert all(len(r) == 12 for r in rows)  # BLAST's standard columns
+    assert 0 < len(rows) < 75 and all(float(r[10]) <= 10 for r in rows)  # BLAST's default cutoff E <= 10
+    rc, out, err = swgpu("search", "--db", cli_db, "--query", resources / "queries.fasta", "--backend", "cpu", "--top", "15", "--evalue", "1e6")
+    every = [line.split("\t") for line in out.splitlines()]
+    cut = [r for r in every if r not in rows]  # E printed "10" may be just above the cutoff
+    assert len(every) == 75 and [r for r in every if r in rows] == rows and cut and all(float(r[10]) >= 10 for r in cut)
     first = rows[0]
     assert first[0] == "tr|V5R462|V5R462_9CAUD" and first[6:8] == ["1", "49"]
     for qid in {r[0] for r in rows}:
@@ -55,7 +60,7 @@ def test_search_default_output(cli_db: Path, swgpu, resources: Path) -> None:
 
 
 def test_search_outfmt_7_and_fields(cli_db: Path, swgpu, resources: Path, tmp_path: Path) -> None:
-    out = tmp_path / "sub" / "hits.txt"
+    out = tmp_path / "sub" / "hits.tsv"
     rc, _, err = swgpu(
         "search", "--db", cli_db, "--query", resources / "queries.fasta", "--backend", "cpu", "--top", "2", "--quiet",
         "--out", out, "--outfmt", "7 qacc sacc saccver score slen stitle rank",
@@ -65,9 +70,10 @@ def test_search_outfmt_7_and_fields(cli_db: Path, swgpu, resources: Path, tmp_pa
     assert text.count("# Query: ") == 5 and text.count("# 2 hits found") == 5
     assert "# Fields: query acc., subject acc., subject acc.ver, score, subject length, subject title, rank" in text
     rows = [line.split("\t") for line in text.splitlines() if not line.startswith("#")]
-    assert len(rows) == 10 and rows[0][0] == "V5R462" and rows[0][6] == "1"
-    assert rows[0][5].startswith(f"{rows[0][5].split()[0]} ") and rows[0][5].split("|")[1] == rows[0][1]
-    assert text.endswith("# swgpu processed 5 queries\n")
+    # as blastp 2.12 writes them: query ids unparsed, subject accessions, stitle without the id
+    assert len(rows) == 10 and rows[0][0] == "tr|V5R462|V5R462_9CAUD" and rows[0][6] == "1"
+    assert rows[0][1] == rows[0][2] == "G8IC53" and rows[0][5].startswith("Gp66 OS=Mycobacterium phage Jeffabunny")
+    assert text.startswith("# BLASTP swgpu-") and text.endswith("# BLAST processed 5 queries\n")
 
 
 def test_chunked_search_and_merge_equal_full_search(cli_db: Path, swgpu, resources: Path, tmp_path: Path) -> None:
@@ -107,7 +113,7 @@ def test_merge_refuses_mismatched_lists(cli_db: Path, swgpu, resources: Path, tm
     assert "BLOSUM45 gap 14/2 differs" in error(a, c, "--db", cli_db)
     assert "missing chunks 2,3,4 (pass --partial" in error(a, "--db", cli_db)
     assert "exceeds the 5 hits" in error(a, "--db", cli_db, "--partial", "--top", "6")
-    rc, out, _ = swgpu("merge", a, "--db", cli_db, "--partial")
+    rc, out, _ = swgpu("merge", a, "--db", cli_db, "--partial", "--evalue", "1e6")
     assert rc == 0 and len(out.splitlines()) == 25
 
     other = tmp_path / "other"

@@ -43,3 +43,13 @@ def test_selected_chunks_only(bundled_db):
     batches = device_batches(bundled_db, chosen, 10**9)
     assert len(batches) == 2  # not consecutive: never merged across the gap
     _check(bundled_db, chosen, batches, 10**9)
+
+
+def test_streamed_limit(bundled_db):
+    """A selection over the budget is cut at ``streamed_residues`` when given (the CUDA backend's
+    two batches beside one boundary buffer), not at half the budget."""
+    total = sum(c.n_residues for c in bundled_db.chunks)
+    budget = total // 2
+    batches = device_batches(bundled_db, bundled_db.chunks, budget, streamed_residues=budget // 5)
+    _check(bundled_db, bundled_db.chunks, batches, budget // 5)
+    assert len(batches) > len(device_batches(bundled_db, bundled_db.chunks, budget))

@@ -10,14 +10,15 @@ import pytest
 from Bio import SearchIO
 
 from swgpu_core.align import align_query_hits
-from swgpu_core.backends import get_backend
 from swgpu_core.database import Database
+from swgpu_core.engine import get_engine
 from swgpu_core.fasta import read_sequences
-from swgpu_core.formats import choose_format, write_alignments
-from swgpu_core.outfmt import parse_outfmt
+from swgpu_core.formats import Results, choose_format, write_results
+from swgpu_core.outfmt import STANDARD_FIELDS, accession
 from swgpu_core.scoring import Scoring
 from swgpu_core.search import search
-from swgpu_core.stats import format_evalue, karlin_altschul
+from swgpu_core.significance import statistics
+from swgpu_core.stats import format_evalue
 
 TOP = 6
 
@@ -26,9 +27,12 @@ TOP = 6
 def searched(bundled_db: Database, resources: Path):
     scoring = Scoring.protein()
     queries = read_sequences(resources / "queries.fasta")
-    result = search(bundled_db, queries, scoring, get_backend("cpu", scoring), top=TOP, show_progress=False)
-    params, _ = karlin_altschul(scoring)
-    return result, align_query_hits(bundled_db, result.hits, scoring, params=params)
+    result = search(bundled_db, queries, scoring, get_engine("cpu").scanner(scoring), top=TOP, show_progress=False)
+    return result, align_query_hits(bundled_db, result.hits, scoring, statistics=statistics(scoring))
+
+
+def _results(result, aligned) -> Results:
+    return Results(result.db, result.hits, aligned.alignments, statistics(result.scoring), "BLOSUM62 gap 11/1")
 
 
 def test_alignments_agree_with_search(searched) -> None:
@@ -48,15 +52,16 @@ def test_tabular_reads_back_with_searchio(searched, tmp_path: Path, kind: int) -
     result, aligned = searched
     fields = "std qlen slen nident positive gaps score"
     path = tmp_path / "hits.tsv"
-    write_alignments(str(path), "tsv", result.db, result.hits, aligned.alignments, table=parse_outfmt(f"{kind} {fields}"))
-    kwargs = {"comments": True} if kind == 7 else {"fields": fields.split()}
+    write_results(path, _results(result, aligned), outfmt=f"{kind} {fields}")
+    # Biopython's "std" is BLAST's old one (qseqid sseqid ...); blastp 2.12's starts with qaccver saccver
+    kwargs = {"comments": True} if kind == 7 else {"fields": " ".join(STANDARD_FIELDS) + fields.removeprefix("std")}
     qresults = list(SearchIO.parse(str(path), "blast-tab", **kwargs))
     assert [q.id for q in qresults] == [qh.query.id for qh in result.hits]
     for qres, alns in zip(qresults, aligned.alignments):
         assert len(qres.hits) == len(alns)
         for hit, a in zip(qres.hits, alns):
             hsp = hit.hsps[0]
-            assert hit.id == a.subject_id and hsp.bitscore_raw == a.score
+            assert hit.id == accession(a.subject_id, keep_version=True) and hsp.bitscore_raw == a.score
             assert (hsp.query_start + 1, hsp.query_end, hsp.hit_start + 1, hsp.hit_end) == (a.qstart, a.qend, a.sstart, a.send)
             assert hsp.ident_num == a.identities and hsp.gapopen_num == a.gap_opens and hsp.aln_span == a.length
             assert hsp.evalue == float(format_evalue(a.evalue))
@@ -68,7 +73,7 @@ def test_sam_and_bam_read_back(searched, tmp_path: Path) -> None:
     n = aligned.count
     for name in ("out.sam", "out.bam"):
         path = tmp_path / name
-        write_alignments(str(path), choose_format(str(path)), db, result.hits, aligned.alignments, scoring="BLOSUM62 gap 11/1")
+        write_results(path, _results(result, aligned))
         with pysam.AlignmentFile(str(path)) as fh:
             records = list(fh)
             refs = set(fh.references)
@@ -93,11 +98,11 @@ def test_sam_and_bam_read_back(searched, tmp_path: Path) -> None:
 
 def test_jsonl_and_pairwise(searched, tmp_path: Path) -> None:
     result, aligned = searched
-    write_alignments(str(tmp_path / "a.jsonl"), "jsonl", result.db, result.hits, aligned.alignments)
+    write_results(tmp_path / "a.jsonl", _results(result, aligned))
     rows = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()]
     assert len(rows) == aligned.count and rows[0]["score"] == aligned.alignments[0][0].score
     assert rows[0]["cigar"] == aligned.alignments[0][0].cigar
-    write_alignments(str(tmp_path / "a.txt"), "pairwise", result.db, result.hits, aligned.alignments, scoring="BLOSUM62 gap 11/1")
+    write_results(tmp_path / "a.txt", _results(result, aligned))
     text = (tmp_path / "a.txt").read_text()
     assert text.count("Query= ") == len(result.hits) and text.count(" Score = ") == aligned.count
     a = aligned.alignments[0][0]

@@ -13,11 +13,11 @@ import pytest
 from long_data import mutate, protein_pair, random_dna
 
 from swgpu_core.align.traceback import TracebackError
+from swgpu_core.engine import get_engine
 from swgpu_core.errors import InputError
 from swgpu_core.long.cpu_scan import scan_section
 from swgpu_core.long.endpoints import BandRule, EndPoint, merge, select
 from swgpu_core.long.sections import layout
-from swgpu_core.long.trace import trace_end_points
 from swgpu_core.scoring import Scoring
 
 pytestmark = pytest.mark.gpu
@@ -33,7 +33,7 @@ def _ends(q, t, scoring, top, sections=1, overlap=0):
 def _outcome(q, t, ends, scoring, max_length, backend):
     """The traces as comparable tuples, or the error as (type, message)."""
     try:
-        traces = trace_end_points(q, t, ends, scoring, max_length, backend=backend)
+        traces = get_engine(backend).trace_end_points(q, t, ends, scoring, max_length)
     except (InputError, TracebackError) as exc:
         return type(exc).__name__, str(exc)
     return [(x.score, x.qstart, x.qend, x.sstart, x.send, x.ops.tobytes()) for x in traces]

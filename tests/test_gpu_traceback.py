@@ -1,13 +1,11 @@
 """The GPU traceback must equal the CPU reference bit for bit: ends, paths and errors.
 
 Marked ``gpu``: skipped where CuPy or a CUDA device is missing. Run on an H100 with
-``pytest -m gpu``. The real hits come from ``SWGPU_SHARED`` (default ``../shared``).
+``SWGPU_REQUIRE_GPU=1 pytest -m gpu``. The real hits come from ``SWGPU_SHARED`` (default
+``../shared``) through the ``shared`` fixture of ``conftest.py``.
 """
 
 from __future__ import annotations
-
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,8 +17,6 @@ from swgpu_core.scoring import Scoring
 
 pytestmark = pytest.mark.gpu
 
-SHARED = Path(os.environ.get("SWGPU_SHARED", Path(__file__).resolve().parents[2] / "shared"))
-DATA = SHARED / "data" if (SHARED / "data").is_dir() else SHARED
 STANDARD = "ACDEFGHIKLMNPQRSTVWY"
 AMBIGUOUS = STANDARD + "BZXUOJ*"
 
@@ -147,21 +143,20 @@ def test_errors_match_cpu(gpu, scoring):
         assert str(got.value) == str(want.value)
 
 
-def test_uniprot_hits(gpu, scoring, tmp_path):
+def test_uniprot_hits(gpu, scoring, tmp_path, shared):
     """The top hits of real queries against uniprot20k, as ``swgpu search --align`` traces them."""
-    from swgpu_core.align import align_query_hits, get_traceback
+    from swgpu_core.align import align_query_hits
     from swgpu_core.backends.cpu import CpuBackend
     from swgpu_core.database import build_database
     from swgpu_core.fasta import read_sequences
     from swgpu_core.search import search
 
-    path = DATA / "uniprot20k.fasta.gz"
-    if not path.exists():
-        pytest.skip(f"{path} not available")
-    db = build_database(path, tmp_path / "u20k", show_progress=False)
-    queries = read_sequences(DATA / "uniprot_queries500.fasta.gz")[:8] + read_sequences(DATA / "cudasw_queries.fasta")[:4]
+    db = build_database(shared("uniprot20k.fasta.gz"), tmp_path / "u20k", show_progress=False)
+    queries = read_sequences(shared("uniprot_queries500.fasta.gz"))[:8] + read_sequences(shared("cudasw_queries.fasta"))[:4]
     result = search(db, queries, scoring, CpuBackend(scoring), top=50, show_progress=False)
-    assert get_traceback("cuda") is gpu.traceback_pairs
+    from swgpu_core.engine import get_engine
+
+    assert get_engine("cuda").kind == "cuda"
     a = align_query_hits(db, result.hits, scoring, backend="cuda")
     b = align_query_hits(db, result.hits, scoring, backend="cpu")
     assert a.count == b.count > 500

@@ -11,6 +11,7 @@ from long_data import planted, random_dna
 
 from swgpu_core.align.traceback import PairTask, TracebackError, reverse_start, trace_pair, trace_region
 from swgpu_core.errors import InputError
+from swgpu_core.kernel_abi import Status
 from swgpu_core.long import trace
 from swgpu_core.long.cpu_scan import scan_section
 from swgpu_core.long.endpoints import BandRule, EndPoint, merge, select
@@ -75,10 +76,8 @@ def test_errors_name_max_alignment_length(long_copy):
 
 
 class _CpuKernels:
-    """The few names of ``gpu.traceback`` that ``_trace_on_gpu`` uses, with the CPU's passes:
+    """The few names of ``gpu.traceback`` that ``trace_on_gpu`` uses, with the CPU's passes:
     anchored reverse scan at the last cell of each pair, then pass 3 of the rectangle."""
-
-    STATUS_OK, STATUS_NO_START, STATUS_ABOVE, STATUS_BAD_REGION = 0, 3, 4, 5
 
     def __init__(self) -> None:
         self.rounds = 0
@@ -94,7 +93,7 @@ class _CpuKernels:
         for q, s, best, (ie, je) in zip(queries, subjects, expected.tolist(), end_cells.tolist()):
             assert (ie, je) == (q.size, s.size)
             i0, j0 = reverse_start(np.ascontiguousarray(q), np.ascontiguousarray(s), mat, scoring.gap_open, scoring.gap_extend, ie, je, best)
-            status.append(self.STATUS_OK if i0 > 0 else self.STATUS_ABOVE if i0 == -2 else self.STATUS_NO_START)
+            status.append(Status.OK if i0 > 0 else Status.ABOVE if i0 == -2 else Status.NO_START)
             traces.append(trace_region(q, s, scoring, best, i0, ie, j0, je) if i0 > 0 else None)
         return SimpleNamespace(status=np.array(status), traces=lambda which: [traces[k] for k in which])
 
@@ -108,7 +107,7 @@ def test_gpu_rounds_equal_the_cpu(long_copy):
     assert ends[0] == end and len(ends) > 10
     kernels = _CpuKernels()
     want = trace.trace_end_points(q, t, ends, DNA_SCORING, 10_000, threads=2)
-    got = trace._trace_on_gpu(kernels, q, t, ends, DNA_SCORING, 10_000)
+    got = trace.trace_on_gpu(kernels, q, t, ends, DNA_SCORING, 10_000)
     assert [_key(g) for g in got] == [_key(w) for w in want]
     assert kernels.rounds >= 3  # windows 256, 1,024, 4,096, ...
     q2, t2, above = _with_above(q, t)
@@ -116,5 +115,5 @@ def test_gpu_rounds_equal_the_cpu(long_copy):
         with pytest.raises(InputError) as cpu_err:
             trace.trace_end_points(q2, t2, order, DNA_SCORING, 300, threads=2)
         with pytest.raises(InputError) as gpu_err:
-            trace._trace_on_gpu(kernels, q2, t2, order, DNA_SCORING, 300)
+            trace.trace_on_gpu(kernels, q2, t2, order, DNA_SCORING, 300)
         assert str(gpu_err.value) == str(cpu_err.value)

@@ -19,6 +19,7 @@ from swgpu_core.alphabet import PROTEIN
 from swgpu_core.fasta import EncodedSequence
 from swgpu_core.pairs import align_pair_set, fasta_pairs
 from swgpu_core.scoring import Scoring
+from swgpu_core.significance import statistics
 from swgpu_core.stats import karlin_altschul
 
 LETTERS = "ACDEFGHIKLMNPQRSTVWY"
@@ -56,7 +57,7 @@ def test_api_equals_cpu_reference(pair_files):
     pairs = fasta_pairs(qpath, spath)
     assert pairs.subjects.n_sequences == 4  # "sc" twice is one subject
     params, _ = karlin_altschul(scoring)
-    hits, alignments, backend = align_pair_set(pairs, scoring, "cpu", params)
+    hits, alignments, backend = align_pair_set(pairs, scoring, "cpu", statistics(scoring))
     assert backend == "cpu" and len(hits) == len(alignments) == 5
     for (_, q), (sid, s), alns in zip(queries, subjects, alignments):
         want = _reference(q, s, scoring)
@@ -66,7 +67,7 @@ def test_api_equals_cpu_reference(pair_files):
         (got,) = alns
         assert got.subject_id == sid and got.rank == 1
         assert (got.score, got.qstart, got.qend, got.sstart, got.send, got.cigar) == (want.score, want.qstart, want.qend, want.sstart, want.send, want.cigar)
-        assert got.evalue == pytest.approx(params.evalue(got.score, len(q), len(s), 1))
+        assert got.evalue == pytest.approx(params.evalue(got.score, len(q), len(s), len(s)))
 
 
 def test_cli_round_trip(pair_files, swgpu, tmp_path):

@@ -88,3 +88,21 @@ def test_plan_command(bundled_db, swgpu, tmp_path: Path) -> None:
 def test_plan_rejects_bad_length(bundled_db, swgpu) -> None:
     rc, _, err = swgpu("plan", bundled_db.path, "--query-length", "0", "--no-gpu")
     assert rc != 0 and "--query-length must be at least 1" in err and "Traceback" not in err
+
+
+def test_geometry_comes_with_the_model(profile: LengthProfile) -> None:
+    """Lanes per pair follow the device's size (no H100 constant): a small GPU is full with
+    fewer threads, so pairs keep 8 lanes where an H100 gives them 32."""
+    from dataclasses import replace
+
+    from swgpu_core.plan import H100_GEOMETRY, DeviceGeometry, inter_lanes
+
+    small = DeviceGeometry("small", 20, 1024, 8 << 30)
+    assert small.busy_threads == 20 * 1024 and H100_GEOMETRY.busy_threads == 132 * 2048
+    assert inter_lanes(5_000, small.busy_threads) == 8 and inter_lanes(5_000, H100_GEOMETRY.busy_threads) == 32
+    model = replace(H100_DEFAULT, geometry=small)
+    a, b = evaluate(profile, 1000, 1_000_000, H100_DEFAULT), evaluate(profile, 1000, 1_000_000, model)
+    assert a.inter.sequences == b.inter.sequences and a.predicted_seconds != b.predicted_seconds  # other lanes, other rows
+    assert DeviceModel.from_json(model.to_json()) == model
+    old = {k: v for k, v in H100_DEFAULT.to_json().items() if k != "geometry"}  # a calibration cached before geometry
+    assert DeviceModel.from_json(old) == H100_DEFAULT

@@ -1,7 +1,7 @@
 """Traceback of search hits into full local alignments (see ``docs/traceback.md``)."""
 
 from .alignment import Alignment, build_alignment
-from .hits import AlignedHits, align_hits, align_query_hits, get_traceback
+from .hits import AlignedHits, align_query_hits
 from .traceback import PairTask, PairTrace, TracebackError, trace_pair, traceback_pairs
 
 __all__ = [
@@ -10,10 +10,8 @@ __all__ = [
     "PairTask",
     "PairTrace",
     "TracebackError",
-    "align_hits",
     "align_query_hits",
     "build_alignment",
-    "get_traceback",
     "trace_pair",
     "traceback_pairs",
 ]

@@ -1,47 +1,31 @@
 """Align the top hits of a search: the API entry between search results and output formats.
 
-:func:`align_query_hits` gathers each query's best ``n`` (query, subject, score) pairs,
-drops those whose E-value misses the cutoff (it depends only on the score, so before any
-traceback), hands all pairs at once to a traceback backend and turns the traced paths
-into :class:`~swgpu_core.align.alignment.Alignment` records with E-values and bit scores.
-A backend is any function with the signature of
-:func:`~swgpu_core.align.traceback.traceback_pairs` (a list of pairs in, a list of traced
-paths out, same order): the CPU one is here; a GPU one registers under ``"cuda"``.
+:func:`align_query_hits` hands every (query, subject, score) pair of the given hits at
+once to the traceback of an engine and turns the traced paths into
+:class:`~swgpu_core.align.alignment.Alignment` records, with E-values and bit scores from
+:func:`~swgpu_core.significance.hit_significance` (which hits to align, by E-value or
+count, is decided before, from scores: :func:`~swgpu_core.significance.filter_hits`).
+(:meth:`swgpu_core.engine.Engine.traceback`: a list of pairs in, a list of traced paths
+out, same order; CPU or GPU alike).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..database import Database
-from ..errors import BackendUnavailable, InputError
+from ..engine import Engine, get_engine
+from ..errors import InputError
 from ..fasta import EncodedSequence
 from ..scoring import Scoring
-from ..search import QueryHits, SearchResult
-from ..stats import KarlinAltschul
+from ..search import QueryHits
+from ..significance import NO_STATISTICS, Statistics, filter_hits, hit_significance
 from .alignment import Alignment, build_alignment
-from .traceback import PairTask, PairTrace, traceback_pairs
-
-TracebackFn = Callable[[Sequence[PairTask], Scoring], list[PairTrace]]
-
-
-def get_traceback(backend: str) -> TracebackFn:
-    """The traceback function of ``backend`` (``cpu``, ``cuda`` or ``auto``)."""
-    if backend == "cpu":
-        return traceback_pairs
-    if backend in ("cuda", "auto"):
-        try:
-            from ..gpu.traceback import traceback_pairs as gpu_traceback_pairs
-        except ImportError as exc:
-            if backend == "cuda":
-                raise BackendUnavailable(f"GPU traceback unavailable ({exc})") from None
-            return traceback_pairs
-        return gpu_traceback_pairs
-    raise InputError(f"unknown traceback backend {backend!r} (cpu, cuda or auto)")
+from .traceback import PairTask
 
 
 @dataclass
@@ -50,7 +34,7 @@ class AlignedHits:
 
     alignments: list[list[Alignment]]
     seconds: float
-    backend: str
+    backend: str  # the engine kind that traced them: cpu or cuda
 
     @property
     def count(self) -> int:
@@ -68,53 +52,34 @@ def align_query_hits(
     scoring: Scoring,
     n: int | None = None,
     *,
-    backend: str = "cpu",
-    params: KarlinAltschul | None = None,
+    backend: str | Engine = "cpu",
+    statistics: Statistics | None = None,
     max_evalue: float | None = None,
 ) -> AlignedHits:
-    """Alignments of each query's best ``n`` hits (all when None) with E-values from ``params``.
+    """Alignments of each query's best ``n`` hits (all when None), E-values from ``statistics``.
 
-    E-values count the whole database (``db.n_residues``, ``db.n_sequences``). With
-    ``max_evalue`` and ``params``, hits above the cutoff are left out.
+    ``max_evalue`` first drops the hits above the cutoff (from their scores). E-values
+    count the whole database (``db.n_residues``), as blastp's do.
     """
     if n is not None and n < 0:
         raise InputError(f"--align must be 0 or more (got {n})")
-    if max_evalue is not None and params is None:
-        raise InputError("--evalue needs E-values, which this scoring system does not have (give --lambda and --kappa)")
+    stats = statistics if statistics is not None else NO_STATISTICS
+    hits = filter_hits(hits, stats, db, max_evalue, n)
     started = time.perf_counter()
     tasks: list[PairTask] = []
     where: list[tuple[int, int, int]] = []  # (query number, rank, subject index)
-    evalues: list[float | None] = []
     subjects: dict[int, EncodedSequence] = {}
     for qi, qh in enumerate(hits):
-        for rank, (subject, score) in enumerate(zip(qh.subjects[:n].tolist(), qh.scores[:n].tolist()), start=1):
-            evalue = params.evalue(score, len(qh.query), db.n_residues, db.n_sequences) if params else None
-            if max_evalue is not None and evalue > max_evalue:
-                continue
+        for rank, (subject, score) in enumerate(zip(qh.subjects.tolist(), qh.scores.tolist()), start=1):
             if subject not in subjects:
                 subjects[subject] = _subject(db, subject)
             tasks.append(PairTask(qh.query.codes, subjects[subject].codes, int(score)))
             where.append((qi, rank, subject))
-            evalues.append(evalue)
-    traces = get_traceback(backend)(tasks, scoring)
+    engine = get_engine(backend)
+    traces = engine.traceback(tasks, scoring)
     out: list[list[Alignment]] = [[] for _ in hits]
-    for (qi, rank, subject), trace, evalue in zip(where, traces, evalues):
+    for (qi, rank, subject), trace in zip(where, traces):
         aln = build_alignment(trace, hits[qi].query, subjects[subject], subject, rank, scoring)
-        if params is not None:
-            aln.evalue = evalue
-            aln.bitscore = params.bitscore(aln.score)
+        aln.evalue, aln.bitscore = hit_significance(stats, qi, hits[qi].query, aln.score, len(subjects[subject]), db)
         out[qi].append(aln)
-    return AlignedHits(out, time.perf_counter() - started, backend)
-
-
-def align_hits(
-    db: Database,
-    result: SearchResult,
-    n: int | None = None,
-    backend: str = "cpu",
-    *,
-    params: KarlinAltschul | None = None,
-    max_evalue: float | None = None,
-) -> list[list[Alignment]]:
-    """Alignments of the best ``n`` hits of each query of a search (all hits when None)."""
-    return align_query_hits(db, result.hits, result.scoring, n, backend=backend, params=params, max_evalue=max_evalue).alignments
+    return AlignedHits(out, time.perf_counter() - started, engine.kind)

@@ -16,8 +16,19 @@ from scoring_matrices import ScoringMatrix
 
 from ..database import Chunk, Database
 from ..fasta import EncodedSequence
+from ..score_stats import ScoreHistograms
 from ..scoring import Scoring
-from . import candidates
+
+
+def candidates(scores: np.ndarray, first: int, top: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices (offset by ``first``) and scores of every entry >= the ``top``-th largest:
+    the chunk's candidates as :meth:`swgpu_core.engine.Scanner.scan_chunk` returns them."""
+    if top >= scores.size:
+        keep = np.arange(scores.size)
+    else:
+        kth = np.partition(scores, scores.size - top)[scores.size - top]
+        keep = np.flatnonzero(scores >= kth)
+    return keep.astype(np.int64) + first, scores[keep].astype(np.int32)
 
 
 def opal_alphabet(scoring: Scoring) -> tuple[str, np.ndarray, np.ndarray]:
@@ -90,5 +101,13 @@ class CpuBackend:
         self._pool.map(run, parts)
         return out
 
-    def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        return [candidates(self.scores(db, chunk, q), chunk.first, top) for q in queries]
+    def scan_chunk(
+        self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, score_stats: ScoreHistograms | None = None
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        out = []
+        for qi, q in enumerate(queries):
+            scores = self.scores(db, chunk, q)
+            if score_stats is not None:
+                score_stats.add(qi, scores, db.lengths[chunk.first : chunk.stop])
+            out.append(candidates(scores, chunk.first, top))
+        return out

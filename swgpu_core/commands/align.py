@@ -1,10 +1,11 @@
-"""``swgpu align --db DB --hits HITS.npz... --out PATH``: full alignments of saved top hits.
+"""``swgpu align --db DB --hits HITS.npz... --out PATH...``: full alignments of saved top hits.
 
 The hit lists (from ``search --save-hits``, one per chunk or group of chunks) are merged
-into each query's global top hits exactly as ``swgpu merge`` does, then traced back and
-written as BLAST tabular, SAM, BAM, JSON lines or a pairwise view (``--format`` or the
-output's extension). The queries travel inside the hit lists; ``--query`` is only checked
-against them, so a workflow can pass the batch FASTA it searched.
+into each query's global top hits exactly as ``swgpu merge`` does, then traced back once
+and written as BLAST tabular, SAM, BAM, JSON lines or a pairwise view (``--format`` or
+each output's extension): several ``--out`` paths are all written from that one
+traceback. The queries travel inside the hit lists; ``--query`` is only checked against
+them, so a workflow can pass the batch FASTA it searched.
 """
 
 from __future__ import annotations
@@ -12,15 +13,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-import numpy as np
-
-from ..align.options import add_alignment_arguments, alignments_for, check_alignment_arguments
-from ..database import Database
 from ..errors import InputError
-from ..fasta import read_sequences
-from ..formats import FORMATS, choose_format, write_alignments
-from ..hitlist import load_hits, merge_hits, scoring_of
-from ..outfmt import STANDARD_FIELDS, parse_outfmt
+from ._options import add_alignment_arguments, add_output_arguments, check_alignment_arguments, report_hits
 from .search import check_top
 
 NAME = "align"
@@ -31,9 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", required=True, help="the database searched")
     parser.add_argument("--hits", required=True, nargs="+", help="hit lists (.npz) from 'swgpu search --save-hits' covering the database")
     parser.add_argument("--query", help="the query FASTA searched (optional: checked against the queries inside the hit lists)")
-    parser.add_argument("--out", default="-", help="output file, '-' for standard output (default)")
-    parser.add_argument("--format", choices=FORMATS, help="output format (default: from the --out extension .sam .bam .jsonl .txt, else tsv)")
-    parser.add_argument("--outfmt", default="6 " + " ".join(STANDARD_FIELDS), help="BLAST tabular format 6 or 7 and fields, for tsv output (default: 6 std)")
+    add_output_arguments(parser, out_help="output files, each in the format of its extension; '-' for standard output (default)", several=True)
     parser.add_argument("--top", type=int, help="hits per query to consider (default: as many as the hit lists kept)")
     parser.add_argument("--partial", action="store_true", help="accept hit lists that do not cover every chunk")
     parser.add_argument("--quiet", action="store_true", help="no summary on stderr")
@@ -41,23 +33,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    kind = choose_format(args.out, args.format)
+    import numpy as np
+
+    from .. import api
+    from ..formats import plan_output, write_output
+    from ..hitlist import load_hits, merge_hits, scoring_of
+
+    paths = args.out or ["-"]
+    if len(set(paths)) != len(paths):
+        raise InputError(f"--out names a file twice ({' '.join(paths)})")
+    outputs = [plan_output(p, args.format, args.outfmt) for p in paths]
     check_alignment_arguments(args)
-    table = parse_outfmt(args.outfmt) if kind == "tsv" else None
     if args.top is not None:
         check_top(args.top)
     lists = [load_hits(p) for p in args.hits]
-    db = Database(args.db)
+    db = api.open_database(args.db)
     hits = merge_hits(lists, db, args.top, partial=args.partial)
     if args.query:
-        queries = read_sequences(args.query, db.alphabet)
+        queries = api.read_queries(args.query, db.alphabet)
         if [q.id for q in queries] != [qh.query.id for qh in hits] or not all(
             np.array_equal(q.codes, qh.query.codes) for q, qh in zip(queries, hits)
         ):
             raise InputError(f"{args.query}: its sequences are not the queries of the hit lists ({args.hits[0]})")
-    scoring = scoring_of(lists[0])
-    aligned, _, why = alignments_for(args, db, hits, scoring, args.backend)
-    write_alignments(args.out, kind, db, hits, aligned.alignments, table=table, scoring=scoring.describe(), note=why)
+    results, aligned = report_hits(args, db, hits, scoring_of(lists[0]), outputs, program="swgpu align", backend=args.backend)
+    for output in outputs:
+        write_output(output, results)
     if not args.quiet:
-        print(f"swgpu align: {aligned.count} alignments of {len(hits)} queries in {aligned.seconds:.2f} s ({kind})", file=sys.stderr)
+        traced = f"{aligned.count} alignments of {len(hits)} queries in {aligned.seconds:.2f} s" if aligned else f"{len(hits)} queries, no traceback needed"
+        print(f"swgpu align: {traced} ({', '.join(o.kind for o in outputs)})", file=sys.stderr)
     return 0

@@ -23,15 +23,12 @@ import numpy as np
 
 from ..alphabet import DNA, PROTEIN
 from ..errors import InputError
-from ..formats import FORMATS, choose_format, write_alignments
 from ..long import endpoints
-from ..long.endpoints import DEFAULT_BAND_WIDTH, DEFAULT_TOP, BandRule
+from ..long.endpoints import DEFAULT_BAND_WIDTH, DEFAULT_TOP
 from ..long.gpu_plan import parse_gpu_sections
-from ..long.run import TargetView, alignments, check_inputs, end_points, read_single, resolve_backend, scan_sections
-from ..long.sections import layout, parse_section
-from ..outfmt import parse_outfmt
+from ..long.sections import parse_section
 from ..scoring import Scoring
-from ..search import QueryHits
+from ._options import add_output_arguments
 from .search import parse_index_list
 
 NAME = "align-long"
@@ -59,9 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--section", metavar="I/N", help="scan only section I (0-based) of N; use with --save-ends")
     parser.add_argument("--save-ends", metavar="PATH", help="save the scanned section's band end points (.npz) for a later --ends merge")
     parser.add_argument("--ends", nargs="+", metavar="NPZ", help="merge saved sections (all N of them) instead of scanning")
-    parser.add_argument("--out", help="alignment output, '-' for standard output (default '-', or none with --save-ends)")
-    parser.add_argument("--format", choices=FORMATS, help="output format (default: from the --out extension .sam .bam .jsonl .txt, else tsv)")
-    parser.add_argument("--outfmt", default=DEFAULT_OUTFMT, help="BLAST tabular format and fields for tsv output (default '%(default)s')")
+    add_output_arguments(parser, out_help="alignment output (table, .sam, .bam, .jsonl, .txt), '-' for standard output (default '-', or none with --save-ends)", outfmt=DEFAULT_OUTFMT)
     parser.add_argument("--threads", type=int, default=0, help="CPU threads for a CPU traceback (default: all cores)")
     parser.add_argument("--quiet", action="store_true", help="no summary on stderr")
 
@@ -77,6 +72,9 @@ def _checksum(codes: np.ndarray) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from .. import api
+    from ..formats import plan_output, write_output
+
     if args.top < 1:
         raise InputError(f"--top must be >= 1 (got {args.top})")
     if args.section and not args.save_ends:
@@ -84,57 +82,41 @@ def run(args: argparse.Namespace) -> int:
     if args.ends and (args.section or args.save_ends):
         raise InputError("--ends merges saved sections: it takes neither --section nor --save-ends")
     out = args.out if args.out is not None else (None if args.save_ends else "-")
-    kind = choose_format(out, args.format) if out else None
-    table = parse_outfmt(args.outfmt) if kind == "tsv" else None
+    output = plan_output(out, args.format, args.outfmt) if out else None
     devices = parse_index_list(args.devices, "--devices") if args.devices else [0]
     gpu_sections = parse_gpu_sections(args.gpu_sections)
+    section = parse_section(args.section) if args.section else None
     scoring = scoring_of(args)
     alphabet = DNA if args.alphabet == "dna" else PROTEIN
-    query = read_single(args.query, alphabet, "query")
-    target = read_single(args.target, alphabet, "target")
-    rule = BandRule(len(query), args.band_width)
-    check_inputs(query, target, scoring, rule)
+    query = api.read_sequence(args.query, alphabet, "query")
+    target = api.read_sequence(args.target, alphabet, "target")
     meta = {
         "query_id": query.id, "query_length": len(query), "query_crc": _checksum(query.codes),
         "target_id": target.id, "target_length": len(target), "target_crc": _checksum(target.codes),
-        "scoring": scoring.describe(), "band_width": rule.width, "overlap": args.max_alignment_length,
+        "scoring": scoring.describe(), "band_width": args.band_width, "overlap": args.max_alignment_length,
     }  # fmt: skip
+    shape = {"band_width": args.band_width, "max_alignment_length": args.max_alignment_length}
 
     started = time.perf_counter()
     if args.ends:
         found = _load_sections(args.ends, meta)
-        backend, scan_seconds, cells, extra, parts = "saved", 0.0, 0, 0, 0
     else:
-        backend = resolve_backend(args.backend)
-        if args.section:
-            index, count = parse_section(args.section)
-            sections = [layout(len(target), count, args.max_alignment_length)[index]]
-        else:
-            count = len(devices) if backend == "cuda" else 1
-            sections = layout(len(target), count, args.max_alignment_length)
-        results = scan_sections(query.codes, target.codes, sections, rule, scoring, backend, devices, gpu_sections)
-        found = [r.found for r in results]
-        scan_seconds = max(r.seconds for r in results)
-        cells = sum(r.owned_cells for r in results)
-        extra = sum(r.cells for r in results) - cells
-        parts = max(r.parts for r in results)
+        scan = api.scan_long(query, target, scoring, **shape, backend=args.backend, devices=devices, gpu_sections=gpu_sections, section=section)
+        found = scan.found
         if args.save_ends:
-            s = sections[0]
-            endpoints.save(args.save_ends, endpoints.merge(found), {**meta, "section_index": s.index if args.section else 0, "section_count": count if args.section else 1})
-    if not args.quiet and cells:
-        rate = cells / scan_seconds / 1e9 if scan_seconds > 0 else float("inf")
-        where = f"{backend}, {parts} part(s) per section" if backend == "cuda" else backend
-        print(f"swgpu align-long: {cells:,} cells (+{extra:,} overlap) on {where} in {scan_seconds:.3f} s ({rate:.2f} GCUPS)", file=sys.stderr)
+            index, count = section if section else (0, 1)
+            endpoints.save(args.save_ends, endpoints.merge(found), {**meta, "section_index": index, "section_count": count})
+        if not args.quiet and scan.cells:
+            rate = scan.cells / scan.seconds / 1e9 if scan.seconds > 0 else float("inf")
+            where = f"{scan.backend}, {scan.parts} part(s) per section" if scan.backend == "cuda" else scan.backend
+            print(f"swgpu align-long: {scan.cells:,} cells (+{scan.extra_cells:,} overlap) on {where} in {scan.seconds:.3f} s ({rate:.2f} GCUPS)", file=sys.stderr)
     if out is None:
         return 0
-    ends = end_points(found, rule, args.top)
-    # with --ends the scan backend is 'saved': the traceback still picks its own
-    alns = alignments(query, target, ends, scoring, args.max_alignment_length, args.threads, resolve_backend(args.backend))
-    hits = [QueryHits(query, np.zeros(len(alns), np.int64), np.array([a.score for a in alns], np.int32))]
-    view = TargetView(args.target, target, alphabet)
-    write_alignments(out, kind, view, hits, [alns], table=table, scoring=scoring.describe(), program="swgpu align-long")
+    # with --ends nothing was scanned here: the traceback still resolves its own backend
+    results = api.trace_long(query, target, found, scoring, top=args.top, **shape, backend=args.backend, threads=args.threads, target_path=args.target)
+    write_output(output, results)
     if not args.quiet:
-        print(f"swgpu align-long: {len(alns)} alignments in {time.perf_counter() - started:.2f} s ({kind})", file=sys.stderr)
+        print(f"swgpu align-long: {len(results.alignments[0])} alignments in {time.perf_counter() - started:.2f} s ({output.kind})", file=sys.stderr)
     return 0
 
 

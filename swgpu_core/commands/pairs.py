@@ -14,14 +14,8 @@ import argparse
 import sys
 import time
 
-from ..align.options import statistics
-from ..atomic import atomic_output
-from ..database import Database
 from ..errors import InputError
-from ..formats import FORMATS, choose_format, write_alignments
-from ..outfmt import STANDARD_FIELDS, parse_outfmt, write_table
-from ..pairs import align_pair_set, fasta_pairs, table_pairs
-from ..scoring import Scoring
+from ._options import add_output_arguments, statistics_of
 from .search import add_scoring_arguments
 
 NAME = "pairs"
@@ -33,9 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--subject", help="subject FASTA, in the order of --query")
     parser.add_argument("--pairs", help="table of 'query_id subject_id' lines (tab or space separated, '#' comments)")
     parser.add_argument("--db", help="database directory holding the --pairs subjects (and queries, without --query)")
-    parser.add_argument("--out", default="-", help="output file, '-' for standard output (default)")
-    parser.add_argument("--format", choices=FORMATS, help="output format (default: from the --out extension .sam .bam .jsonl .txt, else tsv)")
-    parser.add_argument("--outfmt", default="6 " + " ".join(STANDARD_FIELDS), help="BLAST tabular format 6 or 7 and fields, for tsv output (default: 6 std)")
+    add_output_arguments(parser, out_help="output file (table, .sam, .bam, .jsonl, .txt), '-' for standard output (default)")
     parser.add_argument("--backend", choices=("cpu", "cuda", "auto"), default="auto", help="alignment backend (default auto: CUDA if usable, else CPU)")
     parser.add_argument("--lambda", dest="lam", type=float, help="Karlin-Altschul lambda for scoring systems BLAST has no parameters for")
     parser.add_argument("--kappa", type=float, help="Karlin-Altschul K, with --lambda")
@@ -44,8 +36,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    kind = choose_format(args.out, args.format)
-    table = parse_outfmt(args.outfmt) if kind == "tsv" else None
+    from .. import api
+    from ..formats import plan_output, write_output
+    from ..scoring import Scoring
+
+    output = plan_output(args.out or "-", args.format, args.outfmt)
     if (args.lam is None) != (args.kappa is None):
         raise InputError("--lambda and --kappa go together: give both or neither")
     if args.lam is not None and not (args.lam > 0 and args.kappa > 0):
@@ -54,24 +49,19 @@ def run(args: argparse.Namespace) -> int:
     if args.pairs:
         if not args.db or args.subject:
             raise InputError("--pairs takes --db (and optionally --query), not --subject")
-        pairs = table_pairs(args.pairs, Database(args.db), args.query)
+        pairs = api.table_pairs(args.pairs, api.open_database(args.db), args.query)
     elif args.query and args.subject:
         if args.db:
             raise InputError("--query with --subject aligns two FASTA files; --db goes with --pairs")
-        pairs = fasta_pairs(args.query, args.subject)
+        pairs = api.fasta_pairs(args.query, args.subject)
     else:
         raise InputError("give --query A.fasta --subject B.fasta, or --pairs TABLE --db DB")
-    params, why = statistics(args, scoring)
+    stats = statistics_of(args, scoring)
     started = time.perf_counter()
-    hits, alignments, backend = align_pair_set(pairs, scoring, args.backend, params)
+    results, backend = api.align_pairs(pairs, scoring, backend=args.backend, statistics=stats)
     seconds = time.perf_counter() - started
-    if kind == "tsv":
-        ordered = iter([a for alns in alignments for a in alns])
-        with atomic_output(args.out) as fh:
-            write_table(fh, table, pairs.subjects, hits, align=lambda hit: next(ordered), program="swgpu pairs", scoring=scoring.describe())
-    else:
-        write_alignments(args.out, kind, pairs.subjects, hits, alignments, scoring=scoring.describe(), program="swgpu pairs", note=why)
+    write_output(output, results)
     if not args.quiet:
-        n = sum(len(a) for a in alignments)
-        print(f"swgpu pairs: {n} of {len(pairs)} pairs aligned in {seconds:.2f} s on {backend} ({kind})", file=sys.stderr)
+        n = sum(len(a) for a in results.alignments)
+        print(f"swgpu pairs: {n} of {len(pairs)} pairs aligned in {seconds:.2f} s on {backend} ({output.kind})", file=sys.stderr)
     return 0

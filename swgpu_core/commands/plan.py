@@ -8,9 +8,10 @@ import sys
 
 from ..atomic import atomic_output
 from ..database import Database
+from ..engine import get_engine
 from ..errors import InputError
 from ..fasta import read_sequences
-from ..plan import LengthProfile, choose_threshold, device_model, evaluate, plot_sweep, sweep
+from ..plan import LengthProfile, choose_threshold, evaluate, plot_sweep, sweep
 
 NAME = "plan"
 HELP = "choose the inter/intra-task length threshold for a database and query length; plot predicted speed"
@@ -31,9 +32,11 @@ def run(args: argparse.Namespace) -> int:
     qlen = max(len(q) for q in read_sequences(args.query)) if args.query else args.query_length
     if qlen < 1:
         raise InputError(f"--query-length must be at least 1 (got {qlen})")
-    model = device_model(use_gpu=not args.no_gpu)
+    engine = get_engine("cpu" if args.no_gpu else "auto")
+    model = engine.device_model()
     if not model.measured:
-        print(f"swgpu plan: no calibrated GPU here; using {model.name}", file=sys.stderr)
+        why = f" ({engine.choice.reason})" if engine.choice.reason else ""
+        print(f"swgpu plan: no calibrated GPU here{why}; using {model.name}", file=sys.stderr)
     # The CUDA backend scans the chunks that fit on a GPU as one batch: plan the whole database.
     whole = LengthProfile(db.lengths)
     chosen = evaluate(whole, qlen, args.threshold, model) if args.threshold else choose_threshold(whole, qlen, model)

@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 
-from ..align.options import add_alignment_arguments, alignments_for, check_alignment_arguments
+from ._options import add_alignment_arguments, alignments_for, check_alignment_arguments
 from ..database import Database
 from ..dbstats import default_threshold
 from ..errors import InputError

@@ -9,38 +9,27 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..align.options import add_alignment_arguments, check_alignment_arguments, table_rows
-from ..atomic import atomic_output
-from ..backends import get_backend
-from ..database import Database
 from ..errors import InputError
-from ..fasta import read_sequences
-from ..hitlist import save_hits
-from ..outfmt import DEFAULT_FIELDS, parse_outfmt, write_table
-from ..scoring import PROTEIN_MATRICES, Scoring
-from ..search import search
+from ._options import add_alignment_arguments, add_output_arguments, check_alignment_arguments, hit_options, report_hits
 
 NAME = "search"
 HELP = "search protein queries against a database; exact Smith-Waterman scores, top hits per query"
 
 
 def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
+    from ..scoring import PROTEIN_MATRICES
+
     parser.add_argument("--matrix", default="BLOSUM62", help=f"substitution matrix ({', '.join(PROTEIN_MATRICES)}; default BLOSUM62)")
     parser.add_argument("--gap-open", type=int, default=11, help="gap opening cost; a gap of length k costs open + k*extend (default 11)")
     parser.add_argument("--gap-extend", type=int, default=1, help="gap extension cost (default 1)")
 
 
-def add_output_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--outfmt", default="6 " + " ".join(DEFAULT_FIELDS), help="BLAST tabular format 6 or 7 and field names (default '%(default)s')")
-    parser.add_argument("--top", type=int, default=50, help="hits kept per query (default 50)")
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", required=True, help="database directory built by 'swgpu makedb'")
     parser.add_argument("--query", required=True, help="query FASTA[.gz], one or more protein sequences")
-    parser.add_argument("--out", help="result table, '-' for standard output (default '-', or none when --save-hits is given)")
+    add_output_arguments(parser, out_help="results (table, .sam, .bam, .jsonl, .txt), '-' for standard output (default '-', or none when --save-hits is given)")
     parser.add_argument("--backend", choices=("cpu", "cuda", "auto"), default="auto", help="compute backend (default auto: CUDA if a GPU is usable, else CPU)")
-    add_output_arguments(parser)
+    parser.add_argument("--top", type=int, default=50, help="hits kept per query (default 50)")
     add_scoring_arguments(parser)
     parser.add_argument("--threads", type=int, default=0, help="CPU threads (default: all available cores)")
     parser.add_argument("--devices", help="comma-separated CUDA device indices (default: all visible)")
@@ -89,35 +78,42 @@ def parse_size(spec: str, option: str) -> int:
 
 
 def check_top(top: int) -> None:
-    if top < 1:
-        raise InputError(f"--top must be at least 1 (got {top})")
+    from ..search import check_search_options
+
+    check_search_options(top)
 
 
 def run(args: argparse.Namespace) -> int:
-    fmt = parse_outfmt(args.outfmt)
-    check_top(args.top)
+    from .. import api
+    from ..engine import get_engine
+    from ..formats import plan_output, write_output
+    from ..hitlist import save_hits
+    from ..scoring import Scoring
+    from ..search import check_search_options
+
+    out = args.out if args.out is not None else (None if args.save_hits else "-")
+    output = plan_output(out, args.format, args.outfmt) if out is not None else None
+    check_search_options(args.top, args.threads, args.threshold)
     check_alignment_arguments(args)
-    if args.threads < 0:
-        raise InputError(f"--threads must be 0 (all cores) or more (got {args.threads})")
     scoring = Scoring.protein(args.matrix, args.gap_open, args.gap_extend)
-    db = Database(args.db)
+    options = hit_options(args, scoring) if output is not None else None
+    db = api.open_database(args.db)
     chunks = parse_index_list(args.chunks, "--chunks", len(db.chunks)) if args.chunks else None
     devices = parse_index_list(args.devices, "--devices") if args.devices else None
-    queries = read_sequences(args.query, db.alphabet)
-    if args.threshold is not None and args.threshold < 1:
-        raise InputError(f"--threshold must be at least 1 (got {args.threshold})")
+    queries = api.read_queries(args.query, db.alphabet)
     budget = parse_size(args.gpu_memory, "--gpu-memory") if args.gpu_memory else None
-    backend = get_backend(
-        args.backend, scoring, threads=args.threads, devices=devices, threshold=args.threshold, memory_budget=budget, quiet=args.quiet
-    )
-    result = search(db, queries, scoring, backend, top=args.top, chunks=chunks, show_progress=not args.quiet)
-    out = args.out if args.out is not None else (None if args.save_hits else "-")
+    engine = get_engine(args.backend)
+    if engine.choice.reason and not args.quiet:
+        print(f"swgpu: no usable GPU ({engine.choice.reason}); searching on the CPU", file=sys.stderr)
+    result = api.search(
+        db, queries, scoring, backend=engine, top=args.top, chunks=chunks, threads=args.threads, devices=devices,
+        threshold=args.threshold, memory_budget=budget, show_progress=not args.quiet,
+    )  # fmt: skip
     if args.save_hits:
         save_hits(args.save_hits, result, args.top, chunks if chunks is not None else list(range(len(db.chunks))))
-    if out is not None:
-        rows, align = table_rows(args, fmt, db, result.hits, scoring, "auto" if result.backend == "cuda" else "cpu")
-        with atomic_output(out) as fh:
-            write_table(fh, fmt, db, rows, align=align, program="swgpu search", scoring=scoring.describe())
+    if output is not None:
+        results, _ = report_hits(args, db, result.hits, scoring, [output], program="swgpu search", backend=engine, options=options)
+        write_output(output, results)
     if not args.quiet:
         print(
             f"swgpu search: {len(queries)} queries x {db.n_sequences:,} subjects ({result.cells / 1e9:.2f} G cells) "

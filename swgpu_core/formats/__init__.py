@@ -1,31 +1,84 @@
-"""Alignment outputs: BLAST tabular, SAM, BAM, JSON lines and a pairwise text view.
+"""The one output path: BLAST tabular, SAM, BAM, JSON lines and a pairwise text view.
 
-The format is ``--format`` when given, else the output file's extension (``.sam``,
-``.bam``, ``.jsonl``/``.json``, ``.txt``/``.pairwise``), else BLAST tabular per
-``--outfmt``. Importing this package registers the alignment fields of the tabular
-format (:mod:`.tabular`).
+Every command (search, merge, align, pairs, align-long) and the API hand a
+:class:`Results` to :func:`write_results`. The format is ``format`` when given, else the
+output file's extension (``.sam``, ``.bam``, ``.jsonl``/``.json``, ``.txt``/``.pairwise``),
+else BLAST tabular per ``outfmt`` (:mod:`swgpu_core.outfmt`). Tables of scores and
+E-values need only hits; every other format, and tabular alignment fields, need the
+hits' alignments (:func:`needs_alignments` says so before any work starts).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
-from ..align import Alignment
 from ..atomic import atomic_output
-from ..database import Database
 from ..errors import InputError
-from ..outfmt import OutFormat, write_table
-from ..search import QueryHits
-from .sam import write_bam, write_sam
-from .tabular import table_input
-from .text import write_jsonl, write_pairwise
+from ..outfmt import DEFAULT_OUTFMT, OutFormat, parse_outfmt, write_table
+from ..significance import NO_STATISTICS, Statistics
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..align import Alignment
+    from ..search import QueryHits
 
 FORMATS = ("tsv", "sam", "bam", "jsonl", "pairwise")
 _EXTENSIONS = {".sam": "sam", ".bam": "bam", ".jsonl": "jsonl", ".json": "jsonl", ".txt": "pairwise", ".pairwise": "pairwise"}
 
 
-def choose_format(path: str, explicit: str | None = None) -> str:
+class Subjects(Protocol):
+    """What the writers ask of the sequences hits point into: a :class:`~swgpu_core.database.Database`,
+    the subjects of pairs (:class:`~swgpu_core.pairs.SubjectSet`) or align-long's target (:class:`~swgpu_core.long.run.TargetView`)."""
+
+    path: object
+    version_tag: str
+
+    @property
+    def lengths(self) -> np.ndarray: ...
+
+    @property
+    def order(self) -> np.ndarray: ...
+
+    @property
+    def n_residues(self) -> int: ...
+
+    @property
+    def n_sequences(self) -> int: ...
+
+    def header(self, i: int) -> tuple[str, str]: ...
+
+    def seq_id(self, i: int) -> str: ...
+
+
+@dataclass
+class Results:
+    """What the writers need: per query its hits (best first) and, when traced, their alignments.
+
+    ``db`` is the database searched (or, for pairs and align-long, an object answering the
+    same questions: ``header(i)``, ``seq_id(i)``, ``lengths``, ``order``, ``path``,
+    ``version_tag``, ``alphabet``). ``alignments[q][k]`` is the alignment of
+    ``hits[q]``'s k-th hit. ``each_pair_alone``: each hit is its own search space (pairs).
+    """
+
+    db: Subjects
+    hits: Sequence[QueryHits]
+    alignments: Sequence[Sequence[Alignment]] | None = None
+    statistics: Statistics = NO_STATISTICS
+    scoring: str = ""
+    program: str = "swgpu"
+    note: str = ""
+    each_pair_alone: bool = False
+
+    @property
+    def queries(self) -> list:
+        return [qh.query for qh in self.hits]
+
+
+def choose_format(path: str | os.PathLike, explicit: str | None = None) -> str:
     """The output format: ``explicit``, else from the extension of ``path`` (default tsv)."""
     if explicit is not None:
         if explicit not in FORMATS:
@@ -37,33 +90,55 @@ def choose_format(path: str, explicit: str | None = None) -> str:
     return _EXTENSIONS.get(os.path.splitext(name)[1], "tsv")
 
 
-def write_alignments(
-    path: str,
-    kind: str,
-    db: Database,
-    hits: Sequence[QueryHits],
-    alignments: Sequence[Sequence[Alignment]],
-    *,
-    table: OutFormat | None = None,
-    scoring: str = "",
-    program: str = "swgpu align",
-    note: str = "",
-) -> None:
-    """Write ``alignments`` (per query of ``hits``, best first) to ``path`` in format ``kind``."""
-    queries = [qh.query for qh in hits]
-    if kind == "bam":
-        write_bam(path, db, queries, alignments, scoring)
-    elif kind == "sam":
-        write_sam(path, db, queries, alignments, scoring)
-    elif kind == "tsv":
-        if table is None:
-            raise InputError("tabular output needs --outfmt")
-        rows, align = table_input(hits, alignments)
-        with atomic_output(path) as fh:
-            write_table(fh, table, db, rows, align=align, program=program, scoring=scoring)
-    else:
-        with atomic_output(path) as fh:
-            if kind == "jsonl":
-                write_jsonl(fh, alignments)
-            else:
-                write_pairwise(fh, db, queries, alignments, scoring, note)
+@dataclass(frozen=True)
+class Output:
+    """One output file and its format (``table``: the parsed ``--outfmt``, tsv only)."""
+
+    path: str
+    kind: str
+    table: OutFormat | None = None
+
+    @property
+    def needs_alignments(self) -> bool:
+        return self.kind != "tsv" or self.table.needs_alignment
+
+
+def plan_output(path: str | os.PathLike, format: str | None = None, outfmt: str = DEFAULT_OUTFMT) -> Output:
+    """Check an output request before any work: its format, and for tables the fields."""
+    kind = choose_format(path, format)
+    return Output(os.fspath(path), kind, parse_outfmt(outfmt) if kind == "tsv" else None)
+
+
+def needs_alignments(outputs: Sequence[Output]) -> bool:
+    return any(o.needs_alignments for o in outputs)
+
+
+def write_results(path: str | os.PathLike, results: Results, *, format: str | None = None, outfmt: str | OutFormat = DEFAULT_OUTFMT) -> None:
+    """Write ``results`` to ``path`` (``-``: standard output) in the chosen format, atomically."""
+    out = plan_output(path, format, outfmt) if isinstance(outfmt, str) else Output(os.fspath(path), choose_format(path, format), outfmt)
+    write_output(out, results)
+
+
+def write_output(out: Output, results: Results) -> None:
+    """Write one planned :class:`Output`."""
+    if out.needs_alignments and results.alignments is None:
+        raise InputError(f"{out.path}: {out.kind} output needs alignments: align the hits first")
+    if out.kind in ("sam", "bam"):
+        from .sam import write_bam, write_sam
+
+        (write_bam if out.kind == "bam" else write_sam)(out.path, results.db, results.queries, results.alignments, results.scoring)
+        return
+    with atomic_output(out.path) as fh:
+        if out.kind == "tsv":
+            write_table(
+                fh, out.table, results.db, results.hits, results.statistics,
+                alignments=results.alignments, each_pair_alone=results.each_pair_alone, program=results.program,
+            )  # fmt: skip
+        elif out.kind == "jsonl":
+            from .text import write_jsonl
+
+            write_jsonl(fh, results.alignments)
+        else:
+            from .text import write_pairwise
+
+            write_pairwise(fh, results.db, results.queries, results.alignments, results.scoring, results.note)

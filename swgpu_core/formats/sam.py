@@ -20,14 +20,17 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pysam
 
 from .. import __version__
-from ..align import Alignment
 from ..database import Database
 from ..errors import InputError
 from ..fasta import EncodedSequence
+
+if TYPE_CHECKING:
+    from ..align import Alignment
 
 
 def _header(db: Database, alignments: Sequence[Sequence[Alignment]], scoring: str) -> tuple[pysam.AlignmentHeader, dict[int, int]]:

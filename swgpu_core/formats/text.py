@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from .. import __version__
-from ..align import Alignment
 from ..database import Database
 from ..fasta import EncodedSequence
 from ..stats import format_bitscore, format_evalue
+
+if TYPE_CHECKING:
+    from ..align import Alignment
 
 #: Residues per line of the pairwise view, as in BLAST.
 WIDTH = 60
@@ -65,7 +67,7 @@ def _percent(part: int, whole: int) -> str:
 
 def format_pairwise(aln: Alignment) -> str:
     """One alignment as BLAST shows it: header lines, then query, match and subject lines."""
-    expect = "" if aln.evalue is None else f",  Expect = {format_evalue(aln.evalue)}"
+    expect = "" if aln.evalue is None else f",  Expect = {format_evalue(aln.evalue, pairwise=True)}"
     bits = f"{format_bitscore(aln.bitscore)} bits ({aln.score})" if aln.bitscore is not None else f"{aln.score}"
     lines = [
         f">{_title(aln.subject_id, aln.subject_description)}",
@@ -104,7 +106,7 @@ def write_pairwise(
             continue
         out.write(f"{'Sequences producing significant alignments:':<70}{'Score':>8}{'E':>10}\n\n")
         for a in alns:
-            evalue = "*" if a.evalue is None else format_evalue(a.evalue)
+            evalue = "*" if a.evalue is None else format_evalue(a.evalue, pairwise=True)
             out.write(f"{_title(a.subject_id, a.subject_description)[:68]:<70}{a.score:>8}{evalue:>10}\n")
         out.write("\n")
         for a in alns:

@@ -5,7 +5,7 @@ kernels with the GPU full (cells per second), one pair of long subjects alone in
 kernel (seconds per row: the critical path of the longest subject) and the same pair
 beside a full GPU (how much the bulk slows it down). The cache
 lives in ``$SWGPU_CACHE`` or ``~/.cache/swgpu`` and is keyed by GPU name and a hash of
-the kernel source, so a changed kernel is measured again.
+the kernel source and its compile options, so a changed kernel is measured again.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from pathlib import Path
 import cupy as cp
 import numpy as np
 
+from ..kernel_abi import compile_options
 from ..plan import DeviceModel
 from ..scoring import Scoring
 from .kernels import INTER_SHAPES, INTRA_SHAPES, build_profile, kernel_source
-
 
 #: bumped when the model's constants change meaning, so cached calibrations are redone
 MODEL_VERSION = "2"
@@ -33,7 +33,7 @@ def cache_path() -> Path:
 
 
 def _key(name: str, arith: str) -> str:
-    digest = hashlib.sha256(kernel_source().encode() + MODEL_VERSION.encode()).hexdigest()[:12]
+    digest = hashlib.sha256((kernel_source() + " ".join(compile_options()) + MODEL_VERSION).encode()).hexdigest()[:12]
     return f"{name}|{arith}|{digest}"
 
 
@@ -46,7 +46,7 @@ def load_or_calibrate(worker) -> DeviceModel:
     except (OSError, ValueError):
         cached = {}
     if key in cached:
-        return DeviceModel(**cached[key])
+        return DeviceModel.from_json(cached[key])
     model = calibrate(worker)
     cached[key] = model.to_json()
     try:
@@ -147,4 +147,4 @@ def calibrate(worker) -> DeviceModel:
         inter_loaded = _loaded_step(bulk, mix.time([(inter, 0, n, main)]), inter_rows, inter_step)
         intra_loaded = _loaded_step(bulk, mix.time([(intra, n - 2, n, side), (inter, 0, n - 2, main)]), intra_rows, intra_step)
     return DeviceModel(worker.name, float(inter_rate), float(intra_rate), float(inter_step), float(intra_step),
-                       float(inter_loaded), float(intra_loaded), measured=True)  # fmt: skip
+                       float(inter_loaded), float(intra_loaded), measured=True, geometry=worker.geometry)  # fmt: skip

@@ -1,7 +1,13 @@
 """Compile and launch the scan kernels of ``kernels/sw_scan.cu`` through CuPy.
 
+The source and the compile options come from :mod:`swgpu_core.kernel_abi` (the shared
+header inlined, the shared constants as ``-D`` options).
+
 CuPy's NVRTC compiles for the running device's architecture and caches the binary on
-disk (``~/.cupy/kernel_cache``), so a kernel is compiled once per machine. On compute
+disk (``~/.cupy/kernel_cache``), but it recompiles a module built with ``name_expressions``
+in every process (it needs NVRTC to lower the template names), about half a second of
+every run's start-up; :func:`load_functions` keeps the lowered names beside the
+calibration cache, so later processes load the cached binary by those names. On compute
 capability 9.0 and newer the packed 16-bit kernels use DPX instructions; older GPUs get
 the plain packed path. Overflowed subjects are rescored with the 32-bit arithmetic.
 
@@ -11,18 +17,24 @@ the pass width that wastes the fewest padded query columns.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import tempfile
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import Path
 
 import cupy as cp
 import numpy as np
 
+from .. import kernel_abi
+from ..kernel_abi import INTER_BLOCK, PAD_RESIDUE, PROFILE_ROWS
 from ..plan import INTER_COLS_PER_LANE, INTRA_MAX_WARPS, inter_lanes, intra_cols
 from ..scoring import Scoring
 
+#: Profile score of padding: query columns past the query's end, and the rows of codes
+#: the alphabet does not use (the padding residue's among them).
 PAD_SCORE = -1024
-PROFILE_ROWS = 28
-INTER_BLOCK = 256
 
 
 @dataclass(frozen=True)
@@ -50,8 +62,9 @@ INTER_SHAPES = tuple(Shape("inter", INTER_COLS_PER_LANE, g) for g in (8, 16, 32)
 INTRA_SHAPES = tuple(Shape("intra", 8, 32, w) for w in (1, 2, 4, 8) if w <= INTRA_MAX_WARPS)
 
 
-def pick_shapes(query_length: int, n_short: int) -> tuple[Shape, Shape]:
-    """(inter, intra) shapes for a query and the number of short subjects.
+def pick_shapes(query_length: int, n_short: int, busy_threads: int) -> tuple[Shape, Shape]:
+    """(inter, intra) shapes for a query and the number of short subjects, on a GPU that
+    ``busy_threads`` threads fill (:attr:`~swgpu_core.plan.DeviceGeometry.busy_threads`).
 
     Inter: 16 columns per thread (the most efficient step), with the fewest lanes per
     pair of subjects that still give the GPU enough threads (fewer lanes mean less
@@ -60,7 +73,7 @@ def pick_shapes(query_length: int, n_short: int) -> tuple[Shape, Shape]:
     (wider blocks shorten the long subjects' critical path only while they have columns).
     The planner (:mod:`swgpu_core.plan`) models the same choice.
     """
-    lanes = inter_lanes(n_short // 2)
+    lanes = inter_lanes(n_short // 2, busy_threads)
     inter = next(s for s in INTER_SHAPES if s.r == INTER_COLS_PER_LANE and s.lanes == lanes)
     padded = -(-query_length // inter.cols) * inter.cols
     if padded > 1.25 * query_length and lanes == 8:
@@ -70,7 +83,8 @@ def pick_shapes(query_length: int, n_short: int) -> tuple[Shape, Shape]:
 
 
 def kernel_source() -> str:
-    return resources.files("swgpu_core").joinpath("kernels/sw_scan.cu").read_text()
+    """The scan kernels' source as CuPy compiles it (``common.cuh`` inlined)."""
+    return kernel_abi.kernel_source("sw_scan.cu")
 
 
 def build_profile(query: np.ndarray, scoring: Scoring, shape: Shape) -> np.ndarray:
@@ -86,10 +100,49 @@ def build_profile(query: np.ndarray, scoring: Scoring, shape: Shape) -> np.ndarr
     n_passes = max(1, -(-query.size // cols))
     prof = np.full((PROFILE_ROWS, n_passes * cols), PAD_SCORE, dtype=np.int16)
     n = scoring.alphabet.size
+    if n > PAD_RESIDUE:
+        raise ValueError(f"{scoring.alphabet.name}: {n} residue codes, the scan kernels hold {PAD_RESIDUE}")
     prof[:n, : query.size] = scoring.matrix[query.astype(np.intp)].T[:n] + scoring.first_gap_cost
     threads = cols // shape.r
     blocks = prof.reshape(PROFILE_ROWS, n_passes, threads, shape.r // 8, 8).transpose(0, 1, 3, 2, 4)
     return np.ascontiguousarray(blocks).reshape(PROFILE_ROWS, n_passes * cols)
+
+
+def _names_path(source: str, options: tuple[str, ...], names: list[str]) -> Path:
+    """Where the lowered names of ``names`` compiled from ``source`` with ``options`` are kept."""
+    from .calibration import cache_path
+
+    digest = hashlib.sha256("\0".join((source, *options, *names)).encode()).hexdigest()[:16]
+    return cache_path().parent / f"kernel-names-{digest}.json"
+
+
+def load_functions(source: str, options: tuple[str, ...], names: list[str]) -> dict[str, cp.RawKernel]:
+    """The kernels ``names`` (C++ name expressions) of ``source``, loaded for the current device.
+
+    The first process compiles with ``name_expressions`` (CuPy writes the binary to its disk
+    cache, whose key is the source and options only) and records the lowered names; later
+    ones build the module without name expressions, which CuPy loads from its cache, and
+    look the kernels up by their lowered names. Anything missing (no record, an emptied
+    CuPy cache, a read-only cache directory) falls back to the compiling path.
+    """
+    path = _names_path(source, options, names)
+    try:
+        lowered = json.loads(path.read_text())
+        module = cp.RawModule(code=source, options=options)
+        return {n: module.get_function(lowered[n]) for n in names}
+    except (OSError, ValueError, KeyError, TypeError, cp.cuda.driver.CUDADriverError):
+        pass
+    module = cp.RawModule(code=source, options=options, name_expressions=names)
+    functions = {n: module.get_function(n) for n in names}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".kernel-names-")
+        with os.fdopen(fd, "w") as fh:
+            json.dump({n: module.module.mapping[n] for n in names}, fh)
+        os.replace(tmp, path)
+    except (OSError, KeyError, TypeError, AttributeError):
+        pass  # no record: the next process compiles again
+    return functions
 
 
 class ScanKernels:
@@ -100,8 +153,7 @@ class ScanKernels:
         self.arith = arith or ("dpx" if int(major) * 10 + int(minor) >= 90 else "plain")
         self.packed = {"dpx": "DpxS16x2", "plain": "PlainS16x2"}[self.arith]
         names = [s.template(a) for s in INTER_SHAPES + INTRA_SHAPES for a in (self.packed, "S32")]
-        self.module = cp.RawModule(code=kernel_source(), options=("-std=c++17",), name_expressions=names)
-        self._functions = {n: self.module.get_function(n) for n in names}
+        self._functions = load_functions(kernel_source(), ("-std=c++17", *kernel_abi.compile_options()), names)
 
     def launch(self, shape: Shape, wide: bool, args: tuple, n_subjects: int, stream: cp.cuda.Stream) -> None:
         """Launch ``shape`` over ``n_subjects`` subjects: packed 16-bit (two subjects per

@@ -4,21 +4,26 @@ One launch scans one section on the current device, cut into the parts that
 :mod:`.gpu_plan` chose (each part's columns padded to whole column blocks, back to back
 in one buffer); the parts' band keys meet in one array, merged by ``atomicMax``. The
 number of warps and the slot memory are :func:`.gpu_plan.launch_warps`'s.
+:func:`scan_sections` runs the sections of a target on one or more GPUs (the engine's
+align-long scan).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from importlib import resources
 
 import cupy as cp
 import numpy as np
 
-from ..scoring import Scoring
+from .. import kernel_abi
 from ..long.endpoints import GROUP, BandKeys, BandRule
-from ..long.gpu_plan import WARPS_PER_BLOCK, PartBuffers, launch_warps
-from ..long.sections import Section
+from ..long.gpu_plan import WARPS_PER_BLOCK, PartBuffers, gpu_parts, launch_warps
+from ..long.sections import Section, SectionResult
+from ..scoring import Scoring
+from .device import geometry
+from .kernels import load_functions
 
 PAD_SCORE = -(1 << 26)
 
@@ -68,11 +73,10 @@ class LongScanKernel:
 
     def __init__(self, scoring: Scoring) -> None:
         self.shape = TableShape.for_scoring(scoring)
-        code = resources.files("swgpu_core").joinpath("kernels/sw_long.cu").read_text()
+        code = kernel_abi.kernel_source("sw_long.cu")
         name = f"sw_long<{GROUP},{self.shape.codes},{self.shape.copies}>"
-        self.module = cp.RawModule(code=code, options=("-std=c++17",), name_expressions=[name])
-        self.function = self.module.get_function(name)
-        self.sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+        self.function = load_functions(code, ("-std=c++17", *kernel_abi.compile_options()), [name])[name]
+        self.sms = geometry(cp.cuda.Device().id).sms
 
     def scan(self, query: np.ndarray, target: np.ndarray, parts: Sequence[Section], rule: BandRule, scoring: Scoring) -> tuple[BandKeys, ScanTiming]:
         """Band keys of the cells ``parts`` own, in one launch (the same as :func:`.cpu_scan.scan_section` on each, merged)."""
@@ -100,3 +104,27 @@ class LongScanKernel:
         seconds = cp.cuda.get_elapsed_time(start, stop) / 1000.0
         cells = m * sum(p.scanned for p in parts)
         return BandKeys.from_dense(keys.get()), ScanTiming(seconds, cells, len(parts))
+
+
+def scan_sections(
+    query: np.ndarray, target: np.ndarray, sections: Sequence[Section], rule: BandRule, scoring: Scoring,
+    devices: Sequence[int] = (0,), parts: int | None = None,
+) -> list[SectionResult]:  # fmt: skip
+    """Scan ``sections`` with one thread per device (section k on device k mod len(devices)),
+    each section cut into ``parts`` parts (None: :func:`.gpu_plan.auto_parts`) scanned side
+    by side in one launch; results in section order."""
+    m = int(query.size)
+
+    def on_device(k: int) -> list[SectionResult]:
+        device = devices[k % len(devices)]
+        with cp.cuda.Device(device):
+            kernel = LongScanKernel(scoring)
+            out = []
+            for s in sections[k :: len(devices)]:
+                found, timing = kernel.scan(query, target, gpu_parts(m, s, kernel.sms, parts), rule, scoring)
+                out.append(SectionResult(s, found, timing.seconds, device, timing.cells, m * s.owned, timing.parts))
+            return out
+
+    with ThreadPoolExecutor(len(devices)) as pool:
+        done = list(pool.map(on_device, range(min(len(devices), len(sections)))))
+    return sorted((r for d in done for r in d), key=lambda r: r.section.index)

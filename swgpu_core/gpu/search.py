@@ -7,39 +7,46 @@ pair), launched on two streams so the long tail overlaps the bulk. Both run in p
 every score is exact. Only the candidates that can enter a query's top list leave the GPU.
 
 Chunks are uploaded once and kept while they fit the memory budget; otherwise each chunk
-is staged through pinned host memory and copied on a separate stream while the previous
-chunk is being scanned.
+is copied on a separate stream while the previous chunk is being scanned. Uploads go
+through a small ring of pinned buffers, so host memory stays bounded. The queries of a
+batch are pipelined (:meth:`DeviceWorker.scan_chunk`): the host queues a query's scans
+before it waits for anything of the previous one.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
+import cupy as cp
 import numpy as np
-
-try:
-    import cupy as cp
-except ImportError as exc:  # re-raised with an actionable message
-    raise ImportError("CuPy is not installed (pip install 'swgpu_core[cuda13]' or '[cuda12]')") from exc
 
 from ..database import Chunk, Database
 from ..device_batches import device_batches
 from ..fasta import EncodedSequence
 from ..plan import DeviceModel, LengthProfile, Plan, choose_threshold, evaluate
+from ..score_stats import ScoreHistograms
 from ..scoring import Scoring
+from .device import device_count, geometry
 from .kernels import ScanKernels, Shape, build_profile, pick_shapes
+from .score_stats import length_bins, queue_histogram
 
-try:
-    _N_DEVICES = cp.cuda.runtime.getDeviceCount()
-except cp.cuda.runtime.CUDARuntimeError as exc:
-    raise ImportError(f"no CUDA device ({exc})") from exc
-if _N_DEVICES == 0:
-    raise ImportError("no CUDA device")
-
-#: device bytes per residue of a resident batch: the residue and its boundary-buffer slot
-BYTES_PER_RESIDUE = 9
+#: device bytes per residue of a batch: the residue, kept while the batch is resident, and
+#: its slot in the boundary buffer, which is scratch (one per worker, the largest batch's size)
+RESIDUE_BYTES, BOUNDARY_BYTES = 1, 8
+#: bytes per residue of a database kept whole on the device
+BYTES_PER_RESIDUE = RESIDUE_BYTES + BOUNDARY_BYTES
+#: bytes per residue of a streamed batch: two resident (one scanned, the next being copied), one boundary buffer
+STREAMED_BYTES_PER_RESIDUE = 2 * RESIDUE_BYTES + BOUNDARY_BYTES
+#: the upload ring: pinned staging buffers and their size (a batch is copied in pieces)
+STAGING_BUFFERS, STAGING_BYTES = 2, 32 << 20
+#: queries of a batch in flight on one worker (see DeviceWorker.scan_chunk): one being
+#: scanned, one being rescored and selected, one whose candidates are being copied back
+PIPELINE_DEPTH = 3
+#: device bytes of query profiles kept between the batches of a search
+PROFILE_CACHE_BYTES = 256 << 20
 
 
 @dataclass
@@ -51,8 +58,10 @@ class DeviceChunk:
     offsets: cp.ndarray
     lengths: LengthProfile  # host copy, for the threshold split
     subjects: cp.ndarray  # 0..n-1, the kernels' subject list for a whole-chunk scan
-    ready: cp.cuda.Event
-    pinned: object  # the staging buffer, alive until the copy is done
+    ready: cp.cuda.Event  # the copy to the device is done
+    plans: dict = field(default_factory=dict)  # (query length, fixed threshold) -> Plan
+    last_use: cp.cuda.Event | None = None  # recorded on the compute stream after the last kernel reading it
+    lbins: cp.ndarray | None = None  # the subjects' length bins, for score histograms (made on first use)
 
     @property
     def nbytes(self) -> int:
@@ -66,13 +75,21 @@ class DeviceWorker:
         self.device_id = device_id
         self.scoring = scoring
         self.threshold = threshold
+        self.geometry = geometry(device_id)
+        self.name = self.geometry.name
         with cp.cuda.Device(device_id):
             self.kernels = ScanKernels(arith)
-            self.name = cp.cuda.runtime.getDeviceProperties(device_id)["name"].decode()
             self.compute = cp.cuda.Stream(non_blocking=True)
             self.long = cp.cuda.Stream(non_blocking=True)
             self.copy = cp.cuda.Stream(non_blocking=True)
             free, _total = cp.cuda.runtime.memGetInfo()
+            self._counts_memory = cp.cuda.alloc_pinned_memory(16 * PIPELINE_DEPTH)
+        self._counts = [np.frombuffer(self._counts_memory, np.int32, 4, offset=16 * k) for k in range(PIPELINE_DEPTH)]
+        self._profiles: dict[tuple[Shape, bytes], tuple[cp.ndarray, object]] = {}  # (device profile, its pinned staging)
+        self._staging: list = []  # the upload ring of pinned buffers (made on first upload)
+        self._staged: list[cp.cuda.Event | None] = []  # per buffer, the end of the copy out of it
+        self._next_staging = 0
+        self._profile_bytes = 0
         self.budget = budget if budget is not None else int(free * 0.6)
         self.resident: dict[tuple[str, int], DeviceChunk] = {}
         self.kernel_seconds = 0.0
@@ -83,14 +100,19 @@ class DeviceWorker:
 
     @property
     def model(self) -> DeviceModel:
-        """The planner's constants for this GPU (measured once, then cached on disk)."""
+        """The planner's constants for this GPU (measured once, then cached on disk) and its geometry."""
         if self._model is None:
             from .calibration import load_or_calibrate
 
-            self._model = load_or_calibrate(self)
+            self._model = replace(load_or_calibrate(self), geometry=self.geometry)
         return self._model
 
     # -- memory ------------------------------------------------------------------------
+    @property
+    def resident_bytes(self) -> int:
+        """What the memory budget counts: the resident batches and a boundary buffer for the largest."""
+        return _device_bytes([d.chunk.n_residues for d in self.resident.values()])
+
     def _buffer(self, name: str, size: int, dtype) -> cp.ndarray:
         buf = self._scratch.get(name)
         if buf is None or buf.size < size:
@@ -99,101 +121,229 @@ class DeviceWorker:
             self._scratch[name] = buf
         return buf[:size]
 
-    def upload(self, db: Database, chunk: Chunk) -> DeviceChunk:
-        """Copy a chunk to the device on the copy stream (pinned staging), or reuse it."""
+    def _copy_in(self, dst: cp.ndarray, src: np.ndarray) -> None:
+        """Queue the copy of ``src`` (host, contiguous) into ``dst`` on the copy stream, in pieces
+        staged through the ring of pinned buffers: a piece is staged while the previous one is
+        copied. Race-free: a staging buffer is refilled only after the event recorded behind the
+        copy out of it has completed. Host memory stays bounded by the ring, whatever the database.
+        """
+        data = np.ascontiguousarray(src).reshape(-1).view(np.uint8)
+        if not self._staging:
+            with cp.cuda.Device(self.device_id):
+                self._staging = [cp.cuda.alloc_pinned_memory(STAGING_BYTES) for _ in range(STAGING_BUFFERS)]
+            self._staged = [None] * STAGING_BUFFERS
+        for start in range(0, data.size, STAGING_BYTES):
+            piece = data[start : start + STAGING_BYTES]
+            k = self._next_staging
+            self._next_staging = (k + 1) % STAGING_BUFFERS
+            if self._staged[k] is not None:
+                self._staged[k].synchronize()
+            staged = np.frombuffer(self._staging[k], np.uint8, piece.size)
+            staged[:] = piece
+            cp.cuda.runtime.memcpyAsync(dst.data.ptr + start, staged.ctypes.data, piece.size, cp.cuda.runtime.memcpyHostToDevice, self.copy.ptr)
+            self._staged[k] = _record(self.copy)
+
+    def upload(self, db: Database, chunk: Chunk, keep: DeviceChunk | None = None) -> DeviceChunk:
+        """Copy a chunk to the device on the copy stream (through the pinned ring), or reuse it.
+
+        Under the budget, the oldest resident chunks (never ``keep``, the one being scanned)
+        are dropped first. Race-free without synchronising the streams: a dropped chunk's
+        device memory goes back to CuPy's pool only after its ``ready`` event (its copy is
+        done) and its ``last_use`` event (every kernel reading it is done) have completed.
+        """
         key = (str(db.path), chunk.first, chunk.stop)
         if key in self.resident:
             return self.resident[key]
         with cp.cuda.Device(self.device_id):
             size = chunk.n_residues
-            used = sum(BYTES_PER_RESIDUE * d.chunk.n_residues for d in self.resident.values())
-            if self.resident and used + BYTES_PER_RESIDUE * size > self.budget:
-                for stream in (self.copy, self.compute, self.long):
-                    stream.synchronize()
-                while self.resident and used + BYTES_PER_RESIDUE * size > self.budget:  # oldest batches first
-                    used -= BYTES_PER_RESIDUE * self.resident.pop(next(iter(self.resident))).chunk.n_residues
-            host_res = db.residues[chunk.residue_start : chunk.residue_stop]
+            for old in list(self.resident):  # oldest batches first
+                if _device_bytes([*(d.chunk.n_residues for d in self.resident.values()), size]) <= self.budget:
+                    break
+                if self.resident[old] is keep:
+                    continue
+                victim = self.resident.pop(old)
+                victim.ready.synchronize()
+                if victim.last_use is not None:
+                    victim.last_use.synchronize()
             host_off = np.asarray(db.offsets[chunk.first : chunk.stop + 1]) - chunk.residue_start
-            size_aligned = -(-size // 8) * 8
-            pinned = cp.cuda.alloc_pinned_memory(size_aligned + host_off.nbytes)
-            staging = np.frombuffer(pinned, dtype=np.uint8, count=size)
-            staging[:] = host_res
-            off_staging = np.frombuffer(pinned, dtype=np.int64, count=host_off.size, offset=size_aligned)
-            off_staging[:] = host_off
             residues = cp.empty(size, dtype=np.uint8)
             offsets = cp.empty(host_off.size, dtype=np.int64)
-            residues.set(staging, stream=self.copy)
-            offsets.set(off_staging, stream=self.copy)
+            self._copy_in(residues, db.residues[chunk.residue_start : chunk.residue_stop])
+            self._copy_in(offsets, host_off)
             with self.copy:
                 subjects = cp.arange(chunk.n_sequences, dtype=np.int32)
             lengths = LengthProfile(db.lengths[chunk.first : chunk.stop])
             ready = cp.cuda.Event()
             ready.record(self.copy)
-            dev = DeviceChunk(chunk, residues, offsets, lengths, subjects, ready, pinned)
+            dev = DeviceChunk(chunk, residues, offsets, lengths, subjects, ready)
             self.resident[key] = dev
             return dev
 
     # -- scan ----------------------------------------------------------------------------
     def plan(self, dev: DeviceChunk, query_length: int) -> Plan:
-        """Threshold for this batch and query: fixed by the user, or the planner's choice."""
-        if self.threshold is not None:
-            return evaluate(dev.lengths, query_length, self.threshold, self.model)
-        return choose_threshold(dev.lengths, query_length, self.model)
+        """Threshold for this batch and query: fixed by the user, or the planner's choice
+        (pure, so computed once per batch and query length)."""
+        key = (query_length, self.threshold)
+        found = dev.plans.get(key)
+        if found is None:
+            if self.threshold is not None:
+                found = evaluate(dev.lengths, query_length, self.threshold, self.model)
+            else:
+                found = choose_threshold(dev.lengths, query_length, self.model)
+            dev.plans[key] = found
+        return found
 
-    def scores(self, dev: DeviceChunk, query: EncodedSequence) -> cp.ndarray:
-        """Exact scores of ``query`` against every subject of the chunk (device int32)."""
-        sc = self.scoring
+    def _profile(self, query: EncodedSequence, shape: Shape) -> cp.ndarray:
+        """The query's profile for ``shape`` on the device, kept for the batches of a search.
+
+        Built on the host while the GPU scans the previous query, staged in pinned memory
+        (kept with it) so that the copy, queued on the compute stream, never makes the host
+        wait for the kernels queued before it.
+        """
+        key = (shape, query.codes.tobytes())
+        found = self._profiles.get(key)
+        if found is None:
+            host = build_profile(query.codes, self.scoring, shape)
+            pinned = cp.cuda.alloc_pinned_memory(host.nbytes)
+            np.frombuffer(pinned, host.dtype, host.size)[:] = host.ravel()
+            prof = cp.empty(host.shape, host.dtype)
+            cp.cuda.runtime.memcpyAsync(prof.data.ptr, pinned.ptr, host.nbytes, cp.cuda.runtime.memcpyHostToDevice, self.compute.ptr)
+            found = self._profiles[key] = (prof, pinned)
+            self._profile_bytes += host.nbytes
+        return found[0]
+
+    def _forget_profiles(self) -> None:
+        """Drop the kept profiles once they pass PROFILE_CACHE_BYTES; called only between
+        batches, when no kernel reading them is queued (the batch has synchronised)."""
+        if self._profile_bytes > PROFILE_CACHE_BYTES:
+            self._profiles.clear()
+            self._profile_bytes = 0
+
+    def _launch(self, dev: DeviceChunk, query: EncodedSequence, slot: int, index: int = 0) -> _Flight:
+        """Queue the packed 16-bit scans of ``query`` over ``dev`` (no host wait) and the copy of
+        its count of overflowed subjects into pinned memory."""
         n = dev.chunk.n_sequences
+        plan = self.plan(dev, len(query))
+        n_short = dev.lengths.split(plan.threshold)
+        inter, intra = pick_shapes(len(query), n_short, self.geometry.busy_threads)
         with cp.cuda.Device(self.device_id), self.compute:
             self.compute.wait_event(dev.ready)
             self.long.wait_event(dev.ready)
-            plan = self.plan(dev, len(query))
-            n_short = dev.lengths.split(plan.threshold)
-            scores = self._buffer("scores", n, np.int32)
-            overflow = self._buffer("overflow", n + 1, np.int32)
+            scores = self._buffer(f"scores{slot}", n, np.int32)
+            overflow = self._buffer(f"overflow{slot}", n + 1, np.int32)
             boundary = self._buffer("boundary", 2 * (dev.chunk.n_residues + 1), np.uint32)
-            subjects = dev.subjects
-            overflow_at = 32767 - sc.max_score
-            start, done = cp.cuda.Event(), cp.cuda.Event()
-            start.record(self.compute)
+            counts = self._counts[slot]
+            start = _record(self.compute, timing=True)
             overflow[:1].fill(0)
-            inter, intra = pick_shapes(len(query), n_short)
-            prof_inter = cp.asarray(build_profile(query.codes, sc, inter))
-            prof_intra = cp.asarray(build_profile(query.codes, sc, intra))
+            prof_inter, prof_intra = self._profile(query, inter), self._profile(query, intra)
             self.long.wait_event(_record(self.compute))
             jobs = [  # the long subjects first, so their blocks start before the bulk fills the GPU
-                (intra, self.long, prof_intra, subjects[n_short:], n - n_short),
-                (inter, self.compute, prof_inter, subjects[:n_short], n_short),
+                (intra, self.long, prof_intra, dev.subjects[n_short:], n - n_short),
+                (inter, self.compute, prof_inter, dev.subjects[:n_short], n_short),
             ]
             marks = []
             for shape, stream, prof, subj, count in jobs:
                 marks.append(_record(stream, timing=True))
-                self.launch_scan(shape, False, stream, dev, prof, subj, count, overflow_at, boundary, scores, overflow)
+                self.launch_scan(shape, False, stream, dev, prof, subj, count, 32767 - self.scoring.max_score, boundary, scores, overflow)
                 marks.append(_record(stream, timing=True))
-            self.compute.wait_event(marks[1])
-            n_over = int(overflow[:1].get(stream=self.compute)[0])
-            if n_over:  # rescore in 32 bits the subjects whose 16-bit lanes may have wrapped
-                redo = cp.sort(overflow[1 : 1 + n_over])
-                is_long = redo >= n_short
-                for shape, prof, sel in ((inter, prof_inter, redo[~is_long]), (intra, prof_intra, redo[is_long])):
-                    sel = cp.ascontiguousarray(sel)
-                    self.launch_scan(shape, True, self.compute, dev, prof, sel, int(sel.size), 0, boundary, scores, overflow)
-            done.record(self.compute)
-            done.synchronize()
-            seconds = cp.cuda.get_elapsed_time(start, done) / 1e3
-            self.last_timing = {
-                "seconds": seconds,
-                "intra_seconds": cp.cuda.get_elapsed_time(marks[0], marks[1]) / 1e3,
-                "inter_seconds": cp.cuda.get_elapsed_time(marks[2], marks[3]) / 1e3,
-                "n_short": n_short,
-                "threshold": plan.threshold,
-                "predicted_seconds": plan.predicted_seconds,
-                "rescored": n_over,
-                "shapes": (inter.template("16"), intra.template("16")),
-            }
-            self.kernel_seconds += seconds
-            self.cells += len(query) * dev.chunk.n_residues
-            return scores
+            self.compute.wait_event(marks[1])  # the long stream joins: everything after this sees both scans done
+            scanned = _record(self.compute, timing=True)
+            _to_host(counts[:1], overflow[:1], self.compute)
+            counted = _record(self.compute)
+        return _Flight(index, len(query), slot, scores, overflow, n_short, plan, (inter, intra), (prof_inter, prof_intra),
+                       [start, *marks, scanned], counts, counted)  # fmt: skip
+
+    def _rescore(self, dev: DeviceChunk, f: _Flight) -> None:
+        """Wait for ``f``'s overflow count, then queue the 32-bit rescoring of the subjects
+        whose 16-bit lanes may have wrapped (rare: scores near 32,767)."""
+        f.counted.synchronize()
+        f.rescored = int(f.counts[0])
+        if not f.rescored:
+            return
+        (inter, intra), (prof_inter, prof_intra) = f.shapes, f.profiles
+        with cp.cuda.Device(self.device_id), self.compute:
+            boundary = self._buffer("boundary", 2 * (dev.chunk.n_residues + 1), np.uint32)
+            begin = _record(self.compute, timing=True)
+            redo = cp.sort(f.overflow[1 : 1 + f.rescored])
+            is_long = redo >= f.n_short
+            for shape, prof, sel in ((inter, prof_inter, redo[~is_long]), (intra, prof_intra, redo[is_long])):
+                sel = cp.ascontiguousarray(sel)
+                self.launch_scan(shape, True, self.compute, dev, prof, sel, int(sel.size), 0, boundary, f.scores, f.overflow)
+            f.rescore_marks = (begin, _record(self.compute, timing=True))
+
+    def _select(self, dev: DeviceChunk, f: _Flight, top: int, hist: ScoreHistograms | None) -> None:
+        """Queue the selection of ``f``'s candidates on the GPU: every subject scoring at least
+        the ``top``-th best (ties included, in subject order, as the CPU's ``candidates``; all
+        subjects when there are at most ``top``), compacted into the slot's buffers; with
+        ``hist``, the counting of its score histogram; and the copies of the counts to pinned
+        memory (``counts[1]`` candidates, ``counts[2]`` scores above the histogram's cap)."""
+        n = f.scores.size
+        with cp.cuda.Device(self.device_id), self.compute:
+            if n > top:
+                kth = cp.partition(f.scores, n - top)[n - top : n - top + 1]
+            else:
+                kth = cp.full(1, np.iinfo(np.int32).min, np.int32)
+            rank = cp.cumsum(f.scores >= kth, dtype=np.int32)  # inclusive: a candidate's place + 1
+            index = self._buffer(f"index{f.slot}", n, np.int32)
+            value = self._buffer(f"value{f.slot}", n, np.int32)
+            _compact_kernel()(f.scores, kth, rank, index, value)
+            _to_host(f.counts[1:2], rank[n - 1 :], self.compute)
+            if hist is not None:
+                if dev.lbins is None:
+                    dev.lbins = length_bins(dev.offsets)
+                dense = self._buffer(f"dense{f.slot}", hist.counts[f.index].size, np.int32)
+                keys = self._buffer(f"keys{f.slot}", n, np.int64)
+                n_high = queue_histogram(hist, f.index, f.scores, dev.lbins, dense, keys)
+                f.dense_pinned = cp.cuda.alloc_pinned_memory(max(dense.nbytes, 4))
+                f.dense = np.frombuffer(f.dense_pinned, np.int32, dense.size)
+                _to_host(f.dense, dense, self.compute)
+                _to_host(f.counts[2:3], n_high, self.compute)
+            f.selected = _record(self.compute)
+
+    def _fetch(self, f: _Flight, hist: ScoreHistograms | None) -> None:
+        """Wait for ``f``'s counts, then queue the copies of its candidates (and histogram keys)
+        to pinned host memory; they are read once the batch synchronises."""
+        f.selected.synchronize()
+        k = int(f.counts[1])
+        n_high = int(f.counts[2]) if hist is not None else 0
+        pinned = cp.cuda.alloc_pinned_memory(max(8 * k + 8 * n_high, 8))
+        f.host = (np.frombuffer(pinned, np.int32, k), np.frombuffer(pinned, np.int32, k, offset=4 * k),
+                  np.frombuffer(pinned, np.int64, n_high, offset=8 * k), pinned)  # fmt: skip
+        with cp.cuda.Device(self.device_id):
+            _to_host(f.host[0], self._scratch[f"index{f.slot}"][:k], self.compute)
+            _to_host(f.host[1], self._scratch[f"value{f.slot}"][:k], self.compute)
+            if n_high:
+                _to_host(f.host[2], self._scratch[f"keys{f.slot}"][:n_high], self.compute)
+
+    def _account(self, dev: DeviceChunk, f: _Flight) -> None:
+        """Kernel seconds of a finished flight (its events have all completed)."""
+        start, intra0, intra1, inter0, inter1, scanned = f.marks
+        seconds = cp.cuda.get_elapsed_time(start, scanned) / 1e3
+        if f.rescore_marks is not None:
+            seconds += cp.cuda.get_elapsed_time(*f.rescore_marks) / 1e3
+        self.last_timing = {
+            "seconds": seconds,
+            "intra_seconds": cp.cuda.get_elapsed_time(intra0, intra1) / 1e3,
+            "inter_seconds": cp.cuda.get_elapsed_time(inter0, inter1) / 1e3,
+            "n_short": f.n_short,
+            "threshold": f.plan.threshold,
+            "predicted_seconds": f.plan.predicted_seconds,
+            "rescored": f.rescored,
+            "shapes": (f.shapes[0].template("16"), f.shapes[1].template("16")),
+        }
+        self.kernel_seconds += seconds
+        self.cells += f.query_length * dev.chunk.n_residues
+
+    def scores(self, dev: DeviceChunk, query: EncodedSequence) -> cp.ndarray:
+        """Exact scores of ``query`` against every subject of the chunk (device int32), synchronously
+        (the benchmark's and the tests' path; a search goes through :meth:`scan_chunk`)."""
+        f = self._launch(dev, query, 0)
+        self._rescore(dev, f)
+        with cp.cuda.Device(self.device_id):
+            dev.last_use = _record(self.compute)
+            self.compute.synchronize()
+        self._account(dev, f)
+        return f.scores
 
     def launch_scan(self, shape: Shape, wide: bool, stream, dev, prof, subj, count, overflow_at, boundary, scores, overflow) -> None:
         """One scan kernel over ``subj`` of ``dev`` (anything with device ``residues`` and ``offsets``)."""
@@ -207,22 +357,96 @@ class DeviceWorker:
         )  # fmt: skip
         self.kernels.launch(shape, wide, args, count, stream)
 
-    def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, next_chunk: Chunk | None):
+    def scan_chunk(
+        self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, next_chunk: Chunk | None, score_stats: ScoreHistograms | None = None
+    ):
+        """Per query, the candidates of ``chunk`` (see :meth:`swgpu_core.engine.Scanner.scan_chunk`).
+
+        The queries are pipelined, PIPELINE_DEPTH in flight, each in a slot of device
+        buffers and pinned counts: step ``i`` queues query ``i``'s scans, then (its scans
+        already queued behind, so the GPU never waits for the host) waits for query
+        ``i-1``'s overflow count and queues its rescoring, candidate selection and score
+        histogram (with ``score_stats``), then waits for query ``i-2``'s counts and queues
+        the copies of its candidates and histogram keys. The host waits only for small
+        counts, never for a query's results; the batch synchronises once, at the end.
+
+        Race-free because everything of a query after its scans, and everything of the
+        next one, is queued on the compute stream in host order (the long stream joins the
+        compute stream at the end of each query's scans and waits for it before the next
+        one's): a slot's buffers are rewritten (query ``i+3``) only after query ``i``'s
+        candidates were copied, the shared boundary buffer is used by one query's kernels
+        at a time, and the pinned counts are read after the event of their copy.
+        The next batch's upload is queued after the first query's scans, so its host
+        staging overlaps them.
+        """
+        self._forget_profiles()
         dev = self.upload(db, chunk)
-        if next_chunk is not None:
-            self.upload(db, next_chunk)  # overlaps the copy with this chunk's scan
+        flights: list[_Flight] = []
+        for i in range(len(queries) + 2):
+            if i < len(queries):
+                flights.append(self._launch(dev, queries[i], i % PIPELINE_DEPTH, i))
+                if i == 0 and next_chunk is not None:
+                    self.upload(db, next_chunk, keep=dev)  # staging and copy overlap this batch's scans
+            if 0 <= i - 1 < len(queries):
+                self._rescore(dev, flights[i - 1])
+                self._select(dev, flights[i - 1], top, score_stats)
+            if 0 <= i - 2 < len(queries):
+                self._fetch(flights[i - 2], score_stats)
+        with cp.cuda.Device(self.device_id):
+            dev.last_use = _record(self.compute)
+            self.compute.synchronize()
         out = []
-        for q in queries:
-            s = self.scores(dev, q)
-            with cp.cuda.Device(self.device_id), self.compute:
-                if s.size > top:
-                    kth = cp.partition(s, s.size - top)[s.size - top]
-                    keep = cp.flatnonzero(s >= kth)
-                    idx, val = keep.get(), s[keep].get()
-                else:
-                    idx, val = np.arange(s.size), s.get()
-            out.append((idx.astype(np.int64) + chunk.first, val.astype(np.int32)))
+        for f in flights:
+            self._account(dev, f)
+            idx, val, keys, _pinned = f.host
+            if score_stats is not None:
+                score_stats.add_counts(f.index, f.dense, keys)
+            out.append((idx.astype(np.int64) + chunk.first, val.astype(np.int32)))  # astype copies out of the pinned buffer
         return out
+
+
+@dataclass
+class _Flight:
+    """One query's work on one batch, from its scans being queued to its candidates on the host."""
+
+    index: int  # the query's place in the search
+    query_length: int
+    slot: int  # its ring slot of device buffers and pinned counts
+    scores: cp.ndarray
+    overflow: cp.ndarray
+    n_short: int
+    plan: Plan
+    shapes: tuple[Shape, Shape]  # (inter, intra)
+    profiles: tuple[cp.ndarray, cp.ndarray]
+    marks: list  # timing events: start, intra start/end, inter start/end, scans done
+    counts: np.ndarray  # pinned int32[4]: overflowed subjects, candidates, scores above the histogram's cap
+    counted: cp.cuda.Event  # the overflow count has reached ``counts[0]``
+    rescored: int = 0
+    rescore_marks: tuple | None = None
+    selected: cp.cuda.Event | None = None  # counts[1] and counts[2] have arrived
+    dense: np.ndarray | None = None  # the histogram's cells (pinned), valid once the batch synchronised
+    dense_pinned: object = None
+    host: tuple | None = None  # (indices, scores, histogram keys, their pinned memory), valid once the batch synchronised
+
+
+def _device_bytes(batch_residues: list[int]) -> int:
+    """Device bytes of resident batches of these sizes and a boundary buffer for the largest."""
+    return RESIDUE_BYTES * sum(batch_residues) + BOUNDARY_BYTES * max(batch_residues, default=0)
+
+
+def _to_host(dst: np.ndarray, src: cp.ndarray, stream: cp.cuda.Stream) -> None:
+    """Queue a copy of contiguous ``src`` into ``dst`` (pinned host memory) on ``stream``."""
+    if src.nbytes:
+        cp.cuda.runtime.memcpyAsync(dst.ctypes.data, src.data.ptr, src.nbytes, cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+
+
+@functools.cache
+def _compact_kernel() -> cp.ElementwiseKernel:
+    """index[rank-1], value[rank-1] = i, score for every score >= kth (rank: inclusive count)."""
+    return cp.ElementwiseKernel(
+        "int32 score, raw int32 kth, int32 rank", "raw int32 index, raw int32 value",
+        "if (score >= kth[0]) { index[rank - 1] = (int)i; value[rank - 1] = score; }", "swgpu_candidates",
+    )  # fmt: skip
 
 
 def _record(stream: cp.cuda.Stream, timing: bool = False) -> cp.cuda.Event:
@@ -246,11 +470,12 @@ class CudaBackend:
         arith: str | None = None,
     ):
         ids = devices if devices else [0]
-        bad = [d for d in ids if d < 0 or d >= _N_DEVICES]
+        n_devices = device_count()
+        bad = [d for d in ids if d < 0 or d >= n_devices]
         if bad:
             from ..errors import BackendUnavailable
 
-            raise BackendUnavailable(f"no CUDA device {bad[0]} (this machine has {_N_DEVICES})")
+            raise BackendUnavailable(f"no CUDA device {bad[0]} (this machine has {n_devices})")
         self.scoring = scoring
         self.workers = [DeviceWorker(d, scoring, threshold, memory_budget, arith) for d in ids]
         self._lock = threading.Lock()
@@ -264,11 +489,12 @@ class CudaBackend:
         return max(w.kernel_seconds for w in self.workers)
 
     def batches(self, db: Database, chunks: list[Chunk]) -> list[tuple[list[Chunk], Chunk]]:
-        """The device batches of ``chunks`` under the smallest device budget."""
-        budget = min(w.budget for w in self.workers) // BYTES_PER_RESIDUE
-        return device_batches(db, chunks, budget, len(self.workers))
+        """The device batches of ``chunks`` under the smallest device budget: all resident if
+        they fit, else streamed in batches of which two fit beside one boundary buffer."""
+        budget = min(w.budget for w in self.workers)
+        return device_batches(db, chunks, budget // BYTES_PER_RESIDUE, len(self.workers), budget // STREAMED_BYTES_PER_RESIDUE)
 
-    def scan(self, db: Database, chunks: list[Chunk], queries: list[EncodedSequence], top: int, on_chunk=None):
+    def scan(self, db: Database, chunks: list[Chunk], queries: list[EncodedSequence], top: int, on_chunk=None, score_stats=None):
         """Per device batch, per query candidates; devices scan their batches in parallel."""
         n = len(self.workers)
         batches = self.batches(db, chunks)
@@ -278,7 +504,7 @@ class CudaBackend:
             mine = list(range(w, len(batches), n))
             for k, b in enumerate(mine):
                 nxt = batches[mine[k + 1]][1] if k + 1 < len(mine) else None
-                results[b] = self.workers[w].scan_chunk(db, batches[b][1], queries, top, nxt)
+                results[b] = self.workers[w].scan_chunk(db, batches[b][1], queries, top, nxt, score_stats)
                 if on_chunk is not None:
                     with self._lock:
                         for c in batches[b][0]:
@@ -291,5 +517,5 @@ class CudaBackend:
                 list(pool.map(run, range(n)))
         return results
 
-    def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int):
-        return self.workers[0].scan_chunk(db, chunk, queries, top, None)
+    def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, score_stats=None):
+        return self.workers[0].scan_chunk(db, chunk, queries, top, None, score_stats)

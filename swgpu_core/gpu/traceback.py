@@ -18,10 +18,10 @@ bit for bit: the kernels run the same int32 recurrences and tie rules (see
 
 :func:`align_packed` is the low-level entry (residues back to back, offsets, optional
 expected scores; results as flat arrays, no Python object per pair);
-:func:`traceback_pairs` is the backend seam of :func:`~swgpu_core.align.hits.get_traceback`
-and :func:`align_pairs` aligns pairs whose score is not known yet (``swgpu pairs``).
-Importing this module fails with ImportError where CuPy or a device is missing, so that
-``get_traceback("auto")`` falls back to the CPU.
+:func:`traceback_pairs` traces pairs whose score a search found and :func:`align_pairs`
+pairs whose score is not known yet (``swgpu pairs``); the CUDA engine
+(:mod:`swgpu_core.engine`) calls them. Status codes, output fields and the
+kernels' warps per block are :mod:`swgpu_core.kernel_abi`'s.
 """
 
 from __future__ import annotations
@@ -29,31 +29,22 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 
+import cupy as cp
 import numpy as np
 
-try:
-    import cupy as cp
-
-    if cp.cuda.runtime.getDeviceCount() < 1:
-        raise ImportError("no CUDA device")
-except ImportError:
-    raise
-except Exception as exc:  # a CUDA runtime without a usable device
-    raise ImportError(f"no usable CUDA device ({exc})") from None
-
-from ..errors import BackendUnavailable
-from ..scoring import Scoring
+from .. import kernel_abi
 from ..align import traceback as cpu
 from ..align.traceback import PairTask, PairTrace, TracebackError, trace_region
+from ..errors import BackendUnavailable
+from ..kernel_abi import MAX_CODES, EndField, Status
+from ..scoring import Scoring
+from .kernels import load_functions
 
-#: Rows of the query per lane that the kernels are compiled for (a pass is 32 * R rows).
-ROWS_PER_LANE = (4, 8, 16)
 #: Warps (pairs) per block of each R, as in ``Warps<R>`` of the kernel source.
-WARPS = {4: 4, 8: 4, 16: 2}
-#: Residue codes the kernels' shared-memory profiles hold.
-MAX_CODES = 32
+WARPS = kernel_abi.TB_WARPS
+#: Rows of the query per lane that the kernels are compiled for (a pass is 32 * R rows).
+ROWS_PER_LANE = tuple(sorted(WARPS))
 #: Pairs per ``tb_ends`` launch: about ten waves of an H100 at full occupancy.
 PAIRS_PER_LAUNCH = 1 << 15
 #: Default device budget of one pair's nibbles; larger rectangles are traced on the CPU.
@@ -61,21 +52,16 @@ DEFAULT_PAIR_BUDGET = 256 << 20
 #: Default nibbles per ``tb_region`` launch.
 DEFAULT_LAUNCH_BYTES = 2 << 30
 
-# status codes of tb_ends (enum Status in the kernel source), plus the host's own
-STATUS_OK, STATUS_MISMATCH, STATUS_NO_ALIGNMENT, STATUS_NO_START, STATUS_ABOVE = 0, 1, 2, 3, 4
-STATUS_BAD_REGION = 5
-_END_FIELDS = 6  # status, score, qstart, qend, sstart, send
-
 
 @functools.cache
-def _module() -> cp.RawModule:
-    source = resources.files("swgpu_core").joinpath("kernels/traceback.cu").read_text()
+def _functions() -> dict[str, cp.RawKernel]:
+    source = kernel_abi.kernel_source("traceback.cu")
     names = [f"tb_ends<{r}>" for r in ROWS_PER_LANE] + [f"tb_region<{r}>" for r in ROWS_PER_LANE] + ["tb_walk"]
-    return cp.RawModule(code=source, options=("-std=c++17",), name_expressions=names)
+    return load_functions(source, ("-std=c++17", *kernel_abi.compile_options()), names)
 
 
 def _kernel(name: str) -> cp.RawKernel:
-    return _module().get_function(name)
+    return _functions()[name]
 
 
 def rows_per_lane(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -101,8 +87,8 @@ class PackedTraces:
     """Results of :func:`align_packed`, one entry per pair in input order.
 
     ``ops[ops_start[k] : ops_start[k] + ops_len[k]]`` is pair ``k``'s path (OP_* codes,
-    start to end) when ``status[k] == STATUS_OK``; ``region_score`` explains a
-    ``STATUS_BAD_REGION``. ``on_cpu`` counts pairs whose pass 3 ran on the CPU.
+    start to end) when ``status[k] == Status.OK``; ``region_score`` explains a
+    ``Status.BAD_REGION``. ``on_cpu`` counts pairs whose pass 3 ran on the CPU.
     """
 
     status: np.ndarray
@@ -134,13 +120,13 @@ class PackedTraces:
         """The CPU reference's error for pair ``k`` (None when it traced)."""
         s = int(self.status[k])
         best = int(self.score[k])
-        if s == STATUS_MISMATCH:
+        if s == Status.MISMATCH:
             return TracebackError(f"traceback finds best score {best} where the search reported {expected}")
-        if s == STATUS_NO_ALIGNMENT:
+        if s == Status.NO_ALIGNMENT:
             return TracebackError("no positive-scoring local alignment to trace back")
-        if s in (STATUS_NO_START, STATUS_ABOVE):  # one error for both in the CPU reference
+        if s in (Status.NO_START, Status.ABOVE):  # one error for both in the CPU reference
             return TracebackError(f"reverse scan found no start for score {best} ending at query {self.qend[k]}, subject {self.send[k]}")
-        if s == STATUS_BAD_REGION:
+        if s == Status.BAD_REGION:
             return TracebackError(f"region traceback failed (region score {self.region_score[k]}, expected {best})")
         return None
 
@@ -203,13 +189,13 @@ def align_packed(
 ) -> PackedTraces:
     """Trace pair ``k`` = (residues[qoff[k]:+qlen[k]], residues[soff[k]:+slen[k]]) for all k.
 
-    With ``expected``, a pair whose best score differs gets ``STATUS_MISMATCH`` (the search
+    With ``expected``, a pair whose best score differs gets ``Status.MISMATCH`` (the search
     and the traceback disagree); without, the best score is found here.
 
     ``end_cells`` (anchored mode, needs ``expected``): per pair the 1-based ``(qend, send)``
     of an alignment scoring ``expected[k]``, traced from there without the forward scan,
-    whose best cell may be another one. The reverse scan then reports ``STATUS_NO_START``
-    when no start lies inside the pair (align-long grows its window) and ``STATUS_ABOVE``
+    whose best cell may be another one. The reverse scan then reports ``Status.NO_START``
+    when no start lies inside the pair (align-long grows its window) and ``Status.ABOVE``
     when an alignment ending there scores more than ``expected[k]``.
     """
     n = int(np.size(qoff))
@@ -225,9 +211,11 @@ def align_packed(
             raise ValueError("end_cells need the expected scores")
         if n and ((end_cells < 1).any() or (end_cells[:, 0] > qlen).any() or (end_cells[:, 1] > slen).any()):
             raise ValueError("an end cell lies outside its pair")
-    ends = np.zeros((n, _END_FIELDS), np.int32)
+    ends = np.zeros((n, len(EndField)), np.int32)
+    f = EndField
     out = PackedTraces(
-        status=ends[:, 0], score=ends[:, 1], qstart=ends[:, 2], qend=ends[:, 3], sstart=ends[:, 4], send=ends[:, 5],
+        status=ends[:, f.STATUS], score=ends[:, f.SCORE], qstart=ends[:, f.Q_START], qend=ends[:, f.Q_END],
+        sstart=ends[:, f.S_START], send=ends[:, f.S_END],
         region_score=np.zeros(n, np.int32), ops=np.zeros(0, np.uint8), ops_start=np.zeros(n, np.int64), ops_len=np.zeros(n, np.int32),
     )
     if n == 0:
@@ -268,7 +256,7 @@ def _ends(k: _Kernels, qoff, qlen, soff, slen, expected, end_cells, ends: np.nda
     d_qoff, d_qlen, d_soff, d_slen = (cp.asarray(a[perm]) for a in (qoff, qlen, soff, slen))
     d_exp = None if expected is None else cp.asarray(np.asarray(expected, np.int32)[perm])
     d_given = None if end_cells is None else cp.asarray(end_cells[perm])
-    d_ends = cp.empty((perm.size, _END_FIELDS), np.int32)
+    d_ends = cp.empty((perm.size, len(EndField)), np.int32)
     counts = np.cumsum([0] + [g.size for g in groups])
     for r, first, last in zip(ROWS_PER_LANE, counts[:-1], counts[1:]):
         for k0 in range(first, last, PAIRS_PER_LAUNCH):
@@ -286,7 +274,7 @@ def _regions(k: _Kernels, residues, qoff, qlen, soff, slen, out: PackedTraces, p
     """Pass 3 and the walk for the traced pairs: on the GPU in launches of at most
     ``launch_bytes`` of nibbles, on the CPU for rectangles over ``pair_budget``. The paths
     land in one host buffer (``out.ops``), each pair's in a slot of height + width bytes."""
-    ok = np.flatnonzero(out.status == STATUS_OK)
+    ok = np.flatnonzero(out.status == Status.OK)
     heights = (out.qend[ok] - out.qstart[ok] + 1).astype(np.int64)
     widths = (out.send[ok] - out.sstart[ok] + 1).astype(np.int64)
     r_reg = rows_per_lane(heights, widths)
@@ -310,7 +298,7 @@ def _regions(k: _Kernels, residues, qoff, qlen, soff, slen, out: PackedTraces, p
         try:
             t = trace_region(q, s, k.scoring, int(out.score[p]), int(out.qstart[p]), int(out.qend[p]), int(out.sstart[p]), int(out.send[p]))
         except TracebackError:
-            out.status[p] = STATUS_BAD_REGION
+            out.status[p] = Status.BAD_REGION
             continue
         out.ops[base : base + t.ops.size] = t.ops
         out.ops_start[p], out.ops_len[p] = base, t.ops.size
@@ -342,7 +330,7 @@ def _region_launch(k: _Kernels, pairs, heights, widths, r: int, nbytes, out: Pac
     got_n, got_score = n_ops.get(), score.get()
     out.region_score[pairs] = got_score
     bad = (got_n < 0) | (got_score != out.score[pairs])
-    out.status[pairs[bad]] = STATUS_BAD_REGION
+    out.status[pairs[bad]] = Status.BAD_REGION
     out.ops_len[pairs] = np.where(bad, 0, got_n)
     out.ops_start[pairs] = base + ops_off + slots - out.ops_len[pairs]
     return size
@@ -380,7 +368,7 @@ def traceback_pairs(tasks: Sequence[PairTask], scoring: Scoring, **budgets: int)
     if expected.size and (expected.min() < np.iinfo(np.int32).min or expected.max() > np.iinfo(np.int32).max):
         raise TracebackError("a search score does not fit 32 bits")
     res = align_packed(*packed, scoring, expected.astype(np.int32), **budgets)
-    failed = np.flatnonzero(res.status != STATUS_OK)
+    failed = np.flatnonzero(res.status != Status.OK)
     if failed.size:  # the first failure in task order, as the CPU raises it
         raise res.error(int(failed[0]), tasks[int(failed[0])].score)
     return res.traces(np.arange(len(tasks)))
@@ -391,10 +379,10 @@ def align_pairs(queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], s
     if not kernels_fit(scoring):
         return cpu.align_pairs(queries, subjects, scoring)
     res = align_packed(*pack_sequences(queries, subjects), scoring, **budgets)
-    failed = np.flatnonzero((res.status != STATUS_OK) & (res.status != STATUS_NO_ALIGNMENT))
+    failed = np.flatnonzero((res.status != Status.OK) & (res.status != Status.NO_ALIGNMENT))
     if failed.size:
         raise res.error(int(failed[0]))
-    traced = np.flatnonzero(res.status == STATUS_OK)
+    traced = np.flatnonzero(res.status == Status.OK)
     out: list[PairTrace | None] = [None] * len(res)
     for k, t in zip(traced.tolist(), res.traces(traced)):
         out[k] = t

@@ -21,8 +21,8 @@
 // All parts' band keys go to one array (atomicMax merges them, as the host merges
 // sections).
 //
-// Handoff without fences: a slot word packs G + oe and E + oe (28 bits each; the host
-// checks that no score can reach 2^28) with an 8-bit tag of the producing block's
+// Handoff without fences: a slot word packs G + oe and E + oe (kSlotBits = 28 bits each; the
+// host checks that no score can reach 2^28) with an 8-bit tag of the producing block's
 // generation, stored and loaded as one relaxed 64-bit access. A consumer spins until the
 // tag it expects appears. Spinning always ends: block c of a part waits only on block
 // c - 1 of that part, which a running warp took earlier from the counter (and which
@@ -45,23 +45,13 @@
 // band's 64-bit key with atomicMax: key = H << 32 | (2^32 - 1 - lin), with
 // lin = i * (w + R) + (c - i + m - b * w) + (j - c). The CPU scan computes the same keys.
 
-#ifdef __CUDACC_RTC__
-typedef unsigned char uint8_t;
-typedef int int32_t;
-typedef unsigned int uint32_t;
-typedef long long int64_t;
-typedef unsigned long long uint64_t;
-#else
-#include <cstdint>
-#endif
+#include "common.cuh"  // types; PartField, kLongWarpsPerBlock, kSlotBits (values from swgpu_core/kernel_abi.py)
 
 static constexpr int kChunk = 8;          // boundary rows loaded (and checked) at once
-static constexpr uint64_t kMask28 = (1ull << 28) - 1;
+static constexpr uint64_t kSlotMask = (1ull << kSlotBits) - 1;
+static constexpr int kTagShift = 2 * kSlotBits;  // the tag's 8 bits above the two values
+static_assert(kTagShift + 8 == 64, "a slot word is two values and an 8-bit tag");
 static constexpr unsigned kFull = 0xffffffffu;
-// A part's int64 fields (written by PartBuffers in swgpu_core/long/gpu_plan.py): its columns' offset in
-// `target` (padded to whole blocks), column count, global 0-based first column, owned
-// columns [own_lo, own_hi), and column blocks.
-enum PartField { kOffset, kColumns, kCol0, kOwnLo, kOwnHi, kBlocks, kPartFields };
 
 __device__ __forceinline__ uint64_t load_relaxed(const uint64_t* p) {
     uint64_t v;
@@ -82,7 +72,7 @@ __device__ __forceinline__ void flush_band(unsigned long long* keys, int64_t ban
 // COPIES interleaved copies so that lane l reads copy l % COPIES: with one copy, lanes
 // that look up different cells of a small alphabet hit the same banks (DNA: four codes).
 template <int R, int A, int COPIES>
-__global__ void __launch_bounds__(128) sw_long(const uint8_t* target, const int64_t* parts, int n_parts, int max_blocks,
+__global__ void __launch_bounds__(32 * kLongWarpsPerBlock) sw_long(const uint8_t* target, const int64_t* parts, int n_parts, int max_blocks,
                                                const uint8_t* query, int m, const int32_t* matrix, int oe, int ext,
                                                int w, int n_slots, uint64_t* slots, int* counter,
                                                unsigned long long* band_keys) {
@@ -133,8 +123,8 @@ __global__ void __launch_bounds__(128) sw_long(const uint8_t* target, const int6
         uint64_t* ring = slots + (int64_t)p * n_slots * m;
         uint64_t* mine = ring + (int64_t)(c % n_slots) * m;
         const uint64_t* prev = ring + (int64_t)((c + n_slots - 1) % n_slots) * m;
-        const uint64_t my_tag = (uint64_t)((c / n_slots) % 255 + 1) << 56;
-        const uint64_t want_tag = c > 0 ? (uint64_t)(((c - 1) / n_slots) % 255 + 1) << 56 : 0;
+        const uint64_t my_tag = (uint64_t)((c / n_slots) % 255 + 1) << kTagShift;
+        const uint64_t want_tag = c > 0 ? (uint64_t)(((c - 1) / n_slots) % 255 + 1) << kTagShift : 0;
         const bool has_left = c > 0;
 
         uint64_t nxt = 0, cur = 0;
@@ -147,12 +137,12 @@ __global__ void __launch_bounds__(128) sw_long(const uint8_t* target, const int6
             if (has_left && lane < kChunk && r_next < m) nxt = load_relaxed(prev + r_next);
             if (has_left) {  // wait until the left block has published rows s0 .. s0 + kChunk - 1
                 const int r = s0 + lane;
-                bool ok = lane >= kChunk || r >= m || (cur >> 56) << 56 == want_tag;
+                bool ok = lane >= kChunk || r >= m || (cur >> kTagShift) << kTagShift == want_tag;
                 while (!__all_sync(kFull, ok)) {
                     __nanosleep(200);
                     if (!ok) {
                         cur = load_relaxed(prev + r);
-                        ok = (cur >> 56) << 56 == want_tag;
+                        ok = (cur >> kTagShift) << kTagShift == want_tag;
                     }
                 }
             }
@@ -167,8 +157,8 @@ __global__ void __launch_bounds__(128) sw_long(const uint8_t* target, const int6
                 const uint64_t bw = __shfl_sync(kFull, cur, u);
                 if (lane == 0) {
                     if (has_left && row < m) {
-                        in_g = (int)((bw >> 28) & kMask28) - oe;
-                        in_e = (int)(bw & kMask28) - oe;
+                        in_g = (int)((bw >> kSlotBits) & kSlotMask) - oe;
+                        in_e = (int)(bw & kSlotMask) - oe;
                     } else {
                         in_g = neg_oe;
                         in_e = neg_oe;
@@ -190,7 +180,7 @@ __global__ void __launch_bounds__(128) sw_long(const uint8_t* target, const int6
                 out_e = e;
                 const bool valid = row >= 0 && row < m;
                 if (valid && lane == 31)
-                    store_relaxed(mine + row, my_tag | ((uint64_t)(out_g + oe) << 28) | (uint64_t)(out_e + oe));
+                    store_relaxed(mine + row, my_tag | ((uint64_t)(out_g + oe) << kSlotBits) | (uint64_t)(out_e + oe));
                 const bool live = valid && track;
                 int seg = g[0];
 #pragma unroll

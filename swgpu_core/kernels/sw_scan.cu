@@ -35,23 +35,10 @@
 // after the last one (its H values are gap extensions of earlier, larger H values). So the
 // inner loop has no branch; only the boundary loads and stores check the row.
 
-#ifdef __CUDACC_RTC__  // NVRTC (CuPy) has no standard headers
-typedef unsigned char uint8_t;
-typedef short int16_t;
-typedef unsigned short uint16_t;
-typedef int int32_t;
-typedef unsigned int uint32_t;
-typedef long long int64_t;
-#else
-#include <cstdint>
-#endif
+#include "common.cuh"  // types; kProfileRows, kPadResidue, kInterBlock (values from swgpu_core/kernel_abi.py)
 
 #ifndef SWGPU_INTER_MIN_BLOCKS  // resident inter-task blocks per SM the registers must allow
 #define SWGPU_INTER_MIN_BLOCKS 3
-#endif
-
-#ifndef SWGPU_PAD_SCORE
-#define SWGPU_PAD_SCORE (-1024)
 #endif
 
 // ---------------------------------------------------------------- arithmetic policies
@@ -121,9 +108,6 @@ struct ScanArgs {
         int qpad, int n_passes, int oe, int extend, int overflow_at, uint2 *boundary, int32_t *scores, int32_t *overflow
 #define SWGPU_SCAN_ARGS \
     ScanArgs { residues, offsets, subjects, n_subjects, profile, qpad, n_passes, oe, extend, overflow_at, boundary, scores, overflow }
-
-static constexpr int kPadResidue = 27;   // subject rows past a sequence's end
-static constexpr int kProfileRows = 28;
 
 // The residues and profile words of one row for the kLanes subjects of a group.
 template <class A, int R>
@@ -259,7 +243,7 @@ __device__ __forceinline__ int group_subjects(const ScanArgs& a, int group, int 
 // The groups of a warp run the same number of rows (the longest of the warp, padding the
 // others), so every shuffle is a whole-warp one.
 template <class A, int R, int G>
-__global__ void __launch_bounds__(256, SWGPU_INTER_MIN_BLOCKS) sw_inter(SWGPU_SCAN_PARAMS) {
+__global__ void __launch_bounds__(kInterBlock, SWGPU_INTER_MIN_BLOCKS) sw_inter(SWGPU_SCAN_PARAMS) {
     const ScanArgs a = SWGPU_SCAN_ARGS;
     using T = typename A::T;
     static_assert(32 % G == 0 && R % 8 == 0, "G divides a warp, R is a multiple of 8");

@@ -27,39 +27,20 @@
 //
 // Arithmetic is int32 with NEG = -(1 << 28) as minus infinity, as in the reference.
 
-#ifdef __CUDACC_RTC__  // NVRTC (CuPy) has no standard headers
-typedef unsigned char uint8_t;
-typedef signed char int8_t;
-typedef unsigned short uint16_t;
-typedef int int32_t;
-typedef unsigned int uint32_t;
-typedef long long int64_t;
-typedef unsigned long long uint64_t;
-#else
-#include <cstdint>
-#endif
+#include "common.cuh"  // types; kMaxCodes, Status, EndField, Warps<R> (values from swgpu_core/kernel_abi.py)
 
 static constexpr int kNeg = -(1 << 28);
-static constexpr int kMaxCodes = 32;  // residue codes a profile holds (27 for proteins)
 static constexpr unsigned kAll = 0xffffffffu;
 static constexpr int kBig = 0x7fffffff;
 
-// Per-pair status codes (mirrored in swgpu_core/align/gpu.py).
-// kNoStart: no cell reaches S; kAbove: the first cell reaching S exceeds it, so S is not the
-// best score of an alignment ending at the end cell (only possible with given ends).
-enum Status : int { kOk = 0, kMismatch = 1, kNoAlignment = 2, kNoStart = 3, kAbove = 4 };
 // Modes of a scan pass.
 enum Mode : int { kForward = 0, kReverse = 1, kRegion = 2 };
-// Per-pair output fields of tb_ends.
-enum EndField : int { kStatus = 0, kScore, kQStart, kQEnd, kSStart, kSEnd, kEndFields };
 
 template <int R> struct NibbleWord;
 template <> struct NibbleWord<4> { using T = uint16_t; };
 template <> struct NibbleWord<8> { using T = uint32_t; };
 template <> struct NibbleWord<16> { using T = uint64_t; };
 
-// Warps per block: the per-warp profiles take n_codes * 32 * R bytes of shared memory each.
-template <int R> struct Warps { static constexpr int value = R == 16 ? 2 : 4; };
 
 // A sequence as the scan sees it: residue k (0-based) at base[k * stride].
 struct Seq {

@@ -35,13 +35,14 @@ import numpy as np
 
 from ..atomic import atomic_output
 from ..errors import InputError
+from ..kernel_abi import LONG_SLOT_BITS
 
 #: Target columns per segment (a GPU lane's columns, ``R`` of ``sw_long<R>``).
 GROUP = 16
 DEFAULT_BAND_WIDTH = 64
 DEFAULT_TOP = 200
-#: Scores must stay below this: the GPU packs boundary values into 28 bits.
-SCORE_LIMIT = 1 << 28
+#: Scores must stay below this: the GPU packs boundary values into LONG_SLOT_BITS (28) bits.
+SCORE_LIMIT = 1 << LONG_SLOT_BITS
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
+from ..kernel_abi import LONG_WARPS_PER_BLOCK as WARPS_PER_BLOCK
+from ..kernel_abi import PartField
 from .endpoints import GROUP
 from .sections import Section, split
 
-WARPS_PER_BLOCK = 4
 #: Target columns of one column block (32 lanes of GROUP columns), the unit a warp takes.
 COLS_PER_WARP = 32 * GROUP
 #: Warps per SM that a launch aims for (128-thread blocks: 16 warps fit an SM's registers).
@@ -95,9 +96,9 @@ class PartBuffers:
 
     Each part's columns start at a multiple of a block (the kernel loads 16 bytes at a
     time) and are padded to whole blocks with the padding code (cells right of a part's
-    columns never feed back into them, and are not recorded). ``table`` has one row per part in the order of the kernel's
-    ``PartField``: offset in ``columns``, column count, first (global) column, owned
-    ``[own_lo, own_hi)``, column blocks.
+    columns never feed back into them, and are not recorded). ``table`` has one row per
+    part, its columns the :class:`~swgpu_core.kernel_abi.PartField` values: offset in ``columns``, column
+    count, first (global) column, owned ``[own_lo, own_hi)``, column blocks.
     """
 
     columns: np.ndarray  # uint8
@@ -111,9 +112,13 @@ class PartBuffers:
         columns = np.full(int(offsets[-1]), pad, np.uint8)
         for p, off, n in zip(parts, offsets[:-1], ncols):
             columns[off : off + n] = target[p.scan_lo : p.own_hi]
-        table = np.array([[off, n, p.scan_lo, p.own_lo, p.own_hi, b] for p, off, n, b in zip(parts, offsets[:-1], ncols, blocks)], np.int64)
-        return cls(columns, table.reshape(-1, 6))
+        f = PartField
+        fields = [f.OFFSET, f.COLUMNS, f.COL0, f.OWN_LO, f.OWN_HI, f.BLOCKS]
+        rows = np.array([(off, n, p.scan_lo, p.own_lo, p.own_hi, b) for p, off, n, b in zip(parts, offsets[:-1], ncols, blocks)], np.int64)
+        table = np.zeros((len(parts), len(f)), np.int64)
+        table[:, fields] = rows.reshape(-1, len(fields))
+        return cls(columns, table)
 
     @property
     def blocks(self) -> np.ndarray:
-        return self.table[:, 5]
+        return self.table[:, PartField.BLOCKS]

@@ -2,26 +2,26 @@
 
 The command (:mod:`swgpu_core.commands.align_long`) and the tests call these; the output
 writers of :mod:`swgpu_core.formats` take the single target through :class:`TargetView`,
-which answers the few questions they ask a database.
+which answers the few questions they ask a database. The scan and the traceback run on
+an engine (:mod:`swgpu_core.engine`), given as one or by name (``cpu``, ``cuda``, ``auto``).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..align.alignment import Alignment, build_alignment
 from ..alphabet import Alphabet
-from ..errors import BackendUnavailable, InputError
+from ..engine import Engine, get_engine
+from ..errors import InputError
 from ..fasta import EncodedSequence, encode_record, read_fasta
 from ..scoring import Scoring
 from .endpoints import BandKeys, BandRule, EndPoint, check_limits, merge, select
-from .sections import Section
-from .trace import trace_end_points
+from .sections import Section, SectionResult
 
 
 def read_single(path: str | os.PathLike, alphabet: Alphabet, what: str) -> EncodedSequence:
@@ -69,43 +69,13 @@ def check_inputs(query: EncodedSequence, target: EncodedSequence, scoring: Scori
     check_limits(len(query), len(target), rule.width, scoring.max_score, scoring.first_gap_cost)
 
 
-def resolve_backend(name: str) -> str:
-    """``cpu`` or ``cuda``; ``auto`` picks CUDA when CuPy sees a GPU."""
-    if name == "cpu":
-        return "cpu"
-    try:
-        import cupy
-
-        if cupy.cuda.runtime.getDeviceCount() > 0:
-            return "cuda"
-        why = "no CUDA device"
-    except Exception as exc:  # any import or runtime failure means: no usable GPU
-        why = f"CuPy/CUDA unusable ({exc.__class__.__name__})"
-    if name == "cuda":
-        raise BackendUnavailable(f"--backend cuda: {why}")
-    return "cpu"
-
-
-@dataclass(frozen=True)
-class SectionResult:
-    """One section's band keys and scan: time, cells scanned (overlaps included) and owned, GPU parts."""
-
-    section: Section
-    found: BandKeys
-    seconds: float
-    device: int | None
-    cells: int
-    owned_cells: int
-    parts: int
-
-
 def scan_sections(
     query: np.ndarray,
     target: np.ndarray,
     sections: Sequence[Section],
     rule: BandRule,
     scoring: Scoring,
-    backend: str,
+    engine: str | Engine = "cpu",
     devices: Sequence[int] = (0,),
     gpu_sections: int | None = None,
 ) -> list[SectionResult]:
@@ -115,33 +85,7 @@ def scan_sections(
     (None: as many as keep the GPU busy, :func:`.gpu_plan.auto_parts`) that run side by
     side; a short query's scan would leave most of the GPU idle otherwise.
     """
-    m = int(query.size)
-    if backend == "cpu":
-        from .cpu_scan import scan_section
-
-        return [
-            SectionResult(s, *scan_section(query, target, s, rule, scoring), None, m * s.scanned, m * s.owned, 1)
-            for s in sections
-        ]
-
-    def on_device(k: int) -> list[SectionResult]:
-        import cupy as cp
-
-        from ..gpu.long_scan import LongScanKernel
-        from .gpu_plan import gpu_parts
-
-        device = devices[k % len(devices)]
-        with cp.cuda.Device(device):
-            kernel = LongScanKernel(scoring)
-            out = []
-            for s in sections[k :: len(devices)]:
-                found, timing = kernel.scan(query, target, gpu_parts(m, s, kernel.sms, gpu_sections), rule, scoring)
-                out.append(SectionResult(s, found, timing.seconds, device, timing.cells, m * s.owned, timing.parts))
-            return out
-
-    with ThreadPoolExecutor(len(devices)) as pool:
-        parts = list(pool.map(on_device, range(min(len(devices), len(sections)))))
-    return sorted((r for p in parts for r in p), key=lambda r: r.section.index)
+    return get_engine(engine).scan_sections(query, target, sections, rule, scoring, devices=devices, parts=gpu_sections)
 
 
 def end_points(results: Sequence[BandKeys], rule: BandRule, top: int) -> list[EndPoint]:
@@ -156,8 +100,8 @@ def alignments(
     scoring: Scoring,
     max_length: int,
     threads: int = 0,
-    backend: str = "cpu",
+    engine: str | Engine = "cpu",
 ) -> list[Alignment]:
-    """Full alignments of ``ends``, ranked as given (rank 1 = best); traced on ``backend``."""
-    traces = trace_end_points(query.codes, target.codes, ends, scoring, max_length, threads, backend)
+    """Full alignments of ``ends``, ranked as given (rank 1 = best), traced on ``engine``."""
+    traces = get_engine(engine).trace_end_points(query.codes, target.codes, ends, scoring, max_length, threads=threads)
     return [build_alignment(t, query, target, 0, rank, scoring) for rank, t in enumerate(traces, start=1)]

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import InputError
-from .endpoints import GROUP
+from .endpoints import GROUP, BandKeys
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,20 @@ class Section:
     def owned(self) -> int:
         """Columns owned: the cells this section reports."""
         return self.own_hi - self.own_lo
+
+
+@dataclass(frozen=True)
+class SectionResult:
+    """One section's band keys and scan: time, cells scanned (overlaps included) and owned,
+    the device (None on the CPU) and the parts a GPU cut it into."""
+
+    section: Section
+    found: BandKeys
+    seconds: float
+    device: int | None
+    cells: int
+    owned_cells: int
+    parts: int
 
 
 def layout(n: int, count: int, overlap: int) -> list[Section]:

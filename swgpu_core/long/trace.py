@@ -9,10 +9,11 @@ window holds an optimal path, so the work is about the alignment's own area rath
 the table's; a window wider than ``2 * max_length`` means the alignment is longer than
 the sections assumed, which is reported, never silently truncated.
 
-The CPU traces one end point per thread (:func:`trace_end_point`); the GPU
-(``backend="cuda"``) traces all end points' windows in one batch of the kernels of
-``kernels/traceback.cu`` in anchored mode, then re-runs only the windows that must grow.
-Both give the same traces and raise the same error (that of the first failing end point).
+The CPU traces one end point per thread (:func:`trace_end_points`); the GPU
+(:func:`trace_on_gpu`, which the CUDA engine of :mod:`swgpu_core.engine` calls) traces all
+end points' windows in one batch of the kernels of ``kernels/traceback.cu`` in anchored
+mode, then re-runs only the windows that must grow. Both give the same traces and raise
+the same error (that of the first failing end point).
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from types import ModuleType
 import numpy as np
 
 from ..align.traceback import PairTrace, TracebackError, region_ops, reverse_start, strip_rows
-from ..errors import BackendUnavailable, InputError
+from ..errors import InputError
+from ..kernel_abi import Status
 from ..scoring import Scoring
 from .endpoints import EndPoint
 
@@ -99,20 +101,9 @@ def trace_end_points(
     scoring: Scoring,
     max_length: int,
     threads: int = 0,
-    backend: str = "cpu",
 ) -> list[PairTrace]:
-    """Trace every end point, in order: ``backend="cpu"`` on all cores (the numba passes
-    release the GIL), ``"cuda"`` in batches on the GPU (same traces, same errors; matrices
-    the kernels do not hold stay on the CPU)."""
-    if backend == "cuda":
-        try:
-            from ..gpu import traceback as gpu
-        except ImportError as exc:
-            raise BackendUnavailable(f"GPU traceback unavailable ({exc})") from None
-        if gpu.kernels_fit(scoring):
-            return _trace_on_gpu(gpu, query, target, ends, scoring, max_length)
-    elif backend != "cpu":
-        raise ValueError(f"backend must be cpu or cuda, not {backend!r}")
+    """Trace every end point, in order, on ``threads`` CPU cores (0: all; the numba passes
+    release the GIL)."""
     threads = threads or len(os.sched_getaffinity(0))
     one = lambda e: trace_end_point(query, target, e, scoring, max_length)  # noqa: E731
     if threads <= 1 or len(ends) < 2:
@@ -121,12 +112,13 @@ def trace_end_points(
         return list(pool.map(one, ends))
 
 
-def _trace_on_gpu(gpu: ModuleType, query: np.ndarray, target: np.ndarray, ends: Sequence[EndPoint], scoring: Scoring, max_length: int) -> list[PairTrace]:
+def trace_on_gpu(gpu: ModuleType, query: np.ndarray, target: np.ndarray, ends: Sequence[EndPoint], scoring: Scoring, max_length: int) -> list[PairTrace]:
     """:func:`trace_end_point` for all ``ends`` in rounds: each round packs the current window
     of every end point still open and traces them in one anchored batch (reverse scan from
     the end cell, then the region pass of those whose start was found); the rest go to the
     next round with 4-fold windows. Errors are kept per end point and the first in order is
-    raised, as the CPU's ordered map raises it."""
+    raised, as the CPU's ordered map raises it. ``gpu`` is :mod:`swgpu_core.gpu.traceback`
+    (or a stand-in with its ``pack_sequences`` and ``align_packed``)."""
     qend = np.fromiter((e.qend for e in ends), np.int64, len(ends))
     send = np.fromiter((e.send for e in ends), np.int64, len(ends))
     score = np.fromiter((e.score for e in ends), np.int64, len(ends))
@@ -143,22 +135,22 @@ def _trace_on_gpu(gpu: ModuleType, query: np.ndarray, target: np.ndarray, ends: 
             [target[a:b] for a, b in zip(j_lo.tolist(), send[todo].tolist())],
         )
         res = gpu.align_packed(*packed, scoring, score[todo].astype(np.int32), end_cells=np.stack([rows, cols], axis=1))
-        ok = np.flatnonzero(res.status == gpu.STATUS_OK)
+        ok = np.flatnonzero(res.status == Status.OK)
         for k, t in zip(ok.tolist(), res.traces(ok)):
             a, b = int(i_lo[k]), int(j_lo[k])
             traces[todo[k]] = PairTrace(t.score, t.qstart + a, t.qend + a, t.sstart + b, t.send + b, t.ops)
         grow = []
-        for k in np.flatnonzero(res.status != gpu.STATUS_OK).tolist():
+        for k in np.flatnonzero(res.status != Status.OK).tolist():
             p, status = int(todo[k]), int(res.status[k])
-            if status == gpu.STATUS_NO_START:
+            if status == Status.NO_START:
                 try:
                     window[p] = grown_window(ends[p], int(window[p]), max_length)
                     grow.append(p)
                 except (InputError, TracebackError) as exc:
                     errors[p] = exc
-            elif status == gpu.STATUS_ABOVE:
+            elif status == Status.ABOVE:
                 errors[p] = scores_above(ends[p])
-            elif status == gpu.STATUS_BAD_REGION:
+            elif status == Status.BAD_REGION:
                 errors[p] = region_failed(ends[p], int(res.region_score[k]))
             else:
                 errors[p] = res.error(k, ends[p].score)

@@ -1,0 +1,317 @@
+"""The public Python API: what ``import swgpu_core as sw`` offers (see ``docs/api.md``).
+
+Every function takes plain values (paths, numbers, strings, the objects returned here)
+and returns typed results; the ``swgpu`` commands are thin clients of these functions.
+The choice of compute backend (``"auto" | "cpu" | "cuda"``) is passed through to one call
+per product: :func:`search` (database scan), :func:`align` (traceback of hits),
+:func:`align_pairs` and :func:`align_long`.
+
+A run reads top to bottom::
+
+    db = sw.build_database("proteins.fasta.gz", "db")        # or sw.open_database("db")
+    queries = sw.read_queries("queries.fasta")
+    scoring = sw.Scoring.protein("BLOSUM62", 11, 1)
+    result = sw.search(db, queries, scoring, top=50)          # SearchResult: hits per query
+    stats = sw.statistics(scoring)                            # E-values from scores
+    hits = sw.select_hits(db, result.hits, stats, max_evalue=1e-3)
+    aligned = sw.align(db, hits, scoring, statistics=stats)   # AlignedHits: Alignment records
+    sw.write_results("hits.bam", sw.Results(db, hits, aligned.alignments, stats, scoring.describe()))
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .alphabet import DNA, PROTEIN, Alphabet
+from .database import DEFAULT_CHUNK_RESIDUES, Database
+from .errors import InputError
+from .fasta import EncodedSequence
+from .formats import FORMATS, Results, choose_format, write_results
+from .outfmt import DEFAULT_OUTFMT, FIELDS, STANDARD_FIELDS, parse_outfmt
+from .scoring import Scoring
+from .search import QueryHits, SearchResult
+from .significance import DEFAULT_MAX_EVALUE, NO_STATISTICS, Statistics, filter_hits, hit_significance, statistics
+
+if TYPE_CHECKING:
+    from .align import AlignedHits, Alignment
+    from .engine import Engine
+    from .pairs import PairSet
+
+__all__ = [  # the package's __all__ (swgpu_core/__init__.py) is the same list: tests/test_api.py checks it
+    "DEFAULT_CHUNK_RESIDUES", "DEFAULT_MAX_EVALUE", "DEFAULT_OUTFMT", "DNA", "FIELDS", "FORMATS", "NO_STATISTICS", "PROTEIN",
+    "STANDARD_FIELDS", "AlignedHits", "Alignment", "Alphabet", "Database", "EncodedSequence", "LongResult", "LongScan", "PairSet", "QueryHits",
+    "Results", "Scoring", "SearchResult", "Statistics", "align", "align_long", "align_pairs", "build_database", "choose_format",
+    "fasta_pairs", "filter_hits", "hit_significance", "open_database", "parse_outfmt", "read_queries", "read_sequence", "scan_long", "search",
+    "select_hits", "statistics", "table_pairs", "trace_long", "write_results",
+]  # fmt: skip
+
+
+def build_database(
+    fasta: str | os.PathLike, directory: str | os.PathLike, *, chunk_residues: int = DEFAULT_CHUNK_RESIDUES, show_progress: bool = False
+) -> Database:
+    """Build the length-sorted on-disk database of a FASTA[.gz] file; the directory appears only when complete."""
+    from .database import build_database as build
+
+    return build(fasta, directory, chunk_residues=chunk_residues, show_progress=show_progress)
+
+
+def open_database(directory: str | os.PathLike) -> Database:
+    """Open a database built by :func:`build_database` (or ``swgpu makedb``)."""
+    return Database(directory)
+
+
+def read_queries(path: str | os.PathLike, alphabet: Alphabet = PROTEIN) -> list[EncodedSequence]:
+    """Every record of a FASTA[.gz] file, checked and encoded."""
+    from .fasta import read_sequences
+
+    return read_sequences(path, alphabet)
+
+
+def search(
+    db: Database,
+    queries: Sequence[EncodedSequence] | str | os.PathLike,
+    scoring: Scoring | None = None,
+    *,
+    backend: str | Engine = "auto",
+    top: int = 50,
+    chunks: Sequence[int] | None = None,
+    threads: int = 0,
+    devices: Sequence[int] | None = None,
+    threshold: int | None = None,
+    memory_budget: int | None = None,
+    show_progress: bool = False,
+) -> SearchResult:
+    """Exact Smith-Waterman scores of ``queries`` (records, or a FASTA path) against ``db``; the ``top`` hits per query.
+
+    ``backend``: ``"cpu"``, ``"cuda"``, ``"auto"`` (CUDA when usable, else CPU; why not is
+    ``swgpu_core.engine.resolve(...).reason``) or an engine. ``chunks``: scan only these chunks (for hit lists merged
+    later). ``threads`` (CPU, 0 = all cores), ``devices``, ``threshold`` and
+    ``memory_budget`` (bytes of GPU memory per device) tune the backends.
+    """
+    from .engine import get_engine
+    from .search import check_search_options
+    from .search import search as run_search
+
+    check_search_options(top, threads, threshold)
+    scoring = scoring if scoring is not None else Scoring.protein()
+    if isinstance(queries, (str, os.PathLike)):
+        queries = read_queries(queries, db.alphabet)
+    scanner = get_engine(backend).scanner(
+        scoring, threads=threads, devices=list(devices) if devices is not None else None, threshold=threshold, memory_budget=memory_budget
+    )
+    return run_search(db, list(queries), scoring, scanner, top=top, chunks=list(chunks) if chunks is not None else None, show_progress=show_progress)
+
+
+def select_hits(
+    db: Database, hits: Sequence[QueryHits], stats: Statistics, *, max_evalue: float | None = DEFAULT_MAX_EVALUE, limit: int | None = None
+) -> list[QueryHits]:
+    """Each query's hits with E-value <= ``max_evalue`` (BLAST's default 10), at most ``limit``; no traceback."""
+    return filter_hits(hits, stats, db, max_evalue, limit)
+
+
+def align(
+    db: Database,
+    hits: Sequence[QueryHits],
+    scoring: Scoring,
+    *,
+    backend: str = "auto",
+    statistics: Statistics = NO_STATISTICS,
+    limit: int | None = None,
+    max_evalue: float | None = None,
+) -> AlignedHits:
+    """Full alignments (traceback) of the given hits: per query, one :class:`Alignment` per hit, in order.
+
+    ``limit`` and ``max_evalue`` first select the hits (as :func:`select_hits`); E-values
+    and bit scores of the alignments come from ``statistics``.
+    """
+    from .align.hits import align_query_hits
+
+    return align_query_hits(db, hits, scoring, limit, backend=backend, statistics=statistics, max_evalue=max_evalue)
+
+
+def fasta_pairs(query_path: str | os.PathLike, subject_path: str | os.PathLike, alphabet: Alphabet = PROTEIN) -> PairSet:
+    """Pairs from two FASTA files read in step: record k of one with record k of the other."""
+    from .pairs import fasta_pairs as pairs_of
+
+    return pairs_of(os.fspath(query_path), os.fspath(subject_path), alphabet)
+
+
+def table_pairs(table: str | os.PathLike, db: Database, query_path: str | os.PathLike | None = None) -> PairSet:
+    """Pairs named by a ``query_id subject_id`` table; subjects (and, without ``query_path``, queries) from ``db``."""
+    from .pairs import table_pairs as pairs_of
+
+    return pairs_of(os.fspath(table), db, os.fspath(query_path) if query_path is not None else None)
+
+
+def align_pairs(pairs: PairSet, scoring: Scoring, *, backend: str = "auto", statistics: Statistics = NO_STATISTICS) -> tuple[Results, str]:
+    """Align each pair on its own (E-values: each pair its own search space); the results and the backend used."""
+    from .pairs import align_pair_set
+
+    hits, alignments, used = align_pair_set(pairs, scoring, backend, statistics)
+    return Results(pairs.subjects, hits, alignments, statistics, scoring.describe(), "swgpu pairs", statistics.description, each_pair_alone=True), used
+
+
+@dataclass
+class LongScan:
+    """The band end points of an align-long scan (one :class:`~swgpu_core.long.endpoints.BandKeys` per section) and its numbers."""
+
+    found: list
+    backend: str
+    seconds: float  # the slowest section's
+    cells: int  # cells the sections own (each cell once)
+    extra_cells: int  # cells scanned twice where sections overlap
+    parts: int  # GPU parts per section (1 on the CPU)
+    sections: list
+
+
+@dataclass
+class LongResult:
+    """The alignments of :func:`align_long`, best first, and the scan that found them."""
+
+    results: Results
+    scan: LongScan
+
+    @property
+    def alignments(self) -> list[Alignment]:
+        return list(self.results.alignments[0])
+
+
+def read_sequence(path: str | os.PathLike, alphabet: Alphabet, what: str = "sequence") -> EncodedSequence:
+    """The single record of a FASTA file (``what`` names it in errors: a second record is refused)."""
+    from .long.run import read_single
+
+    return read_single(path, alphabet, what)
+
+
+def scan_long(
+    query: EncodedSequence,
+    target: EncodedSequence,
+    scoring: Scoring,
+    *,
+    band_width: int | None = None,
+    max_alignment_length: int = 10_000,
+    backend: str = "auto",
+    devices: Sequence[int] = (0,),
+    gpu_sections: int | None = None,
+    section: tuple[int, int] | None = None,
+) -> LongScan:
+    """The exact scan of align-long: the best end point of every diagonal band.
+
+    The target is cut into sections overlapping by ``max_alignment_length``: one per device
+    on the GPU (one on the CPU), or, with ``section=(i, n)``, only section ``i`` of ``n``
+    (for scans spread over processes and merged by :func:`trace_long`).
+    """
+    from .long.endpoints import DEFAULT_BAND_WIDTH, BandRule
+    from .engine import get_engine
+    from .long.run import check_inputs, scan_sections
+    from .long.sections import layout
+
+    rule = BandRule(len(query), DEFAULT_BAND_WIDTH if band_width is None else band_width)
+    check_inputs(query, target, scoring, rule)
+    engine = get_engine(backend)
+    used = engine.kind
+    if section is not None:
+        index, count = section
+        sections = [layout(len(target), count, max_alignment_length)[index]]
+    else:
+        sections = layout(len(target), len(devices) if used == "cuda" else 1, max_alignment_length)
+    scanned = scan_sections(query.codes, target.codes, sections, rule, scoring, engine, list(devices), gpu_sections)
+    cells = sum(r.owned_cells for r in scanned)
+    return LongScan(
+        [r.found for r in scanned], used, max(r.seconds for r in scanned), cells, sum(r.cells for r in scanned) - cells,
+        max(r.parts for r in scanned), sections,
+    )  # fmt: skip
+
+
+def trace_long(
+    query: EncodedSequence,
+    target: EncodedSequence,
+    found: Sequence,
+    scoring: Scoring,
+    *,
+    top: int = 10,
+    band_width: int | None = None,
+    max_alignment_length: int = 10_000,
+    backend: str = "auto",
+    threads: int = 0,
+    target_path: str = "-",
+) -> Results:
+    """The ``top`` best distinct end points of scanned sections (``found``, every section once), traced into alignments.
+
+    The target is the writers' one-sequence database (``target_path`` names it in headers).
+    """
+    from .long.endpoints import DEFAULT_BAND_WIDTH, BandRule
+    from .engine import get_engine
+    from .long.run import end_points
+
+    if top < 1:
+        raise InputError(f"--top must be >= 1 (got {top})")
+    rule = BandRule(len(query), DEFAULT_BAND_WIDTH if band_width is None else band_width)
+    ends = end_points(list(found), rule, top)
+    return long_results(query, target, target_path, ends, scoring, max_alignment_length, threads, get_engine(backend))
+
+
+def align_long(
+    query: EncodedSequence | str | os.PathLike,
+    target: EncodedSequence | str | os.PathLike,
+    scoring: Scoring,
+    *,
+    top: int = 10,
+    band_width: int | None = None,
+    max_alignment_length: int = 10_000,
+    backend: str = "auto",
+    devices: Sequence[int] = (0,),
+    gpu_sections: int | None = None,
+    threads: int = 0,
+) -> LongResult:
+    """One long query against one long target: the ``top`` best distinct local alignments.
+
+    ``query``/``target`` are records or one-record FASTA paths (alphabet of ``scoring``);
+    :func:`scan_long` then :func:`trace_long`. See ``docs/align_long.md`` for the
+    end-point rule and ``band_width``.
+    """
+    target_path = os.fspath(target) if isinstance(target, (str, os.PathLike)) else "-"
+    if isinstance(query, (str, os.PathLike)):
+        query = read_sequence(query, scoring.alphabet, "query")
+    if isinstance(target, (str, os.PathLike)):
+        target = read_sequence(target, scoring.alphabet, "target")
+    scan = scan_long(
+        query, target, scoring, band_width=band_width, max_alignment_length=max_alignment_length, backend=backend, devices=devices,
+        gpu_sections=gpu_sections,
+    )  # fmt: skip
+    results = trace_long(
+        query, target, scan.found, scoring, top=top, band_width=band_width, max_alignment_length=max_alignment_length,
+        backend=scan.backend, threads=threads, target_path=target_path,
+    )  # fmt: skip
+    return LongResult(results, scan)
+
+
+def long_results(
+    query: EncodedSequence, target: EncodedSequence, target_path: str, ends: Sequence, scoring: Scoring, max_alignment_length: int,
+    threads: int = 0, backend: str | Engine = "cpu",
+) -> Results:  # fmt: skip
+    """Trace the chosen end points of an align-long scan into :class:`Results` (the target as a one-sequence database)."""
+    from .long.run import TargetView, alignments
+
+    alns = alignments(query, target, ends, scoring, max_alignment_length, threads, backend)
+    hits = [QueryHits(query, np.zeros(len(alns), np.int64), np.array([a.score for a in alns], np.int32))]
+    view = TargetView(target_path, target, scoring.alphabet)
+    return Results(view, hits, [alns], NO_STATISTICS, scoring.describe(), "swgpu align-long")
+
+
+def __getattr__(name: str) -> object:
+    """The result types of modules that import numba (alignments) load when first asked for."""
+    if name in ("Alignment", "AlignedHits"):
+        import importlib
+
+        return getattr(importlib.import_module("swgpu_core.align"), name)
+    if name == "PairSet":
+        from .pairs import PairSet
+
+        return PairSet
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

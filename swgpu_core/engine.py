@@ -1,0 +1,250 @@
+"""The compute engine: the one place that decides CPU or GPU, and what runs on it.
+
+Every product (database search, alignments of hits, ``pairs``, ``align-long``) needs the
+same few operations; an :class:`Engine` offers them, with one implementation per kind of
+hardware and the same results from each (scores, ends and paths bit for bit):
+
+* :meth:`~Engine.scanner`: a :class:`Scanner` that scores queries against database chunks
+  and returns each chunk's top candidates (:func:`swgpu_core.search.search` drives it);
+* :meth:`~Engine.traceback`: the alignments of pairs whose score a search found
+  (:class:`~swgpu_core.align.traceback.PairTask` in, ``PairTrace`` out, same order);
+* :meth:`~Engine.align_pairs`: the best alignment of pairs whose score is not known yet;
+* :meth:`~Engine.scan_sections` and :meth:`~Engine.trace_end_points`: align-long's scan of
+  target sections and the traceback of its end points;
+* :meth:`~Engine.device_model`: what the threshold planner should assume about the device.
+
+:func:`resolve` turns ``"auto" | "cpu" | "cuda"`` into an :class:`EngineChoice`, asking
+CUDA whether a device exists once per process; the choice carries the reason when the GPU
+is not used, which the commands print (the library never prints). :func:`get_engine`
+returns the engine of a choice. Nothing here touches CuPy or a device at import: the GPU
+code (:mod:`swgpu_core.gpu`) is imported when a CUDA engine first runs an operation.
+
+A new backend is a class with the methods of :class:`Engine`, a name in :data:`KINDS`
+and a branch in :func:`resolve` and :func:`get_engine`; its device code lives in a package
+of its own, imported from the class's methods only.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from .errors import BackendUnavailable, InputError
+
+if TYPE_CHECKING:
+    from .align.traceback import PairTask, PairTrace
+    from .database import Chunk, Database
+    from .fasta import EncodedSequence
+    from .long.endpoints import BandRule, EndPoint
+    from .long.sections import Section, SectionResult
+    from .plan import DeviceModel
+    from .score_stats import ScoreHistograms
+    from .scoring import Scoring
+
+#: The names a user may give (``--backend``).
+KINDS = ("cpu", "cuda", "auto")
+
+
+@dataclass(frozen=True)
+class EngineChoice:
+    """What runs the work: ``kind`` ``"cpu"`` or ``"cuda"``; ``reason`` says why the GPU is
+    not used when ``auto`` fell back to the CPU (None otherwise); ``devices`` counts the
+    CUDA devices visible (0 when none was looked for or found)."""
+
+    kind: str
+    reason: str | None = None
+    devices: int = 0
+
+
+@functools.cache
+def probe_gpu() -> tuple[int, str | None]:
+    """(CUDA devices visible, why none is usable), asked once per process.
+
+    Importing CuPy and counting devices is all it does: a machine whose GPU cannot compile
+    or run the kernels fails later, loudly, in the operation that needs it.
+    """
+    try:
+        import cupy
+    except Exception as exc:  # ImportError, or a CUDA library that fails to load
+        if isinstance(exc, ImportError) and exc.name == "cupy":
+            return 0, "CuPy is not installed (pip install 'swgpu_core[cuda13]' or '[cuda12]')"
+        return 0, f"CuPy cannot be imported ({exc.__class__.__name__}: {exc})"
+    try:
+        count = int(cupy.cuda.runtime.getDeviceCount())
+    except Exception as exc:  # CUDARuntimeError: no driver, no device, a broken runtime
+        return 0, f"no usable CUDA device ({exc})"
+    if count < 1:
+        return 0, "no CUDA device"
+    return count, None
+
+
+def resolve(name: str = "auto") -> EngineChoice:
+    """``"cpu"``, ``"cuda"`` (raises :class:`BackendUnavailable` without a usable GPU) or
+    ``"auto"`` (CUDA when a device is visible, else the CPU with the reason)."""
+    if name == "cpu":
+        return EngineChoice("cpu")
+    if name not in KINDS:
+        raise InputError(f"unknown backend {name!r} (cpu, cuda or auto)")
+    count, why = probe_gpu()
+    if count:
+        return EngineChoice("cuda", None, count)
+    if name == "cuda":
+        raise BackendUnavailable(f"--backend cuda: {why}")
+    return EngineChoice("cpu", why, 0)
+
+
+class Scanner(Protocol):
+    """Scores queries against database chunks (one per engine kind, holding its caches)."""
+
+    name: str
+
+    def scan_chunk(
+        self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, score_stats: ScoreHistograms | None = None
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per query: (sorted-numbering subject indices, int32 scores) of every subject whose
+        score reaches the chunk's ``top``-th best (ties included), so that the shared
+        selection in :mod:`swgpu_core.search` applies one tie rule whatever scored them.
+        Every score also goes into ``score_stats`` (when given), for fitted statistics.
+
+        A scanner may also offer ``scan(db, chunks, queries, top, on_chunk, score_stats)``
+        (the chunks in its own order and batches, e.g. over several GPUs), one such list per batch."""
+        ...
+
+
+class Engine(Protocol):
+    """The operations every product runs, on one kind of hardware (see the module doc)."""
+
+    choice: EngineChoice
+
+    @property
+    def kind(self) -> str: ...
+
+    def scanner(
+        self, scoring: Scoring, *, threads: int = 0, devices: Sequence[int] | None = None,
+        threshold: int | None = None, memory_budget: int | None = None,
+    ) -> Scanner: ...  # fmt: skip
+
+    def traceback(self, tasks: Sequence[PairTask], scoring: Scoring) -> list[PairTrace]: ...
+
+    def align_pairs(self, queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring) -> list[PairTrace | None]: ...
+
+    def scan_sections(
+        self, query: np.ndarray, target: np.ndarray, sections: Sequence[Section], rule: BandRule, scoring: Scoring,
+        *, devices: Sequence[int] = (0,), parts: int | None = None,
+    ) -> list[SectionResult]: ...  # fmt: skip
+
+    def trace_end_points(
+        self, query: np.ndarray, target: np.ndarray, ends: Sequence[EndPoint], scoring: Scoring, max_length: int, *, threads: int = 0
+    ) -> list[PairTrace]: ...
+
+    def device_model(self) -> DeviceModel: ...
+
+
+@dataclass(frozen=True)
+class CpuEngine:
+    """Everything on the CPU: pyopal's SIMD scan, the numba traceback and align-long scan."""
+
+    choice: EngineChoice = EngineChoice("cpu")
+
+    @property
+    def kind(self) -> str:
+        return "cpu"
+
+    def scanner(self, scoring: Scoring, *, threads: int = 0, devices=None, threshold=None, memory_budget=None) -> Scanner:
+        """The CPU scan (``devices``, ``threshold`` and ``memory_budget`` concern the GPU only)."""
+        from .backends.cpu import CpuBackend
+
+        return CpuBackend(scoring, threads=threads)
+
+    def traceback(self, tasks: Sequence[PairTask], scoring: Scoring) -> list[PairTrace]:
+        from .align.traceback import traceback_pairs
+
+        return traceback_pairs(tasks, scoring)
+
+    def align_pairs(self, queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring) -> list[PairTrace | None]:
+        from .align.traceback import align_pairs
+
+        return align_pairs(queries, subjects, scoring)
+
+    def scan_sections(self, query, target, sections, rule, scoring, *, devices=(0,), parts=None) -> list[SectionResult]:
+        """One section after the other (``devices`` and ``parts`` concern the GPU only)."""
+        from .long.cpu_scan import scan_section
+        from .long.sections import SectionResult
+
+        m = int(query.size)
+        return [SectionResult(s, *scan_section(query, target, s, rule, scoring), None, m * s.scanned, m * s.owned, 1) for s in sections]
+
+    def trace_end_points(self, query, target, ends, scoring, max_length, *, threads: int = 0) -> list[PairTrace]:
+        from .long.trace import trace_end_points
+
+        return trace_end_points(query, target, ends, scoring, max_length, threads)
+
+    def device_model(self) -> DeviceModel:
+        """No GPU to measure: the planner's documented default, the H100's."""
+        from .plan import H100_DEFAULT
+
+        return H100_DEFAULT
+
+
+@dataclass(frozen=True)
+class CudaEngine:
+    """Everything on NVIDIA GPUs through CuPy (:mod:`swgpu_core.gpu`). Matrices the
+    traceback kernels cannot hold are traced on the CPU, with the same results."""
+
+    choice: EngineChoice
+
+    @property
+    def kind(self) -> str:
+        return "cuda"
+
+    def scanner(self, scoring: Scoring, *, threads: int = 0, devices=None, threshold=None, memory_budget=None) -> Scanner:
+        """The GPU scan on ``devices`` (default GPU 0); ``threshold``: the inter/intra-task
+        split (default: the planner's per batch and query); ``memory_budget``: bytes of
+        each GPU for database batches (default 60% of the free memory)."""
+        from .gpu.search import CudaBackend
+
+        return CudaBackend(scoring, list(devices) if devices else None, threshold=threshold, memory_budget=memory_budget)
+
+    def traceback(self, tasks: Sequence[PairTask], scoring: Scoring) -> list[PairTrace]:
+        from .gpu.traceback import traceback_pairs
+
+        return traceback_pairs(tasks, scoring)
+
+    def align_pairs(self, queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring) -> list[PairTrace | None]:
+        from .gpu.traceback import align_pairs
+
+        return align_pairs(queries, subjects, scoring)
+
+    def scan_sections(self, query, target, sections, rule, scoring, *, devices=(0,), parts=None) -> list[SectionResult]:
+        """One thread per device, each cutting its sections into ``parts`` parts (None: as
+        many as keep the GPU busy) scanned side by side."""
+        from .gpu.long_scan import scan_sections
+
+        return scan_sections(query, target, sections, rule, scoring, devices, parts)
+
+    def trace_end_points(self, query, target, ends, scoring, max_length, *, threads: int = 0) -> list[PairTrace]:
+        from .gpu import traceback as gpu
+        from .long.trace import trace_end_points, trace_on_gpu
+
+        if not gpu.kernels_fit(scoring):
+            return trace_end_points(query, target, ends, scoring, max_length, threads)
+        return trace_on_gpu(gpu, query, target, ends, scoring, max_length)
+
+    def device_model(self) -> DeviceModel:
+        """GPU 0's calibrated model (measured once per GPU model and kernel build, then cached)."""
+        from .gpu.search import DeviceWorker
+        from .scoring import Scoring
+
+        return DeviceWorker(0, Scoring.protein(), None, None, None).model
+
+
+def get_engine(spec: str | Engine = "auto") -> Engine:
+    """The engine for ``spec``: a name for :func:`resolve`, or an engine (returned as is)."""
+    if not isinstance(spec, str):
+        return spec
+    choice = resolve(spec)
+    return CudaEngine(choice) if choice.kind == "cuda" else CpuEngine(choice)

@@ -1,0 +1,28 @@
+"""What a CUDA device is: its count, name and geometry, asked of the CUDA runtime once.
+
+The planner (:mod:`swgpu_core.plan`) and the kernels' launch shapes need the number of
+SMs and resident threads per SM; they take them from here rather than from constants of
+one GPU model. The answers are cached per device for the process.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import cupy as cp
+
+from ..plan import DeviceGeometry
+
+
+def device_count() -> int:
+    """CUDA devices visible to this process (raises CUDARuntimeError where the runtime fails)."""
+    return int(cp.cuda.runtime.getDeviceCount())
+
+
+@functools.cache
+def geometry(device_id: int) -> DeviceGeometry:
+    """Name, SM count, threads per SM and memory of ``device_id``, read once."""
+    props = cp.cuda.runtime.getDeviceProperties(device_id)
+    name = props["name"]
+    name = name.decode() if isinstance(name, bytes) else str(name)
+    return DeviceGeometry(name, int(props["multiProcessorCount"]), int(props["maxThreadsPerMultiProcessor"]), int(props["totalGlobalMem"]))

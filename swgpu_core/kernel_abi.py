@@ -1,0 +1,124 @@
+"""The values that the CUDA kernels and the Python host code must agree on, in one place.
+
+The kernels in ``swgpu_core/kernels/`` do not define these numbers: they read them as
+macros (``-DSWGPU_...``) that :func:`compile_options` generates from this module, and
+``kernels/common.cuh`` turns the macros into the named constants the kernel code uses
+(a macro missing from the options is a compile error). The host code imports the same
+names from here, so a value is written once.
+
+Every kernel source starts with ``#include "common.cuh"``. :func:`kernel_source` returns
+the source with that line replaced by the header's text, so that CuPy, whose on-disk
+cache is keyed by the source text and the options, sees (and recompiles on) any change
+of the header; an offline ``nvcc`` build finds the header through ``-I``
+(:data:`KERNEL_DIR`) instead. Pure Python: importable without CuPy or a GPU.
+"""
+
+from __future__ import annotations
+
+import enum
+from importlib import resources
+from pathlib import Path
+
+#: The directory of the CUDA sources and ``common.cuh`` (the ``-I`` path for nvcc).
+KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
+HEADER = "common.cuh"
+_INCLUDE = f'#include "{HEADER}"'
+
+# ---------------------------------------------------------------- sw_scan.cu
+#: Rows of a query profile: one per residue code, the padding residue's row the last.
+PROFILE_ROWS = 28
+#: The residue code of subject rows past a sequence's end (its profile row scores very low).
+PAD_RESIDUE = PROFILE_ROWS - 1
+#: Threads per block of the inter-task kernel (its ``__launch_bounds__``).
+INTER_BLOCK = 256
+
+
+# ---------------------------------------------------------------- traceback.cu
+#: Residue codes the traceback kernels' shared-memory profiles hold.
+MAX_CODES = 32
+#: Rows of the query per lane that the traceback kernels are compiled for, and the warps
+#: (pairs) per block of each (``Warps<R>``): the per-warp profiles take MAX_CODES * 32 * R bytes.
+TB_WARPS = {4: 4, 8: 4, 16: 2}
+
+
+class Status(enum.IntEnum):
+    """Per-pair outcome of ``tb_ends``; ``BAD_REGION`` is set by the host after the region pass."""
+
+    OK = 0
+    MISMATCH = 1  # the best score differs from the expected one
+    NO_ALIGNMENT = 2  # no positive-scoring local alignment
+    NO_START = 3  # anchored: no cell reaches the score inside the pair
+    ABOVE = 4  # anchored: the first cell reaching the score exceeds it
+    BAD_REGION = 5  # the region pass's path does not score the expected score
+
+
+class EndField(enum.IntEnum):
+    """Columns of ``tb_ends``'s per-pair output row (1-based cells)."""
+
+    STATUS = 0
+    SCORE = 1
+    Q_START = 2
+    Q_END = 3
+    S_START = 4
+    S_END = 5
+
+
+# ---------------------------------------------------------------- sw_long.cu
+#: Warps per block of ``sw_long`` (its ``__launch_bounds__`` is 32 times this).
+LONG_WARPS_PER_BLOCK = 4
+#: Bits of each of the two values (G + oe, E + oe) in a boundary slot word; the other
+#: 64 - 2 * bits hold the producer's tag. Scores must stay below ``1 << LONG_SLOT_BITS``.
+LONG_SLOT_BITS = 28
+
+
+class PartField(enum.IntEnum):
+    """Columns of the align-long part table (one int64 row per part, see ``long.gpu_plan.PartBuffers``)."""
+
+    OFFSET = 0  # the part's first column in the columns buffer (padded to whole blocks)
+    COLUMNS = 1  # columns scanned
+    COL0 = 2  # global 0-based first column
+    OWN_LO = 3  # owned columns [own_lo, own_hi)
+    OWN_HI = 4
+    BLOCKS = 5  # column blocks
+
+
+def _enum_defines(prefix: str, values: type[enum.IntEnum]) -> list[str]:
+    return [f"-DSWGPU_{prefix}_{m.name}={m.value}" for m in values] + [f"-DSWGPU_{prefix}_COUNT={len(values)}"]
+
+
+def compile_options() -> tuple[str, ...]:
+    """The ``-D`` options of every kernel: the values above as ``SWGPU_*`` macros."""
+    return (
+        "-DSWGPU_ABI=1",
+        f"-DSWGPU_PROFILE_ROWS={PROFILE_ROWS}",
+        f"-DSWGPU_PAD_RESIDUE={PAD_RESIDUE}",
+        f"-DSWGPU_INTER_BLOCK={INTER_BLOCK}",
+        f"-DSWGPU_MAX_CODES={MAX_CODES}",
+        *(f"-DSWGPU_TB_WARPS_{r}={w}" for r, w in TB_WARPS.items()),
+        *_enum_defines("STATUS", Status),
+        *_enum_defines("END", EndField),
+        f"-DSWGPU_LONG_WARPS_PER_BLOCK={LONG_WARPS_PER_BLOCK}",
+        f"-DSWGPU_LONG_SLOT_BITS={LONG_SLOT_BITS}",
+        *_enum_defines("PART", PartField),
+    )
+
+
+def _read(name: str) -> str:
+    return resources.files("swgpu_core").joinpath(f"kernels/{name}").read_text()
+
+
+def kernel_source(name: str) -> str:
+    """``kernels/<name>`` with its ``#include "common.cuh"`` line replaced by the header's text.
+
+    NVRTC gets one self-contained source (no include path), and CuPy's cache key, which
+    covers the source text, covers the header too.
+    """
+    text = _read(name)
+    lines = text.split("\n")
+    hits = [k for k, line in enumerate(lines) if line.split("//")[0].strip() == _INCLUDE]
+    if len(hits) != 1:
+        raise ValueError(f"kernels/{name}: expected one line '{_INCLUDE}', found {len(hits)}")
+    at = hits[0]
+    # #line keeps the compiler's messages pointing at the right file and line
+    lines[at] = f'#line 1 "{HEADER}"\n' + _read(HEADER).rstrip("\n") + f'\n#line {at + 2} "{name}"'
+    return "\n".join(lines)

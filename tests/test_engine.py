@@ -1,0 +1,134 @@
+"""The engine: one decision of cpu/cuda/auto with its reason, and the CPU engine's operations
+equal to the references they wrap. Runs without a GPU (the probe is replaced where a test
+needs a GPU to be seen); ``test_gpu_engine.py`` compares the two engines on a device."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from swgpu_core import engine as eng
+from swgpu_core.align import traceback as ref
+from swgpu_core.align.traceback import PairTask
+from swgpu_core.alphabet import PROTEIN
+from swgpu_core.errors import BackendUnavailable, InputError
+from swgpu_core.long.cpu_scan import scan_section
+from swgpu_core.long.endpoints import BandRule
+from swgpu_core.long.sections import layout
+from swgpu_core.scoring import Scoring
+
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    monkeypatch.setattr(eng, "probe_gpu", lambda: (0, "no CUDA device"))
+
+
+@pytest.fixture
+def two_gpus(monkeypatch):
+    monkeypatch.setattr(eng, "probe_gpu", lambda: (2, None))
+
+
+def test_cpu_is_chosen_without_asking_cuda(monkeypatch):
+    def fail():
+        raise AssertionError("probed for a GPU although the CPU was asked for")
+
+    monkeypatch.setattr(eng, "probe_gpu", fail)
+    assert eng.resolve("cpu") == eng.EngineChoice("cpu", None, 0)
+    assert eng.get_engine("cpu").kind == "cpu"
+
+
+def test_auto_without_gpu_says_why(no_gpu):
+    choice = eng.resolve("auto")
+    assert (choice.kind, choice.reason, choice.devices) == ("cpu", "no CUDA device", 0)
+    assert eng.get_engine().choice == choice and eng.get_engine().kind == "cpu"
+
+
+def test_cuda_without_gpu_is_refused(no_gpu):
+    with pytest.raises(BackendUnavailable, match=r"^--backend cuda: no CUDA device$"):
+        eng.resolve("cuda")
+    with pytest.raises(BackendUnavailable):
+        eng.get_engine("cuda")
+
+
+def test_gpu_seen(two_gpus):
+    for name in ("auto", "cuda"):
+        engine = eng.get_engine(name)
+        assert isinstance(engine, eng.CudaEngine) and engine.kind == "cuda"
+        assert engine.choice == eng.EngineChoice("cuda", None, 2)
+
+
+def test_unknown_name():
+    with pytest.raises(InputError, match="unknown backend 'gpu'"):
+        eng.resolve("gpu")
+
+
+def test_an_engine_is_passed_through():
+    engine = eng.CpuEngine()
+    assert eng.get_engine(engine) is engine
+
+
+def test_the_probe_runs_once():
+    eng.probe_gpu.cache_clear()
+    first = eng.probe_gpu()
+    assert eng.probe_gpu() is first and eng.probe_gpu.cache_info().misses == 1
+    assert first[0] >= 0 and (first[0] > 0) == (first[1] is None)
+
+
+def test_engines_implement_the_protocol():
+    names = [n for n in vars(eng.Engine) if not n.startswith("_")]
+    assert {"scanner", "traceback", "align_pairs", "scan_sections", "trace_end_points", "device_model", "kind"} <= set(names)
+    for cls in (eng.CpuEngine, eng.CudaEngine):
+        assert all(hasattr(cls, n) for n in names if n != "choice"), cls
+
+
+def test_cpu_engine_equals_the_references():
+    scoring = Scoring.protein()
+    rng = np.random.default_rng(1)
+    qs = [PROTEIN.encode("".join(rng.choice(list("ACDEFGHIKLMNPQRSTVWY"), int(n)))) for n in rng.integers(5, 120, 12)]
+    ss = [q[::-1].copy() if k % 2 else q[3:].copy() for k, q in enumerate(qs)]
+    engine = eng.get_engine("cpu")
+    want = ref.align_pairs(qs, ss, scoring)
+    got = engine.align_pairs(qs, ss, scoring)
+    assert [None if t is None else (t.score, t.qstart, t.send, t.ops.tobytes()) for t in got] == [
+        None if t is None else (t.score, t.qstart, t.send, t.ops.tobytes()) for t in want
+    ]
+    tasks = [PairTask(q, s, t.score) for q, s, t in zip(qs, ss, want) if t is not None]
+    assert [t.ops.tobytes() for t in engine.traceback(tasks, scoring)] == [t.ops.tobytes() for t in ref.traceback_pairs(tasks, scoring)]
+    dna = Scoring.nucleotide()
+    q, t = rng.integers(0, 4, 300).astype(np.uint8), rng.integers(0, 4, 5_000).astype(np.uint8)
+    t[1000:1300] = q
+    rule, sections = BandRule(q.size, 64), layout(t.size, 2, 400)
+    results = engine.scan_sections(q, t, sections, rule, dna)
+    for r, s in zip(results, sections):
+        keys = scan_section(q, t, s, rule, dna)[0]
+        assert r.section == s and r.device is None and r.parts == 1
+        assert np.array_equal(r.found.bands, keys.bands) and np.array_equal(r.found.keys, keys.keys)
+    assert engine.device_model().measured is False
+
+
+def test_search_prints_the_reason(no_gpu, swgpu, bundled_db, resources):
+    rc, _, err = swgpu("search", "--db", bundled_db.path, "--query", resources / "queries.fasta", "--top", "2")
+    assert rc == 0 and "swgpu: no usable GPU (no CUDA device); searching on the CPU" in err
+    rc, _, err = swgpu("search", "--db", bundled_db.path, "--query", resources / "queries.fasta", "--top", "2", "--quiet")
+    assert rc == 0 and err == ""
+    rc, out, err = swgpu("search", "--db", bundled_db.path, "--query", resources / "queries.fasta", "--backend", "cuda")
+    assert rc == 2 and out == "" and err == "swgpu search: error: --backend cuda: no CUDA device\n"
+
+
+def test_require_gpu_turns_skips_into_failures():
+    """``SWGPU_REQUIRE_GPU=1`` (conftest.py): where a gpu test would be skipped, it fails."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if eng.probe_gpu()[0]:
+        pytest.skip("a GPU is visible: the gpu tests run here instead of skipping")
+    root = Path(__file__).resolve().parent.parent
+    test = "tests/test_gpu_engine.py::test_device_geometry_comes_from_the_device"
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test]
+    env = {k: v for k, v in os.environ.items() if k != "SWGPU_REQUIRE_GPU"}
+    relaxed = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert relaxed.returncode == 0 and "1 skipped" in relaxed.stdout, relaxed.stdout[-2000:]
+    strict = subprocess.run(cmd, cwd=root, env={**env, "SWGPU_REQUIRE_GPU": "1"}, capture_output=True, text=True, timeout=300)
+    assert strict.returncode == 1 and "SWGPU_REQUIRE_GPU=1 but this gpu test was skipped" in strict.stdout, strict.stdout[-2000:]
