@@ -24,12 +24,22 @@ host=$(hostname -s)
 run=/run/swgpu-slurm
 
 stop() {
-    # Asks slurmctld to stop itself and every slurmd; then waits until they are gone.
+    # Cancels the jobs still known (a job step whose controller is gone keeps retrying its
+    # completion message forever), asks slurmctld to stop itself and every slurmd, and
+    # waits until they and the jobs' slurmstepd are gone.
+    if scontrol ping >/dev/null 2>&1; then
+        squeue -h -o %i | xargs -r scancel 2>/dev/null || true
+        for _ in $(seq 30); do
+            [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break
+            sleep 1
+        done
+    fi
     scontrol shutdown >/dev/null 2>&1 || true
     for _ in $(seq 30); do
         if ! scontrol ping >/dev/null 2>&1 &&
            ! { [ -f /run/slurmd.pid ] && kill -0 "$(cat /run/slurmd.pid)" 2>/dev/null; } &&
-           ! { [ -f /run/slurmctld.pid ] && kill -0 "$(cat /run/slurmctld.pid)" 2>/dev/null; }; then
+           ! { [ -f /run/slurmctld.pid ] && kill -0 "$(cat /run/slurmctld.pid)" 2>/dev/null; } &&
+           ! pgrep -x slurmstepd >/dev/null; then
             return 0
         fi
         sleep 1
@@ -120,7 +130,9 @@ fi
 munge -n | unmunge >/dev/null
 
 stop
-slurmctld
+# -c: a test cluster starts without the jobs of its previous run (which would otherwise
+# come back from the saved state as running and hold the node).
+slurmctld -c
 slurmd
 scontrol update nodename="$host" state=resume 2>/dev/null || true
 for _ in $(seq 60); do
