@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: the GPU tests (skips fail), where the command line's time goes, and the
 # side-by-side scoreboard against CUDASW++4.0; logs and JSON lines under $OUT.
-#   run: bash bench/device_check.sh [tests] [profile] [side[=REPS]]   (default: tests profile)
+#   run: bash bench/device_check.sh [tests] [profile] [side[=REPS]] [peers]   (default: tests profile)
 # Expects the wheels the device's python lacks under .whl/ and a copy of shared/ (data/,
 # tools/, anchors/) under .carry/ (both carried, both git-ignored).
 set -uo pipefail
@@ -68,6 +68,10 @@ PY
 import json, sys
 rows = [dict(json.loads(l), commit='$SWGPU_COMMIT', machine='$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)') for l in open('$OUT/side_by_side.jsonl')]
 open('$OUT/side_by_side.jsonl', 'w').write(''.join(json.dumps(r) + '\n' for r in rows))" ;;
+    peers)
+      # the CPU-peer comparison's protocol (bench/cpu_peers.py) for swgpu on the GPU, through the CLI
+      python3 bench/cpu_peers.py --only "swgpu cuda" --swgpu-backend cuda --reference bench/ssearch36_top10.tsv --threads 16 \
+        --db .carry/data/uniprot20k.fasta.gz --queries .carry/data/cudasw_queries.fasta --json "$OUT/gpu_peers.json" 2>&1 | tail -8 || rc=1 ;;
     *) echo "unknown step $what"; rc=2 ;;
   esac
 done

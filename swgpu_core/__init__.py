@@ -15,21 +15,25 @@ from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
+from ._numba_cache import configure as _configure_numba_cache  # noqa: E402
+
+_configure_numba_cache()  # before any module imports numba: a read-only install must not crash
+
 #: The public names, all from :mod:`swgpu_core.api`.
 __all__ = [
     "DEFAULT_CHUNK_RESIDUES", "DEFAULT_MAX_EVALUE", "DEFAULT_OUTFMT", "DNA", "FIELDS", "FORMATS", "NO_STATISTICS", "PROTEIN",
-    "STANDARD_FIELDS", "AlignedHits", "Alignment", "Alphabet", "Database", "EncodedSequence", "LongResult", "LongScan", "PairSet", "QueryHits",
+    "STANDARD_FIELDS", "STATS_MODES", "AlignedHits", "Alignment", "Alphabet", "Database", "EncodedSequence", "LongResult", "LongScan", "PairSet", "QueryHits",
     "Results", "Scoring", "SearchResult", "Statistics", "align", "align_long", "align_pairs", "build_database", "choose_format",
-    "fasta_pairs", "filter_hits", "hit_significance", "open_database", "parse_outfmt", "read_queries", "read_sequence", "scan_long", "search",
-    "select_hits", "statistics", "table_pairs", "trace_long", "write_results",
+    "fasta_pairs", "filter_hits", "hit_significance", "open_database", "parse_outfmt", "read_queries", "read_sequence", "saved_statistics",
+    "scan_long", "search", "select_hits", "statistics", "table_pairs", "trace_long", "write_results",
 ]  # fmt: skip
 
 if TYPE_CHECKING:  # for type checkers; at run time __getattr__ loads them
     from .api import (
         DEFAULT_CHUNK_RESIDUES, DEFAULT_MAX_EVALUE, DEFAULT_OUTFMT, DNA, FIELDS, FORMATS, NO_STATISTICS, PROTEIN, STANDARD_FIELDS,
-        AlignedHits, Alignment, Alphabet, Database, EncodedSequence, LongResult, LongScan, PairSet, QueryHits, Results, Scoring, SearchResult,
+        STATS_MODES, AlignedHits, Alignment, Alphabet, Database, EncodedSequence, LongResult, LongScan, PairSet, QueryHits, Results, Scoring, SearchResult,
         Statistics, align, align_long, align_pairs, build_database, choose_format, fasta_pairs, filter_hits, hit_significance,
-        open_database, parse_outfmt, read_queries, read_sequence, scan_long, search, select_hits, statistics, table_pairs,
+        open_database, parse_outfmt, read_queries, read_sequence, saved_statistics, scan_long, search, select_hits, statistics, table_pairs,
         trace_long, write_results,
     )  # fmt: skip
 

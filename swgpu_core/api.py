@@ -12,7 +12,7 @@ A run reads top to bottom::
     queries = sw.read_queries("queries.fasta")
     scoring = sw.Scoring.protein("BLOSUM62", 11, 1)
     result = sw.search(db, queries, scoring, top=50)          # SearchResult: hits per query
-    stats = sw.statistics(scoring)                            # E-values from scores
+    stats = result.statistics                                 # E-values from scores (stats_mode="auto")
     hits = sw.select_hits(db, result.hits, stats, max_evalue=1e-3)
     aligned = sw.align(db, hits, scoring, statistics=stats)   # AlignedHits: Alignment records
     sw.write_results("hits.bam", sw.Results(db, hits, aligned.alignments, stats, scoring.describe()))
@@ -35,7 +35,9 @@ from .formats import FORMATS, Results, choose_format, write_results
 from .outfmt import DEFAULT_OUTFMT, FIELDS, STANDARD_FIELDS, parse_outfmt
 from .scoring import Scoring
 from .search import QueryHits, SearchResult
-from .significance import DEFAULT_MAX_EVALUE, NO_STATISTICS, Statistics, filter_hits, hit_significance, statistics
+from .significance import (
+    DEFAULT_MAX_EVALUE, NO_STATISTICS, STATS_MODES, NoStatistics, Statistics, filter_hits, hit_significance, saved_statistics, statistics,
+)  # fmt: skip
 
 if TYPE_CHECKING:
     from .align import AlignedHits, Alignment
@@ -44,10 +46,10 @@ if TYPE_CHECKING:
 
 __all__ = [  # the package's __all__ (swgpu_core/__init__.py) is the same list: tests/test_api.py checks it
     "DEFAULT_CHUNK_RESIDUES", "DEFAULT_MAX_EVALUE", "DEFAULT_OUTFMT", "DNA", "FIELDS", "FORMATS", "NO_STATISTICS", "PROTEIN",
-    "STANDARD_FIELDS", "AlignedHits", "Alignment", "Alphabet", "Database", "EncodedSequence", "LongResult", "LongScan", "PairSet", "QueryHits",
+    "STANDARD_FIELDS", "STATS_MODES", "AlignedHits", "Alignment", "Alphabet", "Database", "EncodedSequence", "LongResult", "LongScan", "PairSet", "QueryHits",
     "Results", "Scoring", "SearchResult", "Statistics", "align", "align_long", "align_pairs", "build_database", "choose_format",
-    "fasta_pairs", "filter_hits", "hit_significance", "open_database", "parse_outfmt", "read_queries", "read_sequence", "scan_long", "search",
-    "select_hits", "statistics", "table_pairs", "trace_long", "write_results",
+    "fasta_pairs", "filter_hits", "hit_significance", "open_database", "parse_outfmt", "read_queries", "read_sequence", "saved_statistics",
+    "scan_long", "search", "select_hits", "statistics", "table_pairs", "trace_long", "write_results",
 ]  # fmt: skip
 
 
@@ -85,32 +87,61 @@ def search(
     threshold: int | None = None,
     memory_budget: int | None = None,
     show_progress: bool = False,
+    stats_mode: str = "auto",
+    lam: float | None = None,
+    kappa: float | None = None,
+    keep_score_stats: bool | None = None,
 ) -> SearchResult:
     """Exact Smith-Waterman scores of ``queries`` (records, or a FASTA path) against ``db``; the ``top`` hits per query.
+
+    ``result.statistics`` are the hits' E-values (:func:`statistics`): ``stats_mode``
+    ``"auto"`` (BLAST's parameters, or ``lam``/``kappa``, where there are any, else each
+    query's fit to this search's scores), ``"blast"`` or ``"fit"``. A search of some
+    ``chunks`` has no fit (its scores are not the database's): merge the saved hit lists
+    and ask :func:`saved_statistics`.
 
     ``backend``: ``"cpu"``, ``"cuda"``, ``"auto"`` (CUDA when usable, else CPU; why not is
     ``swgpu_core.engine.resolve(...).reason``) or an engine. ``chunks``: scan only these chunks (for hit lists merged
     later). ``threads`` (CPU, 0 = all cores), ``devices``, ``threshold`` and
     ``memory_budget`` (bytes of GPU memory per device) tune the backends.
+
+    ``keep_score_stats``: count every score into its query's histogram (what a fit needs;
+    ``result.score_stats``, saved with the hit lists). None: when this search fits, or when
+    it scans some ``chunks`` (their hit lists may be merged and fitted later); the counting
+    costs time that BLAST's statistics do not need.
     """
     from .engine import get_engine
     from .search import check_search_options
     from .search import search as run_search
+    from .stats import choose_statistics
 
     check_search_options(top, threads, threshold)
     scoring = scoring if scoring is not None else Scoring.protein()
+    kind, _, _ = choose_statistics(scoring, stats_mode, lam, kappa)  # an impossible choice fails before the scan
+    if keep_score_stats is None:
+        keep_score_stats = kind == "fit" or chunks is not None
     if isinstance(queries, (str, os.PathLike)):
         queries = read_queries(queries, db.alphabet)
     scanner = get_engine(backend).scanner(
         scoring, threads=threads, devices=list(devices) if devices is not None else None, threshold=threshold, memory_budget=memory_budget
     )
-    return run_search(db, list(queries), scoring, scanner, top=top, chunks=list(chunks) if chunks is not None else None, show_progress=show_progress)
+    result = run_search(
+        db, list(queries), scoring, scanner, top=top, chunks=list(chunks) if chunks is not None else None, show_progress=show_progress,
+        score_stats=keep_score_stats,
+    )  # fmt: skip
+    result.statistics = statistics(
+        scoring, db, stats_mode=stats_mode, lam=lam, kappa=kappa, histograms=result.score_stats, query_lengths=[len(q) for q in queries]
+    )  # fmt: skip
+    return result
 
 
 def select_hits(
     db: Database, hits: Sequence[QueryHits], stats: Statistics, *, max_evalue: float | None = DEFAULT_MAX_EVALUE, limit: int | None = None
 ) -> list[QueryHits]:
-    """Each query's hits with E-value <= ``max_evalue`` (BLAST's default 10), at most ``limit``; no traceback."""
+    """Each query's hits with E-value <= ``max_evalue`` (BLAST's default 10), at most ``limit``; no traceback.
+
+    ``stats``: ``result.statistics`` of :func:`search`, or :func:`statistics`/:func:`saved_statistics`.
+    """
     return filter_hits(hits, stats, db, max_evalue, limit)
 
 
@@ -149,11 +180,15 @@ def table_pairs(table: str | os.PathLike, db: Database, query_path: str | os.Pat
 
 
 def align_pairs(pairs: PairSet, scoring: Scoring, *, backend: str = "auto", statistics: Statistics = NO_STATISTICS) -> tuple[Results, str]:
-    """Align each pair on its own (E-values: each pair its own search space); the results and the backend used."""
+    """Align each pair on its own; the results and the backend used.
+
+    E-values: each pair its own search space, ``statistics(scoring)`` (no database: BLAST's
+    parameters or the given ``lam``/``kappa``; no fit).
+    """
     from .pairs import align_pair_set
 
     hits, alignments, used = align_pair_set(pairs, scoring, backend, statistics)
-    return Results(pairs.subjects, hits, alignments, statistics, scoring.describe(), "swgpu pairs", statistics.description, each_pair_alone=True), used
+    return Results(pairs.subjects, hits, alignments, statistics, scoring.describe(), "swgpu pairs", statistics.description), used
 
 
 @dataclass
@@ -194,7 +229,7 @@ def scan_long(
     scoring: Scoring,
     *,
     band_width: int | None = None,
-    max_alignment_length: int = 10_000,
+    max_alignment_length: int | None = None,
     backend: str = "auto",
     devices: Sequence[int] = (0,),
     gpu_sections: int | None = None,
@@ -204,12 +239,16 @@ def scan_long(
 
     The target is cut into sections overlapping by ``max_alignment_length``: one per device
     on the GPU (one on the CPU), or, with ``section=(i, n)``, only section ``i`` of ``n``
-    (for scans spread over processes and merged by :func:`trace_long`).
+    (for scans spread over processes and merged by :func:`trace_long`). Default: the
+    longest a positive-scoring alignment of the query can be (:func:`~.long.sections.max_alignment_span`).
     """
     from .long.endpoints import DEFAULT_BAND_WIDTH, BandRule
     from .engine import get_engine
     from .long.run import check_inputs, scan_sections
-    from .long.sections import layout
+    from .long.sections import layout, max_alignment_span
+
+    if max_alignment_length is None:
+        max_alignment_length = max_alignment_span(len(query), scoring)
 
     rule = BandRule(len(query), DEFAULT_BAND_WIDTH if band_width is None else band_width)
     check_inputs(query, target, scoring, rule)
@@ -236,7 +275,7 @@ def trace_long(
     *,
     top: int = 10,
     band_width: int | None = None,
-    max_alignment_length: int = 10_000,
+    max_alignment_length: int | None = None,
     backend: str = "auto",
     threads: int = 0,
     target_path: str = "-",
@@ -248,7 +287,10 @@ def trace_long(
     from .long.endpoints import DEFAULT_BAND_WIDTH, BandRule
     from .engine import get_engine
     from .long.run import end_points
+    from .long.sections import max_alignment_span
 
+    if max_alignment_length is None:
+        max_alignment_length = max_alignment_span(len(query), scoring)
     if top < 1:
         raise InputError(f"--top must be >= 1 (got {top})")
     rule = BandRule(len(query), DEFAULT_BAND_WIDTH if band_width is None else band_width)
@@ -263,7 +305,7 @@ def align_long(
     *,
     top: int = 10,
     band_width: int | None = None,
-    max_alignment_length: int = 10_000,
+    max_alignment_length: int | None = None,
     backend: str = "auto",
     devices: Sequence[int] = (0,),
     gpu_sections: int | None = None,
@@ -301,7 +343,8 @@ def long_results(
     alns = alignments(query, target, ends, scoring, max_alignment_length, threads, backend)
     hits = [QueryHits(query, np.zeros(len(alns), np.int64), np.array([a.score for a in alns], np.int32))]
     view = TargetView(target_path, target, scoring.alphabet)
-    return Results(view, hits, [alns], NO_STATISTICS, scoring.describe(), "swgpu align-long")
+    none = NoStatistics("no E-values: align-long reports raw scores of one query against one target (no database statistics)")
+    return Results(view, hits, [alns], none, scoring.describe(), "swgpu align-long")
 
 
 def __getattr__(name: str) -> object:

@@ -8,7 +8,11 @@ leaves a half-written result that a workflow manager would take for a finished o
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import re
+import shutil
+import socket
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -18,6 +22,100 @@ from typing import IO
 from .errors import InputError
 
 STDOUT = "-"
+
+
+def owner_tag() -> str:
+    """``host-pid`` of this process, put into the names of its temporaries so that a later
+    run can tell a dead run's leftovers (same host, pid gone) from a live run's files."""
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def sweep_stale(directory: str | os.PathLike, prefix: str) -> None:
+    """Remove ``directory/{prefix}{host}-{pid}-*`` left by dead processes of this host.
+
+    Only temporaries named by :func:`owner_tag` on this host are considered, and only those
+    whose process no longer exists: another run's live temporary, or one written on another
+    node of a shared file system, is never touched.
+    """
+    mine = f"{prefix}{socket.gethostname()}-"
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.name.startswith(mine):
+            continue
+        match = re.match(r"(\d+)-", entry.name[len(mine) :])
+        if not match or int(match.group(1)) == os.getpid() or _pid_alive(int(match.group(1))):
+            continue
+        with contextlib.suppress(OSError):
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
+
+
+def check_output_path(*paths: str | os.PathLike | None) -> None:
+    """Refuse output paths that cannot be written, before any work is done.
+
+    A directory, a path under a regular file, or a directory without write permission is
+    reported now, not after an hour of search. ``None`` (not asked for) and ``"-"``
+    (standard output) pass.
+    """
+    for path in paths:
+        if path is None or os.fspath(path) == STDOUT:
+            continue
+        target = Path(path)
+        if target.is_dir():
+            raise InputError(f"{target}: is a directory; give a file name")
+        parent = target.parent
+        while not parent.exists():
+            parent = parent.parent
+        if not parent.is_dir():
+            raise InputError(f"{target}: cannot write under {parent}, which is not a directory")
+        if not os.access(parent, os.W_OK | os.X_OK) and not (target.exists() and not target.is_file()):
+            raise InputError(f"{target}: cannot write in {parent} (permission denied)")
+
+
+def install(tmp: str | os.PathLike, target: str | os.PathLike) -> None:
+    """Move a finished temporary file onto ``target``.
+
+    A ``target`` that exists but is not a regular file (``/dev/null``, ``/dev/full``, a
+    pipe) receives the bytes instead of being replaced: renaming over a device node would
+    put a regular file in its place (as root, in ``/dev``).
+    """
+    target = Path(target)
+    if target.exists() and not target.is_file() and not target.is_dir():
+        try:
+            with open(tmp, "rb") as src, open(target, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+        except OSError as exc:
+            if exc.errno not in WRITE_ERRORS:
+                raise
+            raise _write_error(target, exc) from None
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        return
+    os.replace(tmp, target)
+
+
+#: errno values of a failed write (a full disk or quota, /dev/full, a read-only or failing device)
+WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO)
+
+
+def _write_error(target: Path | str, exc: OSError) -> InputError:
+    return InputError(f"{target}: cannot write ({exc.strerror or exc})")
 
 
 @contextlib.contextmanager
@@ -31,17 +129,30 @@ def atomic_output(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
     if os.fspath(path) == STDOUT:
         if "b" in mode:
             raise InputError("binary output cannot go to standard output ('-'); give a file name")
-        yield sys.stdout
-        sys.stdout.flush()
+        try:
+            yield sys.stdout
+            sys.stdout.flush()
+        except OSError as exc:
+            if exc.errno not in WRITE_ERRORS:
+                raise
+            raise _write_error("standard output", exc) from None
         return
     target = Path(path)
-    if target.exists() and not target.is_file() and not target.is_dir():
-        with open(target, mode) as fh:
-            yield fh
+    if target.is_dir():
+        raise InputError(f"{target}: is a directory; give a file name")
+    if target.exists() and not target.is_file():
+        try:
+            with open(target, mode) as fh:
+                yield fh
+        except OSError as exc:  # /dev/full
+            if exc.errno not in WRITE_ERRORS:
+                raise
+            raise _write_error(target, exc) from None
         return
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        sweep_stale(target.parent, f".{target.name}.")
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{owner_tag()}-", suffix=".tmp", dir=target.parent)
     except OSError as exc:
         raise InputError(f"{target}: cannot write ({exc.strerror})") from None
     try:
@@ -51,6 +162,12 @@ def atomic_output(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; outputs are ordinary files
         os.replace(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if exc.errno not in WRITE_ERRORS:
+            raise
+        raise _write_error(target, exc) from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

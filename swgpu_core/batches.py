@@ -1,21 +1,30 @@
 """Cut a query FASTA into batches of whole records, so search jobs can run side by side.
 
 Records are copied as they are (id, description, residues); the search validates them.
-The batch files are written into a temporary directory that replaces ``outdir`` only when
-complete, so a reader never sees a half-written set.
+The batch files are written into a temporary directory beside ``outdir`` that replaces it
+only when complete, so a reader never sees a half-written set. An existing ``outdir`` is
+replaced only when it is empty or an earlier output of :func:`split_queries` (it holds the
+:data:`MARKER` file and nothing but batch files): a mistyped OUTDIR (``.``, a project
+directory) is refused, never deleted.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
 
+from .atomic import WRITE_ERRORS, owner_tag, sweep_stale
 from .errors import InputError
 from .fasta import read_fasta
 
 _WIDTH = 60
+#: Written into every batch directory; its presence lets a later run replace the directory.
+MARKER = ".swgpu-split-queries"
+_BATCH = re.compile(r"batch-\d{4,}\.fasta")
 
 
 def batch_name(index: int) -> str:
@@ -31,29 +40,76 @@ def count_batches(fasta: str | os.PathLike, batch_size: int) -> int:
     return -(-n // batch_size)
 
 
+def _check_replaceable(outdir: Path) -> None:
+    """Refuse an OUTDIR that holds anything split-queries did not write."""
+    resolved, cwd = outdir.resolve(), Path.cwd().resolve()
+    if resolved == cwd or resolved in cwd.parents:
+        raise InputError(f"{outdir}: is the current directory or one above it; give the batches a directory of their own")
+    if not outdir.exists() and not outdir.is_symlink():
+        return
+    if outdir.is_symlink() or not outdir.is_dir():
+        raise InputError(f"{outdir}: exists and is not a directory; refusing to replace it")
+    names = {p.name for p in outdir.iterdir()}
+    if not names:
+        return
+    if MARKER not in names:
+        raise InputError(f"{outdir}: exists and is not an output of split-queries; refusing to replace it")
+    foreign = sorted(n for n in names if n != MARKER and not _BATCH.fullmatch(n))
+    if foreign:
+        raise InputError(f"{outdir}: holds files that split-queries did not write ({', '.join(foreign[:3])}); refusing to replace it")
+
+
+def _remove_batches(directory: Path) -> None:
+    """Delete an earlier output's batch files and marker, then the directory if empty."""
+    for entry in directory.iterdir():
+        if entry.name == MARKER or _BATCH.fullmatch(entry.name):
+            entry.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        directory.rmdir()
+
+
 def split_queries(fasta: str | os.PathLike, outdir: str | os.PathLike, batch_size: int) -> list[Path]:
     """Write ``outdir/batch-NNNN.fasta`` with at most ``batch_size`` records each; return the paths."""
     if batch_size < 1:
         raise InputError(f"batch size must be at least 1 (got {batch_size})")
     outdir = Path(outdir)
-    outdir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.tmp-", dir=outdir.parent))
+    _check_replaceable(outdir)
     try:
+        outdir.parent.mkdir(parents=True, exist_ok=True)
+        sweep_stale(outdir.parent, f".{outdir.name}.tmp-")
+        tmp = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.tmp-{owner_tag()}-", dir=outdir.parent))
+    except OSError as exc:
+        raise InputError(f"{outdir}: cannot create the batch directory ({exc.strerror})") from None
+    try:
+        (tmp / MARKER).write_text("batch files written by 'swgpu split-queries'; the directory is replaced by the next run\n")
         count, out = 0, None
-        for count, record in enumerate(read_fasta(fasta), start=1):
-            if (count - 1) % batch_size == 0:
-                if out is not None:
-                    out.close()
-                out = open(tmp / batch_name((count - 1) // batch_size), "w")
-            header = f"{record.id} {record.description}".rstrip()
-            body = "\n".join(record.sequence[i : i + _WIDTH] for i in range(0, len(record.sequence), _WIDTH))
-            out.write(f">{header}\n{body}\n")
-        if out is not None:
-            out.close()
-        tmp.chmod(0o755)
+        try:
+            for count, record in enumerate(read_fasta(fasta), start=1):
+                if (count - 1) % batch_size == 0:
+                    if out is not None:
+                        out.close()
+                    out = open(tmp / batch_name((count - 1) // batch_size), "w")
+                header = f"{record.id} {record.description}".rstrip()
+                body = "\n".join(record.sequence[i : i + _WIDTH] for i in range(0, len(record.sequence), _WIDTH))
+                out.write(f">{header}\n{body}\n")
+        finally:
+            if out is not None:
+                out.close()
+        umask = os.umask(0)
+        os.umask(umask)
+        tmp.chmod(0o777 & ~umask)
+        _check_replaceable(outdir)  # again: reading took a while
         if outdir.exists():
-            shutil.rmtree(outdir)
-        tmp.rename(outdir)
+            old = outdir.with_name(f".{outdir.name}.old-{owner_tag()}")
+            outdir.rename(old)
+            tmp.rename(outdir)
+            _remove_batches(old)
+        else:
+            tmp.rename(outdir)
+    except OSError as exc:
+        if exc.errno not in WRITE_ERRORS:
+            raise
+        raise InputError(f"{outdir}: cannot write the batches ({exc.strerror})") from None
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

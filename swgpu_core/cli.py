@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from . import __version__, commands
+from .atomic import WRITE_ERRORS
 from .errors import SwgpuError
 
 
@@ -44,6 +45,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a full disk or failing device where no command caught it (pysam, numpy writes)
+        if exc.errno not in WRITE_ERRORS:
+            raise
+        print(f"swgpu {args.command}: error: {exc.filename or 'output'}: cannot write ({exc.strerror})", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

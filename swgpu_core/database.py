@@ -26,6 +26,7 @@ import os
 import shutil
 import tempfile
 import time
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -34,7 +35,8 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .alphabet import PROTEIN, Alphabet, get_alphabet
+from .alphabet import ALPHABETS, PROTEIN, Alphabet, get_alphabet
+from .atomic import WRITE_ERRORS, owner_tag, sweep_stale
 from .errors import DatabaseError, InputError
 from .fasta import check_fasta_file, encode_record, read_fasta
 from .progress import progress_bar
@@ -44,6 +46,62 @@ DEFAULT_CHUNK_RESIDUES = 64_000_000
 _COPY_BATCH = 1 << 22  # residues per step of the sort pass: its index arrays take 8 bytes per residue
 
 _FILES = ("residues.u8", "offsets.i64.npy", "lengths.i32.npy", "order.i64.npy", "headers.bin", "header_offsets.i64.npy")
+_ARRAYS = {"offsets.i64.npy": np.int64, "lengths.i32.npy": np.int32, "order.i64.npy": np.int64, "header_offsets.i64.npy": np.int64}
+#: What the code reads from manifest.json, with the JSON types it must have (checked on open).
+_MANIFEST_TYPES: dict[str, type | tuple[type, ...]] = {
+    "format_version": int, "alphabet": str, "source": dict, "n_sequences": int, "n_residues": int,
+    "length_stats": dict, "length_histogram": dict, "chunk_residues": int, "chunks": list,
+}  # fmt: skip
+_CHUNK_KEYS = ("index", "first", "stop", "residue_start", "residue_stop")
+
+
+def _covers(order: np.ndarray, n: int) -> bool:
+    """Whether ``order`` (n values in [0, n)) takes every value: then it is a permutation."""
+    seen = np.zeros(n, dtype=bool)
+    seen[order] = True
+    return bool(seen.all())
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+def _check_manifest(path: Path, m: dict) -> None:
+    """Keys and JSON types of a manifest, so that no later access raises KeyError or TypeError."""
+    where = path / "manifest.json"
+    for key, kind in _MANIFEST_TYPES.items():
+        if key not in m:
+            raise DatabaseError(f"{where}: corrupt database (no key {key!r})")
+        if not isinstance(m[key], kind) or (kind is int and isinstance(m[key], bool)):
+            raise DatabaseError(f"{where}: corrupt database (key {key!r} is {type(m[key]).__name__} {m[key]!r:.40}, not {kind.__name__})")
+    if m["alphabet"] not in ALPHABETS:
+        raise DatabaseError(f"{where}: corrupt database (alphabet {m['alphabet']!r:.40}; known: {', '.join(ALPHABETS)})")
+    if m["n_sequences"] < 1 or m["n_residues"] < 0 or m["chunk_residues"] < 1:
+        raise DatabaseError(f"{where}: corrupt database (n_sequences {m['n_sequences']}, n_residues {m['n_residues']}, chunk_residues {m['chunk_residues']})")
+    if not isinstance(m["source"].get("sha256"), str) or not isinstance(m["source"].get("path"), str):
+        raise DatabaseError(f"{where}: corrupt database (source needs a path and a sha256)")
+    for key in ("min", "max"):
+        if not isinstance(m["length_stats"].get(key), int):
+            raise DatabaseError(f"{where}: corrupt database (length_stats has no integer {key!r})")
+    for key in ("mean", "median"):
+        if not isinstance(m["length_stats"].get(key), (int, float)):
+            raise DatabaseError(f"{where}: corrupt database (length_stats has no number {key!r})")
+    hist = m["length_histogram"]
+    if not (isinstance(hist.get("edges"), list) and isinstance(hist.get("counts"), list) and len(hist["edges"]) == len(hist["counts"]) + 1):
+        raise DatabaseError(f"{where}: corrupt database (length_histogram needs edges and one count fewer)")
+    for i, c in enumerate(m["chunks"]):
+        if not isinstance(c, dict) or sorted(c) != sorted(_CHUNK_KEYS) or not all(type(c[k]) is int for k in _CHUNK_KEYS):
+            raise DatabaseError(f"{where}: corrupt database (chunk {i} is not {{{', '.join(_CHUNK_KEYS)}}} of integers)")
+    sums = m.get("chunk_checksums", [{"residues": 0, "headers": 0}] * len(m["chunks"]))
+    if not isinstance(sums, list) or len(sums) != len(m["chunks"]) or not all(
+        isinstance(x, dict) and type(x.get("residues")) is int and type(x.get("headers")) is int for x in sums
+    ):
+        raise DatabaseError(f"{where}: corrupt database (key 'chunk_checksums' is not one {{residues, headers}} CRC-32 pair per chunk)")
+    files = m.get("files", {})
+    if not isinstance(files, dict) or not all(
+        isinstance(f, dict) and type(f.get("size")) is int and isinstance(f.get("sha256"), str) for f in files.values()
+    ) or not set(files) <= set(_FILES):
+        raise DatabaseError(f"{where}: corrupt database (key 'files' is not {{file: {{size, sha256}}}} of the database's files)")
 
 
 @dataclass(frozen=True)
@@ -78,7 +136,7 @@ class Database:
         except FileNotFoundError:
             raise DatabaseError(f"{self.path}: not a swgpu database (no manifest.json)") from None
         except (OSError, ValueError) as exc:
-            raise DatabaseError(f"{manifest_path}: unreadable manifest ({exc})") from None
+            raise DatabaseError(f"{manifest_path}: unreadable manifest ({_one_line(exc)})") from None
         version = self.manifest.get("format_version") if isinstance(self.manifest, dict) else None
         if version != FORMAT_VERSION:
             raise DatabaseError(
@@ -88,27 +146,80 @@ class Database:
         missing = [f for f in _FILES if not (self.path / f).is_file()]
         if missing:
             raise DatabaseError(f"{self.path}: corrupt database, missing {', '.join(missing)}")
-        try:
-            self.offsets = np.load(self.path / "offsets.i64.npy", mmap_mode="r")
-            self.lengths = np.load(self.path / "lengths.i32.npy", mmap_mode="r")
-            self.order = np.load(self.path / "order.i64.npy", mmap_mode="r")
-            self._header_offsets = np.load(self.path / "header_offsets.i64.npy", mmap_mode="r")
-        except (OSError, ValueError) as exc:
-            raise DatabaseError(f"{self.path}: corrupt database ({exc})") from None
-        n, residues = self.manifest["n_sequences"], self.manifest["n_residues"]
-        sizes_ok = (
-            self.offsets.shape == (n + 1,)
-            and self.lengths.shape == (n,)
-            and self.order.shape == (n,)
-            and self._header_offsets.shape == (n + 1,)
-            and (self.path / "residues.u8").stat().st_size == residues
-            and (n == 0 or int(self.offsets[-1]) == residues)
-        )
-        if not sizes_ok:
-            raise DatabaseError(f"{self.path}: corrupt database (array sizes disagree with manifest.json)")
+        _check_manifest(self.path, self.manifest)
         self.alphabet: Alphabet = get_alphabet(self.manifest["alphabet"])
+        arrays = {}
+        for name, dtype in _ARRAYS.items():
+            try:
+                arrays[name] = np.load(self.path / name, mmap_mode="r", allow_pickle=False)
+            except (OSError, ValueError, EOFError) as exc:
+                raise DatabaseError(f"{self.path / name}: corrupt database ({_one_line(exc)})") from None
+            if arrays[name].dtype != dtype or arrays[name].ndim != 1:
+                raise DatabaseError(f"{self.path / name}: corrupt database (an array of {arrays[name].dtype}{arrays[name].shape}, not of {dtype})")
+        self.offsets = arrays["offsets.i64.npy"]
+        self.lengths = arrays["lengths.i32.npy"]
+        self.order = arrays["order.i64.npy"]
+        self._header_offsets = arrays["header_offsets.i64.npy"]
+        n, residues = self.manifest["n_sequences"], self.manifest["n_residues"]
+        for name, array, size in (
+            ("offsets.i64.npy", self.offsets, n + 1), ("lengths.i32.npy", self.lengths, n),
+            ("order.i64.npy", self.order, n), ("header_offsets.i64.npy", self._header_offsets, n + 1),
+        ):  # fmt: skip
+            if array.shape != (size,):
+                raise DatabaseError(f"{self.path / name}: corrupt database (array sizes disagree with manifest.json: {array.size} entries, not {size})")
+        if (self.path / "residues.u8").stat().st_size != residues:
+            raise DatabaseError(f"{self.path / 'residues.u8'}: corrupt database (array sizes disagree with manifest.json: "
+                                f"{(self.path / 'residues.u8').stat().st_size} bytes, not n_residues {residues})")
         self.residues = np.memmap(self.path / "residues.u8", dtype=np.uint8, mode="r") if residues else np.zeros(0, np.uint8)
-        self._headers = np.memmap(self.path / "headers.bin", dtype=np.uint8, mode="r")
+        headers_size = (self.path / "headers.bin").stat().st_size
+        self._headers = np.memmap(self.path / "headers.bin", dtype=np.uint8, mode="r") if headers_size else np.zeros(0, np.uint8)
+        self._check_arrays(headers_size)
+        self._verified: set[tuple[int, str]] = set()  # (chunk, "residues"/"headers") checked against their CRC-32
+
+    def _check_arrays(self, headers_size: int) -> None:
+        """O(n) structural checks of the index arrays against each other and the manifest.
+
+        These catch every damage that would otherwise let a search run and give wrong
+        answers (offsets, lengths, order, header offsets and chunks that disagree), at the
+        cost of reading the small index arrays once; the residues themselves are checked
+        per chunk when used (:meth:`chunk_residues`) and fully by ``swgpu check``.
+        """
+        m, n = self.manifest, self.manifest["n_sequences"]
+
+        def bad(name: str, what: str) -> DatabaseError:
+            return DatabaseError(f"{self.path / name}: corrupt database ({what}); rebuild it with 'swgpu makedb' or run 'swgpu check'")
+
+        offsets = np.asarray(self.offsets)
+        lengths = np.asarray(self.lengths)  # int32: compared without a widened copy
+        if n and (offsets[0] != 0 or offsets[-1] != m["n_residues"]):
+            raise bad("offsets.i64.npy", f"offsets run from {offsets[0]} to {offsets[-1]}, not 0 to n_residues {m['n_residues']}")
+        if n and (lengths.min() < 1 or np.any(np.diff(offsets) != lengths)):
+            raise bad("offsets.i64.npy", "offsets disagree with lengths.i32.npy")
+        if np.any(lengths[1:] < lengths[:-1]):
+            raise bad("lengths.i32.npy", "lengths are not in ascending order")
+        stats = m["length_stats"]
+        if n and (stats.get("min") != int(lengths[0]) or stats.get("max") != int(lengths[-1])):
+            raise bad("manifest.json", f"length_stats min/max {stats.get('min')}/{stats.get('max')} disagree with lengths.i32.npy")
+        order = np.asarray(self.order)
+        if n and (order.min() < 0 or order.max() >= n or not _covers(order, n)):
+            raise bad("order.i64.npy", "order is not a permutation of the records")
+        hoff = np.asarray(self._header_offsets)
+        if hoff[0] != 0 or hoff[-1] != headers_size or np.any(np.diff(hoff) < 2):
+            raise bad("header_offsets.i64.npy", f"header offsets are not increasing from 0 to the size of headers.bin ({headers_size})")
+        expected_first = 0
+        for i, c in enumerate(m["chunks"]):
+            first, stop = c["first"], c["stop"]
+            if c["index"] != i or first != expected_first or not first < stop <= n:
+                raise bad("manifest.json", f"chunk {i} covers sequences {first}-{stop} (index {c['index']}), not contiguous from {expected_first} below {n}")
+            if c["residue_start"] != offsets[first] or c["residue_stop"] != offsets[stop]:
+                raise bad("manifest.json", f"chunk {i} residues {c['residue_start']}-{c['residue_stop']} disagree with offsets.i64.npy")
+            expected_first = stop
+        if expected_first != n:
+            raise bad("manifest.json", f"the chunks cover {expected_first} of {n} sequences")
+        sizes = {name: f.get("size") for name, f in m.get("files", {}).items()}
+        for name, size in sizes.items():
+            if (self.path / name).stat().st_size != size:
+                raise bad(name, f"{(self.path / name).stat().st_size} bytes, manifest.json records {size}")
 
     # -- size and statistics ------------------------------------------------------------
     @property
@@ -135,13 +246,61 @@ class Database:
     # -- records ------------------------------------------------------------------------
     def codes(self, i: int) -> np.ndarray:
         """Residue codes of sequence ``i`` (sorted numbering)."""
+        self._verify_chunk(self._chunk_of(i), "residues")
         return self.residues[self.offsets[i] : self.offsets[i + 1]]
+
+    def chunk_residues(self, chunk: Chunk) -> np.ndarray:
+        """The residue codes of ``chunk`` (any run of whole sequences, such as a device batch),
+        verified: its manifest chunk's checksum, and codes inside the alphabet.
+
+        A damaged ``residues.u8`` would otherwise give silently different scores, or index
+        past the scoring tables of every backend. Each manifest chunk is verified once per
+        :class:`Database`, when first used: one pass (CRC-32, about 1 GB/s) over bytes the
+        search reads anyway.
+        """
+        if chunk.stop > chunk.first:
+            for index in range(self._chunk_of(chunk.first), self._chunk_of(chunk.stop - 1) + 1):
+                self._verify_chunk(index, "residues")
+        return self.residues[chunk.residue_start : chunk.residue_stop]
+
+    @cached_property
+    def _chunk_firsts(self) -> np.ndarray:
+        return np.array([c.first for c in self.chunks], dtype=np.int64)
+
+    def _chunk_of(self, i: int) -> int:
+        return int(np.searchsorted(self._chunk_firsts, i, side="right")) - 1
+
+    def _verify_chunk(self, index: int, part: str) -> None:
+        """Check manifest chunk ``index``'s ``part`` ("residues" or "headers") once: its CRC-32
+        recorded at build time (databases built before have none) and, for residues, the
+        alphabet range."""
+        if (index, part) in self._verified:
+            return
+        c = self.chunks[index]
+        sums = self.manifest.get("chunk_checksums")
+        if part == "residues":
+            name, data = "residues.u8", self.residues[c.residue_start : c.residue_stop]
+            if data.size and int(data.max()) >= self.alphabet.size:
+                raise DatabaseError(f"{self.path / name}: corrupt database (chunk {index} holds code {int(data.max())}, "
+                                    f"outside the {self.alphabet.name} alphabet); run 'swgpu check'")
+        else:
+            name, data = "headers.bin", self._headers[int(self._header_offsets[c.first]) : int(self._header_offsets[c.stop])]
+        if sums is not None and zlib.crc32(np.ascontiguousarray(data)) != sums[index][part]:
+            raise DatabaseError(f"{self.path / name}: corrupt database (chunk {index} does not match its checksum); run 'swgpu check'")
+        self._verified.add((index, part))
 
     def header(self, i: int) -> tuple[str, str]:
         """(id, description) of sequence ``i``."""
-        raw = bytes(self._headers[self._header_offsets[i] : self._header_offsets[i + 1]])
-        ident, desc, _ = raw.split(b"\0")
-        return ident.decode(), desc.decode()
+        self._verify_chunk(self._chunk_of(i), "headers")
+        start = int(self._header_offsets[i])
+        raw = bytes(self._headers[start : self._header_offsets[i + 1]])
+        parts = raw.split(b"\0")
+        try:  # a header starts right after the previous one's NUL: a shifted offset cannot pass for a shorter id
+            if len(parts) != 3 or parts[2] or not parts[0] or (start and self._headers[start - 1] != 0):
+                raise ValueError("not 'id\\0description\\0'")
+            return parts[0].decode(), parts[1].decode()
+        except ValueError as exc:
+            raise DatabaseError(f"{self.path / 'headers.bin'}: corrupt database (header of sequence {i}: {_one_line(exc)}); run 'swgpu check'") from None
 
     def seq_id(self, i: int) -> str:
         return self.header(i)[0]
@@ -179,6 +338,18 @@ def _chunk_bounds(offsets: np.ndarray, chunk_residues: int) -> list[dict]:
     return chunks
 
 
+def _chunk_checksums(out: Path, chunks: list[dict], header_offsets: np.ndarray) -> list[dict]:
+    residues = np.memmap(out / "residues.u8", dtype=np.uint8, mode="r") if (out / "residues.u8").stat().st_size else np.zeros(0, np.uint8)
+    headers = np.memmap(out / "headers.bin", dtype=np.uint8, mode="r")
+    return [
+        {
+            "residues": zlib.crc32(np.ascontiguousarray(residues[c["residue_start"] : c["residue_stop"]])),
+            "headers": zlib.crc32(np.ascontiguousarray(headers[int(header_offsets[c["first"]]) : int(header_offsets[c["stop"]])])),
+        }
+        for c in chunks
+    ]
+
+
 def _sha256(path: str) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -200,11 +371,12 @@ def build_database(
     if chunk_residues < 1:
         raise InputError(f"chunk size must be at least one residue (got {chunk_residues})")
     check_fasta_file(fasta)
-    _check_replaceable(dbdir)
+    _check_replaceable(dbdir, fasta)
     started = time.time()
     created = _make_parents(dbdir.parent)
     try:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{dbdir.name}.tmp-", dir=dbdir.parent))
+        sweep_stale(dbdir.parent, f".{dbdir.name}.tmp-")  # what killed builds left
+        tmp = Path(tempfile.mkdtemp(prefix=f".{dbdir.name}.tmp-{owner_tag()}-", dir=dbdir.parent))
     except OSError as exc:
         _remove_empty(created)
         raise InputError(f"{dbdir}: cannot create the database here ({exc.strerror})") from None
@@ -215,30 +387,53 @@ def build_database(
         _build_into(fasta, tmp, chunk_residues, alphabet, show_progress, started)
         if dbdir.exists():
             old = dbdir.with_name(f".{dbdir.name}.old-{os.getpid()}")
+            _check_replaceable(dbdir, fasta)  # again: the build took a while
             dbdir.rename(old)
             tmp.rename(dbdir)
-            shutil.rmtree(old, ignore_errors=True)
+            _remove_database_files(old)
         else:
             tmp.rename(dbdir)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         _remove_empty(created)
+        if isinstance(exc, OSError) and exc.errno in WRITE_ERRORS:
+            raise InputError(f"{dbdir}: cannot write the database ({exc.strerror}); nothing was kept") from None
         raise
     return Database(dbdir)
 
 
-def _check_replaceable(dbdir: Path) -> None:
+def _check_replaceable(dbdir: Path, fasta: str) -> None:
     """Refuse to replace anything but an earlier database or an empty directory.
 
-    A rebuild swaps the new directory in and deletes the old one, so a mistyped DBDIR
-    (``.``, a project directory) must not be taken for a database.
+    A rebuild swaps the new directory in and deletes the old one's files, so a mistyped
+    DBDIR (``.``, ``..``, a project directory) must not be taken for a database, and the
+    FASTA being read must not lie inside the directory about to be replaced.
     """
-    if not dbdir.exists():
+    resolved, cwd = dbdir.resolve(), Path.cwd().resolve()
+    if resolved == cwd or resolved in cwd.parents:
+        raise InputError(f"{dbdir}: is the current directory or one above it; give the database a directory of its own")
+    if resolved in Path(fasta).resolve().parents:
+        raise InputError(f"{fasta}: lies inside the database directory {dbdir}, which a build replaces; move it out first")
+    if not dbdir.exists() and not dbdir.is_symlink():
         return
-    if not dbdir.is_dir():
+    if dbdir.is_symlink() or not dbdir.is_dir():
         raise InputError(f"{dbdir}: exists and is not a directory; refusing to replace it with a database")
-    if not (dbdir / "manifest.json").is_file() and any(dbdir.iterdir()):
+    names = {p.name for p in dbdir.iterdir()}
+    if names and "manifest.json" not in names:
         raise InputError(f"{dbdir}: exists and is not a swgpu database; refusing to replace it")
+    foreign = sorted(names - {"manifest.json", *_FILES})
+    if foreign:
+        raise InputError(f"{dbdir}: holds files that makedb did not write ({', '.join(foreign[:3])}); refusing to replace it")
+
+
+def _remove_database_files(directory: Path) -> None:
+    """Delete the files a build writes, then the directory if that leaves it empty."""
+    for name in ("manifest.json", *_FILES):
+        (directory / name).unlink(missing_ok=True)
+    try:
+        directory.rmdir()
+    except OSError:
+        pass  # something appeared meanwhile: leave it rather than delete what is not ours
 
 
 def _make_parents(directory: Path) -> list[Path]:
@@ -307,6 +502,9 @@ def _build_into(fasta: str, out: Path, chunk_residues: int, alphabet: Alphabet, 
     np.save(out / "order.i64.npy", order.astype(np.int64))
     np.save(out / "header_offsets.i64.npy", header_offsets)
     edges, counts = length_histogram(sorted_lens)
+    files = {name: {"size": (out / name).stat().st_size, "sha256": _sha256(str(out / name))} for name in _FILES}
+    chunks = _chunk_bounds(offsets, chunk_residues)
+    chunk_checksums = _chunk_checksums(out, chunks, header_offsets)
     manifest = {
         "format_version": FORMAT_VERSION,
         "swgpu_version": __version__,
@@ -322,7 +520,9 @@ def _build_into(fasta: str, out: Path, chunk_residues: int, alphabet: Alphabet, 
         },
         "length_histogram": {"edges": edges.tolist(), "counts": counts.tolist()},
         "chunk_residues": int(chunk_residues),
-        "chunks": _chunk_bounds(offsets, chunk_residues),
+        "chunks": chunks,
+        "chunk_checksums": chunk_checksums,  # CRC-32 per chunk, verified when a search first uses the chunk
+        "files": files,  # sizes checked on open, SHA-256 by 'swgpu check'
         "build_seconds": round(time.time() - started, 3),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
@@ -352,3 +552,56 @@ def _batches(offsets: np.ndarray, size: int) -> Iterator[tuple[int, int]]:
         stop = min(max(stop, first + 1), n)
         yield first, stop
         first = stop
+
+
+_CHECK_BLOCK = 1 << 26  # bytes per step of the full check
+
+
+def check_database(path: str | os.PathLike) -> list[str]:
+    """Verify everything about a database: structure, checksums, residue codes, headers.
+
+    Returns lines describing what was checked; raises :class:`DatabaseError` naming the
+    file at the first problem. Unlike opening a :class:`Database` (cheap checks of the
+    index arrays), this reads every byte.
+    """
+    db = Database(path)
+    lines = [f"{db.path}: structure ok ({db.n_sequences:,} sequences, {db.n_residues:,} residues, {len(db.chunks)} chunk(s))"]
+    files = db.manifest.get("files")
+    if files:
+        for name in _FILES:
+            if name not in files:
+                raise DatabaseError(f"{db.path / 'manifest.json'}: corrupt database (no checksum for {name})")
+            digest = _sha256(str(db.path / name))
+            if digest != files[name]["sha256"]:
+                raise DatabaseError(f"{db.path / name}: corrupt database (sha256 {digest[:16]}..., manifest.json records {files[name]['sha256'][:16]}...)")
+        lines.append(f"{db.path}: sha256 of {len(_FILES)} files ok")
+    else:
+        lines.append(f"{db.path}: no checksums recorded (built by swgpu {db.manifest.get('swgpu_version', '?')}); contents checked, not checksums")
+    for start in range(0, db.n_residues, _CHECK_BLOCK):
+        block = np.asarray(db.residues[start : start + _CHECK_BLOCK])
+        if block.size and int(block.max()) >= db.alphabet.size:
+            at = start + int(np.flatnonzero(block >= db.alphabet.size)[0])
+            seq = int(np.searchsorted(db.offsets, at, side="right")) - 1
+            raise DatabaseError(f"{db.path / 'residues.u8'}: corrupt database (byte {at}, in sequence {seq}, is code {int(db.residues[at])}, "
+                                f"outside the {db.alphabet.name} alphabet)")
+    hoff = np.asarray(db._header_offsets)
+    first = 0
+    while first < db.n_sequences:
+        stop = min(int(np.searchsorted(hoff, hoff[first] + _CHECK_BLOCK, side="right")) - 1, db.n_sequences)
+        stop = max(stop, first + 1)
+        base = int(hoff[first])
+        raw = np.asarray(db._headers[base : int(hoff[stop])])
+        rel = hoff[first : stop + 1] - base
+        per_header = np.diff(np.searchsorted(np.flatnonzero(raw == 0), rel))  # NULs in each header: 2
+        bad = (per_header != 2) | (raw[rel[1:] - 1] != 0) | (raw[rel[:-1]] == 0)
+        if bad.any():
+            seq = first + int(np.argmax(bad))
+            raise DatabaseError(f"{db.path / 'headers.bin'}: corrupt database (header of sequence {seq} is not 'id\\0description\\0')")
+        try:
+            raw.tobytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            seq = first + int(np.searchsorted(hoff[first : stop + 1] - base, exc.start, side="right")) - 1
+            raise DatabaseError(f"{db.path / 'headers.bin'}: corrupt database (header of sequence {seq} is not UTF-8)") from None
+        first = stop
+    lines.append(f"{db.path}: residue codes and headers ok")
+    return lines

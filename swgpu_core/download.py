@@ -37,11 +37,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .errors import SwgpuError
+from .fasta import compressed_damage
 from .progress import progress_bar
 
 VERSION_SUFFIX = ".version.json"
 _BLOCK = 1 << 20
 _HASHES = {32: "md5", 40: "sha1", 64: "sha256", 128: "sha512"}
+SCHEMES = ("http", "https", "ftp", "file")
 
 
 class DownloadError(SwgpuError):
@@ -89,7 +91,23 @@ def read_release(path: str | os.PathLike) -> Release | None:
 
 
 def is_url(source: str) -> bool:
-    return urllib.parse.urlsplit(source).scheme in ("http", "https", "ftp", "file")
+    return urllib.parse.urlsplit(source).scheme.lower() in SCHEMES
+
+
+def normalize_source(source: str) -> str:
+    """``source`` with its URL scheme in lower case (schemes are case-insensitive, RFC 3986).
+
+    A scheme this module cannot fetch (``s3:``, ``gopher:``) is refused rather than taken
+    for a local path; a local path that merely contains a colon still works when it exists.
+    """
+    scheme = urllib.parse.urlsplit(source).scheme
+    if not scheme:
+        return source
+    if scheme.lower() in SCHEMES:
+        return scheme.lower() + source[len(scheme) :]
+    if "://" in source or not os.path.exists(source):
+        raise DownloadError(f"{source}: unsupported URL scheme {scheme + ':'!r} (use {', '.join(s + '://' for s in SCHEMES)} or a local path)")
+    return source
 
 
 # -- checksums -----------------------------------------------------------------------------
@@ -124,10 +142,11 @@ def parse_checksum_file(text: str, filename: str) -> tuple[str, str]:
     named = [hexd for hexd, name in candidates if name is not None and os.path.basename(name.strip()) == filename]
     if named:
         digest = named[0]
-    elif len(candidates) == 1:
+    elif len(candidates) == 1 and candidates[0][1] is None:  # a bare digest names no file: it is this one's
         digest = candidates[0][0]
     else:
-        raise DownloadError(f"checksum file does not list {filename}")
+        listed = ", ".join(sorted({os.path.basename(n.strip()) for _, n in candidates if n})[:3])
+        raise DownloadError(f"checksum file does not list {filename}" + (f" (it lists {listed})" if listed else ""))
     algorithm = _HASHES.get(len(digest))
     if algorithm is None:
         raise DownloadError(f"checksum for {filename} is not an MD5/SHA digest: {digest!r}")
@@ -251,6 +270,8 @@ def _probe_local(path: Path) -> Probe:
         st = path.stat()
     except OSError as exc:
         raise DownloadError(f"{path}: {exc.strerror}") from None
+    if not path.is_file():
+        raise DownloadError(f"{path}: is a directory, not a file to download" if path.is_dir() else f"{path}: not a regular file")
     return Probe(st.st_size, None, time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(st.st_mtime)))
 
 
@@ -277,6 +298,7 @@ def _copy_stream(read: Callable[[int], bytes], part: Path, offset: int, total: i
 def _published_checksum(checksum_url: str | None, filename: str, timeout: float) -> dict[str, str]:
     if not checksum_url:
         return {}
+    checksum_url = normalize_source(checksum_url)
     if is_url(checksum_url) and not checksum_url.startswith("ftp:"):
         try:
             with _request(checksum_url, timeout=timeout) as resp:
@@ -293,7 +315,10 @@ def _published_checksum(checksum_url: str | None, filename: str, timeout: float)
             text = Path(checksum_url).read_text()
         except OSError as exc:
             raise DownloadError(f"{checksum_url}: {exc.strerror}") from None
-    algorithm, digest = parse_checksum_file(text, filename)
+    try:
+        algorithm, digest = parse_checksum_file(text, filename)
+    except DownloadError as exc:
+        raise DownloadError(f"{checksum_url}: {exc}") from None
     return {algorithm: digest}
 
 
@@ -320,8 +345,11 @@ def fetch(
     ``changed`` is False when ``dest`` already held this release; then neither ``dest``
     nor the version file is written (their modification times stay as they were).
     """
+    source = normalize_source(source)
     dest = Path(dest)
     vfile = Path(version_file) if version_file else version_path(dest)
+    _check_destination(dest, "destination")
+    _check_destination(vfile, "version file")
     expected: dict[str, str] = {k: v.lower() for k, v in (("md5", md5), ("sha256", sha256)) if v}
     remote = is_url(source)
     local_path = Path(urllib.parse.urlsplit(source).path if source.startswith("file:") else source)
@@ -344,7 +372,11 @@ def fetch(
     if recorded is not None and recorded.source == source and _unchanged(recorded, probe, expected, size, local):
         return recorded, False
 
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    for directory in (dest.parent, vfile.parent):  # both, before anything is replaced
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise DownloadError(f"{directory}: cannot create directory ({exc.strerror})") from None
     part = dest.with_name(f".{dest.name}.part")
     if source.startswith(("http:", "https:")):
         got = _get_http(source, part, probe, timeout, progress)
@@ -367,6 +399,11 @@ def fetch(
             _forget_part(part)
             raise DownloadError(f"{source}: {algorithm} {digests[algorithm]} does not match the expected {digest}")
 
+    damage = compressed_damage(part)
+    if damage:
+        _forget_part(part)
+        raise DownloadError(f"{source}: {damage}; not installed (the source itself may be incomplete)")
+
     release = Release(
         source=source,
         size=actual_size,
@@ -388,6 +425,19 @@ def fetch(
     _write_json_atomically(vfile, asdict(release))
     _forget_part(part)
     return release, True
+
+
+def _check_destination(path: Path, what: str) -> None:
+    """Refuse a destination that is a directory or lies under a file, before downloading."""
+    if path.is_dir():
+        raise DownloadError(f"{path}: the {what} is a directory; give a file name")
+    if path.exists() and not path.is_file():  # /dev/null, a pipe: a rename would replace the node itself
+        raise DownloadError(f"{path}: the {what} is not a regular file")
+    parent = path.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise DownloadError(f"{path}: the {what} lies under {parent}, which is not a directory")
 
 
 def _forget_part(part: Path) -> None:

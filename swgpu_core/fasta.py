@@ -1,26 +1,36 @@
 """Streaming FASTA input with the checks that give one-line errors.
 
-pysam (htslib) does the parsing, so plain and gzip/bgzip files stream record by record
-and no file is ever held in memory as one string. Before handing a file to pysam we look
-at its first bytes, because htslib happily reads FASTQ, and garbage in, garbage out: an
-empty file, text that is not FASTA, or binary data must each be named as such.
+Plain, gzip and bgzip files (and pipes such as ``/dev/stdin``) stream record by record and
+no file is ever held in memory as one string. The reader is our own rather than htslib's
+``kseq`` because kseq silently starts a new record at a line beginning with ``@`` or ``+``
+(it reads FASTA and FASTQ alike), and because the data must be verified to its end:
+Python's :mod:`gzip` checks every member's CRC and size and refuses a stream cut inside a
+member, and a bgzip file must end with the BGZF end-of-file block, which is what a killed
+``bgzip`` leaves out when it stops at a block boundary. Before parsing we look at the
+first bytes: an empty file, text that is not FASTA, FASTQ or binary data are each named.
 """
 
 from __future__ import annotations
 
 import gzip
+import io
 import os
+import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import IO
 
 import numpy as np
-import pysam
 
 from .alphabet import PROTEIN, Alphabet
 from .errors import InputError
 
 _PEEK = 1 << 16
+_GZIP_MAGIC = b"\x1f\x8b"
+#: The 28-byte empty block that ends every complete BGZF file (SAM/BAM specification, 4.1.2).
+BGZF_EOF = bytes.fromhex("1f8b08040000000000ff0600424302001b0003000000000000000000")
+_NAME_END = re.compile(rb"[ \t\v\f]")
 
 
 @dataclass(frozen=True)
@@ -44,66 +54,190 @@ class EncodedSequence:
         return int(self.codes.size)
 
 
-def _peek(path: str) -> bytes:
-    """The first bytes of the (decompressed) file."""
-    with open(path, "rb") as fh:
-        magic = fh.read(2)
+def _is_bgzf(head: bytes) -> bool:
+    """A gzip member with the BGZF extra field (``BC``), as bgzip writes."""
+    return len(head) >= 18 and head[:4] == b"\x1f\x8b\x08\x04" and head[12:14] == b"BC"
+
+
+def _open(path: str) -> IO[bytes]:
+    """The decompressed byte stream of ``path`` (opened once, so a pipe works too).
+
+    A seekable BGZF file must end with the BGZF EOF block; gzip trailers (CRC, size) and
+    the end of the stream are checked by :mod:`gzip` as the data is read.
+    """
     try:
-        if magic == b"\x1f\x8b":
-            with gzip.open(path, "rb") as fh:
-                return fh.read(_PEEK)
-        with open(path, "rb") as fh:
-            return fh.read(_PEEK)
-    except (OSError, EOFError, zlib.error) as exc:
-        raise InputError(f"{path}: cannot read compressed data ({exc})") from None
+        raw = open(path, "rb")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)
+    head = buffered.peek(18)[:18]
+    if head[:2] != _GZIP_MAGIC:
+        return buffered
+    if _is_bgzf(head) and raw.seekable():
+        try:
+            raw.seek(-len(BGZF_EOF), os.SEEK_END)
+            tail = raw.read(len(BGZF_EOF))
+            raw.seek(0)
+        except OSError:
+            tail = b""
+        if tail != BGZF_EOF:
+            raw.close()
+            raise InputError(f"{path}: truncated bgzip file (no BGZF end-of-file block); the file is incomplete")
+        buffered = io.BufferedReader(raw)
+    return io.BufferedReader(gzip.GzipFile(fileobj=buffered, mode="rb"), buffer_size=1 << 20)  # type: ignore[arg-type]
 
 
-def check_fasta_file(path: str | os.PathLike) -> str:
-    """Raise :class:`InputError` unless ``path`` looks like a readable FASTA file."""
+def compressed_damage(path: str | os.PathLike) -> str | None:
+    """What is wrong with a gzip/bgzip file's end, or None when it is complete (or not gzip).
+
+    Reads the whole stream: every member's CRC and size are checked by :mod:`gzip`, a
+    stream cut inside a member is found at its end, and a bgzip file must end with the
+    BGZF EOF block (a bgzip killed between blocks leaves whole members and no EOF block).
+    Used before a download is installed as a release; :func:`read_fasta` checks the same
+    as it streams.
+    """
     path = os.fspath(path)
+    with open(path, "rb") as raw:
+        head = raw.read(18)
+        if head[:2] != _GZIP_MAGIC:
+            return None
+        if _is_bgzf(head):
+            raw.seek(-min(len(BGZF_EOF), os.fstat(raw.fileno()).st_size), os.SEEK_END)
+            if raw.read() != BGZF_EOF:
+                return "truncated bgzip file (no BGZF end-of-file block)"
+        raw.seek(0)
+        try:
+            with gzip.GzipFile(fileobj=raw, mode="rb") as fh:
+                while fh.read(1 << 22):
+                    pass
+        except EOFError:
+            return "truncated gzip file (the stream ends inside a member)"
+        except (OSError, zlib.error) as exc:
+            return f"damaged gzip data ({' '.join(str(exc).split())})"
+    return None
+
+
+def _read_error(path: str, exc: BaseException, where: str) -> InputError:
+    if isinstance(exc, EOFError):
+        return InputError(f"{path}: truncated compressed data {where} (the gzip stream ends early); the file is incomplete")
+    return InputError(f"{path}: cannot read compressed data {where} ({' '.join(str(exc).split())})")
+
+
+_DECOMPRESS_ERRORS = (OSError, EOFError, zlib.error, gzip.BadGzipFile)
+
+
+def _check_head(path: str, head: bytes) -> None:
+    """Name what the first bytes are when they are not FASTA."""
+    if b"\x00" in head:
+        raise InputError(f"{path}: binary data, not FASTA")
+    not_utf8 = False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        first_line_end = head.find(b"\n")
+        if head.lstrip()[:1] == b">" and (first_line_end < 0 or exc.start < first_line_end):
+            raise InputError(
+                f"{path}: record 1 header has a byte that is not UTF-8 (0x{head[exc.start]:02x} at byte offset {exc.start})"
+            ) from None
+        not_utf8 = exc.start < len(head) - 4  # a multi-byte character cut by the peek is fine
+    text = head.lstrip()
+    if not text:
+        raise InputError(f"{path}: empty file, no FASTA records")
+    if not text.startswith(b">"):
+        if not_utf8:
+            raise InputError(f"{path}: binary data, not FASTA")
+        what = "FASTQ" if text.startswith(b"@") else "text"
+        raise InputError(f"{path}: {what}, not FASTA (the first record must start with '>')")
+
+
+def _check_path(path: str) -> None:
     if not os.path.exists(path):
         raise InputError(f"{path}: no such file")
     if os.path.isdir(path):
         raise InputError(f"{path}: is a directory, not a FASTA file")
     if not os.access(path, os.R_OK):
         raise InputError(f"{path}: not readable (permission denied)")
-    head = _peek(path)
-    if b"\x00" in head:
-        raise InputError(f"{path}: binary data, not FASTA")
+
+
+def _peek_stream(path: str, fh: IO[bytes]) -> bytes:
     try:
-        head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if exc.start < len(head) - 4:  # a multi-byte character cut by the peek is fine
-            raise InputError(f"{path}: binary data, not FASTA") from None
-    text = head.lstrip()
-    if not text:
-        raise InputError(f"{path}: empty file, no FASTA records")
-    if not text.startswith(b">"):
-        what = "FASTQ" if text.startswith(b"@") else "text"
-        raise InputError(f"{path}: {what}, not FASTA (the first record must start with '>')")
+        head = fh.peek(_PEEK)  # type: ignore[attr-defined]
+        while len(head) < _PEEK:  # peek returns what one read gave; a pipe may give less
+            more = fh.peek(_PEEK)  # type: ignore[attr-defined]
+            if len(more) <= len(head):
+                break
+            head = more
+    except _DECOMPRESS_ERRORS as exc:
+        raise _read_error(path, exc, "at the start") from None
+    return head[:_PEEK]
+
+
+def check_fasta_file(path: str | os.PathLike) -> str:
+    """Raise :class:`InputError` unless ``path`` looks like a readable FASTA file.
+
+    Only the beginning is looked at (and a bgzip file's end); damage further on is found
+    by :func:`read_fasta`, which verifies the data to its end.
+    """
+    path = os.fspath(path)
+    _check_path(path)
+    with _open(path) as fh:
+        _check_head(path, _peek_stream(path, fh))
     return path
 
 
 def read_fasta(path: str | os.PathLike) -> Iterator[FastaRecord]:
-    """Yield the records of a FASTA file (plain, gzip or bgzip), checked as they stream."""
-    path = check_fasta_file(path)
-    number = 0
-    try:
-        with pysam.FastxFile(path, persist=False) as fh:
-            for entry in fh:
-                number += 1
-                name = entry.name or ""
-                if entry.quality:
-                    raise InputError(f"{path}: record {number} ({name}) has qualities: FASTQ, not FASTA")
-                if not name:
-                    raise InputError(f"{path}: record {number} has an empty header")
-                yield FastaRecord(name, (entry.comment or "").strip(), entry.sequence or "")
-    except InputError:
-        raise
-    except (OSError, ValueError, zlib.error) as exc:
-        raise InputError(f"{path}: unreadable after record {number} ({exc})") from None
-    if number == 0:
+    """Yield the records of a FASTA file (plain, gzip or bgzip), checked as they stream.
+
+    The file is opened once, so ``/dev/stdin`` and other pipes work. Errors name the file,
+    the record and, for bytes that are not UTF-8 in a header, the line.
+    """
+    path = os.fspath(path)
+    _check_path(path)
+    number, name, description, seq = 0, "", "", []
+    line_no = 0
+    with _open(path) as fh:
+        _check_head(path, _peek_stream(path, fh))
+        try:
+            for line_no, line in enumerate(fh, start=1):
+                first = line[:1]
+                if first == b">":
+                    if number:
+                        yield FastaRecord(name, description, b"".join(seq).decode("latin-1"))
+                    number += 1
+                    name, description = _header(path, number, line_no, line)
+                    seq = []
+                elif first in (b"@", b"+") and number:
+                    what = "FASTQ, not FASTA" if first == b"+" else "FASTQ or a damaged file"
+                    raise InputError(f"{path}: record {number} ({name}): line {line_no} starts with {first.decode()!r} ({what})")
+                else:
+                    stripped = line.rstrip(b"\r\n")
+                    if stripped:
+                        seq.append(stripped)
+        except _DECOMPRESS_ERRORS as exc:
+            raise _read_error(path, exc, f"after record {number}, line {line_no}") from None
+    if number:
+        yield FastaRecord(name, description, b"".join(seq).decode("latin-1"))
+    else:
         raise InputError(f"{path}: no FASTA records")
+
+
+def _header(path: str, number: int, line_no: int, line: bytes) -> tuple[str, str]:
+    """(id, description) of a header line: the id is the first word, as in BLAST and htslib."""
+    header = line[1:].rstrip(b"\r\n")
+    try:
+        text = header.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{path}: record {number} (line {line_no}) header has a byte that is not UTF-8 (0x{header[exc.start]:02x} at column {exc.start + 2})"
+        ) from None
+    if "\0" in text:
+        raise InputError(f"{path}: record {number} (line {line_no}) header holds a NUL byte: binary data, not FASTA")
+    match = _NAME_END.search(header)
+    name = text[: len(header[: match.start()].decode())] if match else text
+    if not name:
+        raise InputError(f"{path}: record {number} has an empty header")
+    rest = text[len(name) + 1 :] if match else ""
+    return name, rest.strip()
 
 
 def encode_record(path: str, number: int, record: FastaRecord, alphabet: Alphabet = PROTEIN) -> np.ndarray:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .alphabet import PROTEIN
 from .atomic import atomic_output
 from .database import Database
 from .errors import InputError
@@ -104,7 +105,7 @@ def load_hits(path: str | os.PathLike) -> HitList:
     try:
         with np.load(path, allow_pickle=False) as data:
             meta = json.loads(str(data["meta"]))
-            if meta.get("format") != FORMAT:
+            if not isinstance(meta, dict) or meta.get("format") != FORMAT:
                 raise InputError(f"{path}: not a swgpu hit list")
             if meta.get("format_version") != FORMAT_VERSION:
                 raise InputError(
@@ -115,12 +116,66 @@ def load_hits(path: str | os.PathLike) -> HitList:
         raise
     except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
         raise InputError(f"{path}: not a readable swgpu hit list ({exc})") from None
+    _check_hit_list(path, meta, arrays)
     qoff, hoff = arrays["query_offsets"], arrays["hit_offsets"]
     hits = []
     for i, (qid, desc) in enumerate(zip(arrays["query_ids"].tolist(), arrays["query_descriptions"].tolist())):
         query = EncodedSequence(qid, desc, arrays["query_codes"][qoff[i] : qoff[i + 1]])
         hits.append(QueryHits(query, arrays["subjects"][hoff[i] : hoff[i + 1]], arrays["scores"][hoff[i] : hoff[i + 1]]))
     return HitList(path, meta, hits, ScoreHistograms.from_arrays(arrays))
+
+
+_ARRAY_KINDS = {
+    "query_ids": "U", "query_descriptions": "U", "query_offsets": "i", "query_codes": "u",
+    "hit_offsets": "i", "subjects": "i", "scores": "i",
+}  # fmt: skip
+
+
+def _check_hit_list(path: str, meta: dict, arrays: dict[str, np.ndarray]) -> None:
+    """Everything a merge or an alignment will index, checked once: a damaged or hand-made
+    list is refused here with its file and key named, never merged into a wrong result."""
+
+    def bad(what: str) -> InputError:
+        return InputError(f"{path}: damaged hit list ({what})")
+
+    for key, kind in _ARRAY_KINDS.items():
+        if key not in arrays:
+            raise bad(f"no array {key!r}")
+        if arrays[key].dtype.kind != kind or arrays[key].ndim != 1:
+            raise bad(f"array {key!r} is {arrays[key].dtype}{arrays[key].shape}")
+    db, scoring = meta.get("database"), meta.get("scoring")
+    if not isinstance(db, dict) or not all(type(db.get(k)) is int for k in ("n_sequences", "n_chunks", "chunk_residues")) or not all(
+        isinstance(db.get(k), str) for k in ("path", "version_tag")
+    ):
+        raise bad("meta key 'database' needs path, version_tag, n_sequences, n_chunks, chunk_residues")
+    if not isinstance(scoring, dict) or not isinstance(scoring.get("matrix"), str) or not all(
+        type(scoring.get(k)) is int for k in ("gap_open", "gap_extend")
+    ):
+        raise bad("meta key 'scoring' needs matrix, gap_open, gap_extend")
+    top, chunks = meta.get("top"), meta.get("chunks")
+    if type(top) is not int or top < 1:
+        raise bad(f"meta key 'top' is {top!r}")
+    if not isinstance(chunks, list) or not all(type(c) is int for c in chunks) or len(set(chunks)) != len(chunks):
+        raise bad("meta key 'chunks' is not a list of distinct chunk indices")
+    if any(not 0 <= c < db["n_chunks"] for c in chunks):
+        raise bad(f"chunk {max(chunks)} of {db['n_chunks']}")
+    nq = arrays["query_ids"].size
+    qoff, hoff, subjects = arrays["query_offsets"], arrays["hit_offsets"], arrays["subjects"]
+    if arrays["query_descriptions"].size != nq:
+        raise bad(f"{arrays['query_descriptions'].size} query descriptions for {nq} queries")
+    for key, offsets, total in (("query_offsets", qoff, arrays["query_codes"].size), ("hit_offsets", hoff, subjects.size)):
+        if offsets.size != nq + 1 or offsets[0] != 0 or offsets[-1] != total or np.any(np.diff(offsets) < 0):
+            raise bad(f"array {key!r} does not run upwards from 0 to {total} over {nq} queries")
+    if np.any(np.diff(qoff) < 1):
+        raise bad("a query has no residues")
+    if np.any(np.diff(hoff) > top):
+        raise bad(f"a query has more hits than 'top' {top}")
+    if arrays["scores"].size != subjects.size:
+        raise bad(f"{arrays['scores'].size} scores for {subjects.size} subjects")
+    if subjects.size and (subjects.min() < 0 or subjects.max() >= db["n_sequences"]):
+        raise bad(f"subject {int(subjects.max() if subjects.max() >= db['n_sequences'] else subjects.min())} outside the database's {db['n_sequences']} sequences")
+    if arrays["query_codes"].size and int(arrays["query_codes"].max()) >= PROTEIN.size:
+        raise bad(f"query residue code {int(arrays['query_codes'].max())} outside the protein alphabet")
 
 
 def merge_hits(lists: list[HitList], db: Database, top: int | None = None, *, partial: bool = False) -> list[QueryHits]:

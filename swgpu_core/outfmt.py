@@ -5,7 +5,9 @@ title (format 7's ``# Fields:`` line) and a one-line meaning (the commands' ``--
 Score fields (ids, lengths, score, E-value, bit score) need only the search; alignment
 fields (pident, qstart, cigar, ...) read ``hit.alignment``, which the writer fills only
 when the chosen fields need it, so tables of scores and E-values never pay for tracebacks.
-E-values and bit scores come from :func:`swgpu_core.significance.hit_significance`.
+E-values and bit scores come from :func:`swgpu_core.significance.query_significance`, a
+query's at once; without statistics the ``evalue`` and ``bitscore`` columns are refused
+(:func:`~swgpu_core.significance.require_statistics`), never written as ``*``.
 
 Ids and titles as ``blastp`` 2.12 writes them against a ``makeblastdb -parse_seqids``
 database: ``sseqid`` is the first word of the FASTA header; ``sacc``/``saccver`` the
@@ -23,12 +25,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from typing import TYPE_CHECKING, TextIO
 
 from . import __version__
 from .errors import InputError
-from .significance import SearchSpace, Statistics, hit_significance, pair_space
+from .significance import Statistics, query_significance, require_statistics
 
 if TYPE_CHECKING:
     from .align import Alignment
@@ -47,8 +48,8 @@ class Hit:
     subject: int  # sorted-numbering database index
     score: int
     rank: int  # 1 = best reported hit of the query
-    statistics: Statistics
-    space: SearchSpace  # the search space of the E-value (the database, or the subject alone)
+    evalue: float | None = None  # from the score (the writer asks the statistics once per query)
+    bitscore: float | None = None
     alignment: Alignment | None = None  # set by the writer when a field needs it
 
     @property
@@ -58,11 +59,6 @@ class Hit:
     @property
     def subject_length(self) -> int:
         return int(self.db.lengths[self.subject])
-
-    @cached_property
-    def significance(self) -> tuple[float | None, float | None]:
-        """(E-value, bit score), from the score alone (once per hit, for both columns)."""
-        return hit_significance(self.statistics, self.query_index, self.query, self.score, self.subject_length, self.space)
 
 
 @dataclass(frozen=True)
@@ -74,6 +70,7 @@ class Field:
     meaning: str  # one line for --help
     compute: Callable[[Hit], str]
     needs_alignment: bool = False
+    needs_statistics: bool = False
 
 
 _DB_PREFIXES = {"sp", "tr", "ref", "gb", "emb", "dbj", "pdb", "pir", "prf", "tpg", "tpe", "tpd", "gnl", "lcl"}
@@ -111,15 +108,13 @@ def _subject_id(h: Hit) -> str:
 def _evalue(h: Hit) -> str:
     from .stats import format_evalue
 
-    evalue = h.significance[0]
-    return "*" if evalue is None else format_evalue(evalue)
+    return format_evalue(h.evalue)
 
 
 def _bitscore(h: Hit) -> str:
     from .stats import format_bitscore
 
-    bits = h.significance[1]
-    return "*" if bits is None else format_bitscore(bits)
+    return format_bitscore(h.bitscore)
 
 
 def _aligned(fn: Callable[[Alignment], str]) -> Callable[[Hit], str]:
@@ -141,8 +136,8 @@ _TABLE: tuple[Field, ...] = (
     Field("salltitles", "subject titles", "all subject titles (one per subject here: stitle)", lambda h: clean(h.subject_header[1])),
     Field("slen", "subject length", "subject length in residues", lambda h: str(h.subject_length)),
     Field("score", "score", "raw Smith-Waterman score", lambda h: str(h.score)),
-    Field("evalue", "evalue", "expect value of the score in this database (no traceback)", _evalue),
-    Field("bitscore", "bit score", "bit score of the score (no traceback)", _bitscore),
+    Field("evalue", "evalue", "expect value of the score in this database (no traceback; --stats says how)", _evalue, needs_statistics=True),
+    Field("bitscore", "bit score", "bit score of the score (no traceback)", _bitscore, needs_statistics=True),
     Field("rank", "rank", "rank of the hit among the query's reported hits (1 = best; swgpu)", lambda h: str(h.rank)),
     Field("pident", "% identity", "percent identical positions of the alignment", _aligned(lambda a: f"{a.pident:.3f}"), True),
     Field("nident", "identical", "identical positions", _aligned(lambda a: str(a.identities)), True),
@@ -192,6 +187,10 @@ class OutFormat:
     def needs_alignment(self) -> bool:
         return any(f.needs_alignment for f in self.fields)
 
+    @property
+    def needs_statistics(self) -> bool:
+        return any(f.needs_statistics for f in self.fields)
+
 
 def parse_outfmt(spec: str) -> OutFormat:
     """Parse BLAST's syntax, e.g. ``"6 qseqid sseqid score"``; ``std`` is the 12 standard fields."""
@@ -220,18 +219,21 @@ def write_table(
     statistics: Statistics,
     *,
     alignments: Sequence[Sequence[Alignment]] | None = None,
-    each_pair_alone: bool = False,
     program: str = "swgpu search",
 ) -> int:
     """Write the table of ``hits`` (per query, best first); returns the rows written.
 
     ``alignments`` (per query, one per hit of ``hits``, same order) is needed only when a
-    field needs alignments. ``each_pair_alone``: every hit is its own search space
-    (``swgpu pairs``), else the database is. Format 7 writes BLAST's comment lines; the
+    field needs alignments; ``statistics`` when one is ``evalue`` or ``bitscore`` (else
+    an error saying why there are none). Format 7 writes BLAST's comment lines; the
     program line names swgpu as the version (``# BLASTP swgpu-0.1.0 ...``).
     """
     if fmt.needs_alignment and alignments is None:
         raise InputError("--outfmt asks for alignment fields but no alignments were computed")
+    if fmt.needs_statistics:
+        require_statistics(statistics, "--outfmt evalue/bitscore")
+    import numpy as np
+
     rows = 0
     for qi, qh in enumerate(hits):
         alns = alignments[qi] if alignments is not None else None
@@ -243,9 +245,10 @@ def write_table(
             if len(qh):
                 out.write(f"# Fields: {', '.join(f.title for f in fmt.fields)}\n")
             out.write(f"# {len(qh)} hits found\n")
+        significance = query_significance(statistics, qi, len(qh.query), qh.scores, np.asarray(db.lengths)[qh.subjects]) if fmt.needs_statistics else None
         for k, (subject, score) in enumerate(zip(qh.subjects.tolist(), qh.scores.tolist())):
-            space = pair_space(db.lengths[subject]) if each_pair_alone else db
-            hit = Hit(db, qh.query, qi, int(subject), int(score), k + 1, statistics, space, alns[k] if fmt.needs_alignment else None)
+            e, b = (float(significance[0][k]), float(significance[1][k])) if significance is not None else (None, None)
+            hit = Hit(db, qh.query, qi, int(subject), int(score), k + 1, e, b, alns[k] if fmt.needs_alignment else None)
             out.write("\t".join(f.compute(hit) for f in fmt.fields) + "\n")
             rows += 1
     if fmt.kind == 7:

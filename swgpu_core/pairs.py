@@ -8,9 +8,10 @@ rules as every swgpu alignment) by the CPU reference or the GPU kernels, and rep
 through the writers of ``swgpu align``: one entry per pair, in input order, rank 1.
 
 E-values: a pair is its own search space, the query against that one subject (as in
-``blastp -subject``): ``E = K * m' * n' * exp(-lambda * S)`` with BLAST's length
-adjustment for a one-sequence database of the subject's length. They are comparable
-between pairs of similar lengths, not with E-values of a database search.
+``blastp -subject``; :func:`swgpu_core.significance.statistics` with no database): BLAST's
+statistics, or the given lambda and K. There are no database scores to fit, so a scoring
+system BLAST has no parameters for has no E-values without lambda and K. They are
+comparable between pairs of similar lengths, not with E-values of a database search.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from .errors import InputError
 from .fasta import EncodedSequence, encoded_records
 from .scoring import Scoring
 from .search import QueryHits
-from .significance import NO_STATISTICS, Statistics, hit_significance, pair_space
+from .significance import NO_STATISTICS, Statistics, hit_significance
 
 
 class SubjectSet:
@@ -167,7 +168,7 @@ def align_pair_set(
             alignments.append([])
             continue
         aln = build_alignment(trace, query, subject, index, 1, scoring)
-        aln.evalue, aln.bitscore = hit_significance(statistics, k, query, aln.score, len(subject), pair_space(len(subject)))
+        aln.evalue, aln.bitscore = hit_significance(statistics, k, query, aln.score, len(subject))
         hits.append(QueryHits(query, np.array([index], np.int64), np.array([aln.score], np.int32)))
         alignments.append([aln])
     return hits, alignments, engine.kind

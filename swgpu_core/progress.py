@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
-from tqdm import tqdm
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 
 def progress_bar(**kwargs) -> tqdm:
     """A tqdm bar on stderr that redraws at most twice a second."""
+    from tqdm import tqdm  # here, not at start-up: tqdm's import reads package metadata (~40 ms)
+
     kwargs.setdefault("file", sys.stderr)
     kwargs.setdefault("dynamic_ncols", True)
     kwargs.setdefault("mininterval", 0.5)

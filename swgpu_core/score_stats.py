@@ -180,6 +180,22 @@ class ScoreHistograms:
         for mine, theirs in zip(self.high, other.high):
             mine.update(theirs)
 
+    def subjects(self) -> int:
+        """How many subjects' scores each query's histogram holds (the database's size once every chunk is in)."""
+        if not len(self.caps):
+            return 0
+        return int(self.counts[0].sum()) + sum(self.high[0].values())
+
+    @classmethod
+    def concatenate(cls, parts: list[ScoreHistograms]) -> ScoreHistograms:
+        """The histograms of several query batches against the same database, queries in batch order."""
+        if len({p.rows for p in parts}) > 1:
+            raise ValueError("score histograms of different databases")
+        return cls(
+            np.concatenate([np.zeros(0, np.int64)] + [p.caps for p in parts]), parts[0].rows if parts else N_LBINS,
+            [c for p in parts for c in p.counts], [h for p in parts for h in p.high],
+        )  # fmt: skip
+
     def to_arrays(self) -> dict[str, np.ndarray]:
         """Sparse arrays for a hit list: caps, and per query the non-zero cells and the high scores."""
         cells = [np.flatnonzero(c) for c in self.counts]
@@ -213,6 +229,8 @@ class ScoreHistograms:
             fit_regression(np.pad(c, ((0, N_LBINS - self.rows), (0, 0))).astype(np.int64), h, int(cap), m, max_length)
             for c, h, cap, m in zip(self.counts, self.high, self.caps, query_lengths)
         ]
+        if blast is None:  # nothing to fall back on: every query gets at least the mean and sd of its scores
+            fits = [f if f is not None else _normal_fit(c, min_sd=1.0) for f, c in zip(fits, self.counts)]
         return FittedStatistics(fits, n_sequences, BlastStatistics(blast, db_residues) if blast is not None else None)
 
 
@@ -381,13 +399,17 @@ def fit_regression(counts: np.ndarray, high: Counter, cap: int, query_length: in
     return QueryFit("regression", rho, mu, math.sqrt(mean_var))
 
 
-def _normal_fit(counts: np.ndarray) -> QueryFit | None:
-    """Mean and standard deviation of the scores up to the cap (FASTA's ``proc_hist_n``, untrimmed)."""
+def _normal_fit(counts: np.ndarray, min_sd: float | None = None) -> QueryFit | None:
+    """Mean and standard deviation of the scores up to the cap (FASTA's ``proc_hist_n``, untrimmed).
+
+    None where they say nothing (under two scores, no spread), unless ``min_sd`` floors the
+    standard deviation: the last resort of a query with no other statistics.
+    """
     per_score = counts.sum(0).astype(np.float64)
     n = per_score.sum()
-    if n < 2:
-        return None
     s = np.arange(counts.shape[1])
-    mean = (per_score * s).sum() / n
-    var = (per_score * (s - mean) ** 2).sum() / (n - 1)
-    return QueryFit("normal", 0.0, mean, math.sqrt(var)) if var >= 0.01 else None
+    mean = (per_score * s).sum() / n if n else 0.0
+    var = (per_score * (s - mean) ** 2).sum() / (n - 1) if n >= 2 else 0.0
+    if min_sd is not None:
+        return QueryFit("normal", 0.0, mean, max(math.sqrt(var), min_sd))
+    return QueryFit("normal", 0.0, mean, math.sqrt(var)) if n >= 2 and var >= 0.01 else None

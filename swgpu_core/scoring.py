@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from Bio.Align import substitution_matrices
 
 from .alphabet import DNA, PROTEIN, Alphabet
 from .errors import InputError
@@ -35,6 +34,8 @@ class Scoring:
     @classmethod
     def protein(cls, matrix_name: str = "BLOSUM62", gap_open: int = 11, gap_extend: int = 1) -> Scoring:
         """Load a Biopython matrix and lay it out in :data:`PROTEIN` code order."""
+        from Bio.Align import substitution_matrices  # here, not at start-up: Biopython takes ~0.1 s to import
+
         _check_gaps(gap_open, gap_extend)
         try:
             bio = substitution_matrices.load(matrix_name.upper())
@@ -79,6 +80,11 @@ class Scoring:
         return f"{self.matrix_name} gap {self.gap_open}/{self.gap_extend}"
 
 
+#: Largest gap cost accepted: far beyond any useful value (substitution scores are below 30),
+#: and small enough that no kernel's int32 (or packed) arithmetic can overflow with it.
+MAX_GAP_COST = 1000
+
+
 def _check_gaps(gap_open: int, gap_extend: int) -> None:
-    if gap_open < 0 or gap_extend < 1:
-        raise InputError(f"gap costs must be open >= 0 and extend >= 1 (got {gap_open}/{gap_extend})")
+    if not (0 <= gap_open <= MAX_GAP_COST and 1 <= gap_extend <= MAX_GAP_COST):
+        raise InputError(f"gap costs must be 0 <= open <= {MAX_GAP_COST} and 1 <= extend <= {MAX_GAP_COST} (got {gap_open}/{gap_extend})")

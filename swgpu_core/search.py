@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -17,6 +18,9 @@ from .fasta import EncodedSequence
 from .progress import progress_bar
 from .score_stats import ScoreHistograms
 from .scoring import Scoring
+
+if TYPE_CHECKING:
+    from .significance import Statistics
 
 
 @dataclass
@@ -40,6 +44,7 @@ class SearchResult:
     seconds: float
     cells: int = field(default=0)
     score_stats: ScoreHistograms | None = field(default=None)  # per query, for fitted statistics
+    statistics: Statistics | None = field(default=None)  # E-values of these hits (api.search decides them)
 
     @property
     def gcups(self) -> float:

@@ -1,15 +1,24 @@
-"""E-values and bit scores of hits: the one place that turns a score into significance.
+"""E-values and bit scores of hits: the one place outputs and filters ask for significance.
 
-Both numbers depend only on the raw score, the query, the subject's length and the search
-space (the database's residues and sequences), never on the alignment, so they are known
-as soon as the search ends: E-value columns and the ``max_evalue`` cutoff cost no
-traceback. Every output (tabular fields, SAM tags, JSON lines, the pairwise view, the
-report) and every filter asks :func:`hit_significance`; a change of statistics (BLAST's
-finite-size correction, which needs the subject length; per-query fitted parameters,
-which need the query) changes this module only.
+Both numbers depend only on the raw score, the query, the subject's length and the
+database, never on the alignment, so they are known as soon as the search ends: E-value
+columns and the ``max_evalue`` cutoff cost no traceback. Which statistics a run reports
+(BLAST's, the user's lambda and K, or each query's fit to the database's own scores) is
+decided once, by :func:`swgpu_core.stats.statistics`; :func:`statistics` here is that
+decision with the plain values of the API, :func:`saved_statistics` the same for saved
+hit lists (their score histograms summed over chunks, so merged lists give exactly the
+E-values of one search). Every output (tabular fields, SAM tags, JSON lines, the
+pairwise view) and every filter then asks the :class:`Statistics` object, a query's hits
+at once (:func:`query_significance`).
 
-A pair aligned on its own (``swgpu pairs``) is its own search space, the query against a
-one-sequence database of the subject (as ``blastp -subject`` does): :func:`pair_space`.
+Where no statistics are possible (pairs of a scoring system BLAST has no parameters for,
+without ``lam``/``kappa``; hit lists without score histograms; a search of some chunks
+only, whose scores are not the database's) the statistics are :class:`NoStatistics`:
+hits have no E-value, tables refuse the ``evalue`` and ``bitscore`` columns with the
+reason (:func:`require_statistics`) rather than print ``*``, and nothing is cut by E-value.
+
+A pair aligned on its own (``swgpu pairs``, ``db=None``) is its own search space, the
+query against a one-sequence database of the subject (as ``blastp -subject`` does).
 """
 
 from __future__ import annotations
@@ -20,81 +29,144 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # kept light: the tabular writer and the command modules import this module
     import numpy as np
+    from numpy.typing import ArrayLike
 
+    from .database import Database
     from .fasta import EncodedSequence
+    from .hitlist import HitList
+    from .score_stats import ScoreHistograms
     from .scoring import Scoring
     from .search import QueryHits
-    from .stats import KarlinAltschul
 
 #: BLAST's default E-value cutoff (``-evalue 10``): hits above it are not reported.
 DEFAULT_MAX_EVALUE = 10.0
 
-
-class SearchSpace(Protocol):
-    """What an E-value needs to know of a database: its size (a :class:`~swgpu_core.database.Database` is one)."""
-
-    @property
-    def n_residues(self) -> int: ...
-
-    @property
-    def n_sequences(self) -> int: ...
+#: ``--stats``: ``auto`` (BLAST's parameters, or ``lam``/``kappa``, where there are any, else the fit),
+#: ``blast`` (those only: an error without), ``fit`` (each query's fit to the database's scores).
+STATS_MODES = ("auto", "blast", "fit")
 
 
-@dataclass(frozen=True)
-class PairSpace:
-    """A one-sequence database: the search space of a pair aligned on its own."""
+class Statistics(Protocol):
+    """E-values and bit scores of one run, from scores alone (no traceback).
 
-    n_residues: int
-    n_sequences: int = 1
+    ``query`` is the query's number in the run (fitted statistics differ per query);
+    ``score`` and ``subject_length`` may be arrays (one entry per hit). ``kind`` is
+    ``"blast"``, ``"user"`` (given lambda and K), ``"fit"`` or ``"none"``.
+    """
 
-
-def pair_space(subject_length: int) -> PairSpace:
-    return PairSpace(int(subject_length))
-
-
-@dataclass(frozen=True)
-class Statistics:
-    """The statistics of one run: parameters (None: no E-values) and a sentence saying where they come from."""
-
-    params: KarlinAltschul | None
+    kind: str
     description: str
 
-    @property
-    def available(self) -> bool:
-        return self.params is not None
+    def evalue(self, query: int, query_length: int, score: ArrayLike, subject_length: ArrayLike) -> np.ndarray: ...
+
+    def bitscore(self, query: int, query_length: int, score: ArrayLike, subject_length: ArrayLike) -> np.ndarray: ...
 
 
-#: No statistics: hits have no E-values (what :func:`hit_significance` answers then).
-NO_STATISTICS = Statistics(None, "no E-values")
+@dataclass(frozen=True)
+class NoStatistics:
+    """No E-values, and why (the sentence every refusal quotes)."""
+
+    description: str
+    kind: str = "none"
+
+    def evalue(self, query: int, query_length: int, score: ArrayLike, subject_length: ArrayLike) -> np.ndarray:
+        from .errors import InputError
+
+        raise InputError(self.description)
+
+    bitscore = evalue
 
 
-def statistics(scoring: Scoring, lam: float | None = None, kappa: float | None = None) -> Statistics:
-    """The statistics for ``scoring``: BLAST's tabulated parameters, or the given ``lam`` and ``kappa``."""
-    from .stats import karlin_altschul
-
-    params, why = karlin_altschul(scoring, lam, kappa)
-    return Statistics(params, why)
+#: No statistics (align-long, and what functions assume when given none): hits have no E-values.
+NO_STATISTICS = NoStatistics("no E-values")
 
 
-def hit_significance(
-    stats: Statistics, query_index: int, query: EncodedSequence, score: int, subject_length: int, space: SearchSpace
-) -> tuple[float | None, float | None]:
-    """(E-value, bit score) of one hit: ``query`` (number ``query_index`` of the run) scoring
-    ``score`` against a subject of ``subject_length`` residues in ``space``.
+def has_evalues(stats: Statistics) -> bool:
+    return stats.kind != "none"
 
-    (None, None) when the scoring system has no statistics: the writers print ``*`` then
-    (until fitted statistics give every scoring system E-values).
+
+def statistics(
+    scoring: Scoring,
+    db: Database | None = None,
+    *,
+    stats_mode: str = "auto",
+    lam: float | None = None,
+    kappa: float | None = None,
+    histograms: ScoreHistograms | None = None,
+    query_lengths: Sequence[int] = (),
+) -> Statistics:
+    """The statistics of a run against ``db`` (None: each subject is its own database, as pairs).
+
+    ``stats_mode`` is one of :data:`STATS_MODES`; the fit needs the search's score
+    ``histograms`` (``SearchResult.score_stats``, or :func:`saved_statistics` for hit
+    lists) and ``query_lengths`` in their order. Impossible requests (``blast`` where
+    BLAST has no parameters, ``fit`` for pairs, half of ``lam``/``kappa``) are an
+    :class:`~swgpu_core.errors.InputError`; a fit without the scores it needs is
+    :class:`NoStatistics` saying why. :func:`swgpu_core.stats.statistics` decides.
     """
-    params = stats.params
-    if params is None:
-        return None, None
-    return float(params.evalue(int(score), len(query), int(subject_length), space.n_residues)), float(params.bitscore(int(score)))
+    from .stats import statistics as decide
+
+    return decide(scoring, db, mode=stats_mode, lam=lam, kappa=kappa, histograms=histograms, query_lengths=query_lengths)
+
+
+def saved_statistics(
+    scoring: Scoring,
+    db: Database,
+    batches: Sequence[Sequence[HitList]],
+    *,
+    stats_mode: str = "auto",
+    lam: float | None = None,
+    kappa: float | None = None,
+) -> Statistics:
+    """The statistics of saved hit lists: ``batches`` are groups of lists of the same queries
+    (one list per chunk or group of chunks), their queries numbered in batch order.
+
+    Each batch's score histograms are summed over its lists (all chunks: the database's
+    scores, so merged lists fit exactly as one search); lists saved without histograms,
+    or batches that miss chunks, leave the fit impossible.
+    """
+    from .hitlist import merge_score_stats
+    from .score_stats import ScoreHistograms
+
+    parts = [merge_score_stats(list(batch)) for batch in batches]
+    histograms = None if any(p is None for p in parts) else ScoreHistograms.concatenate(parts)
+    lengths = [len(qh.query) for batch in batches for qh in batch[0].hits]
+    return statistics(scoring, db, stats_mode=stats_mode, lam=lam, kappa=kappa, histograms=histograms, query_lengths=lengths)
+
+
+def query_significance(
+    stats: Statistics, query_index: int, query_length: int, scores: ArrayLike, subject_lengths: ArrayLike
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """(E-values, bit scores) of a query's hits, one entry per score; None without statistics."""
+    import numpy as np
+
+    if not has_evalues(stats):
+        return None
+    scores, lengths = np.asarray(scores), np.asarray(subject_lengths)
+    e = np.broadcast_to(stats.evalue(query_index, query_length, scores, lengths), scores.shape)
+    b = np.broadcast_to(stats.bitscore(query_index, query_length, scores, lengths), scores.shape)
+    return np.asarray(e, dtype=np.float64), np.asarray(b, dtype=np.float64)
+
+
+def hit_significance(stats: Statistics, query_index: int, query: EncodedSequence, score: int, subject_length: int) -> tuple[float | None, float | None]:
+    """(E-value, bit score) of one hit: ``query`` (number ``query_index`` of the run) scoring
+    ``score`` against a subject of ``subject_length`` residues; (None, None) without statistics."""
+    both = query_significance(stats, query_index, len(query), [int(score)], [int(subject_length)])
+    return (None, None) if both is None else (float(both[0][0]), float(both[1][0]))
+
+
+def require_statistics(stats: Statistics, what: str) -> None:
+    """Refuse ``what`` (E-value columns, an E-value cutoff) when there are no E-values: one line saying why."""
+    if not has_evalues(stats):
+        from .errors import InputError
+
+        raise InputError(f"{what}: {stats.description}")
 
 
 def filter_hits(
     hits: Sequence[QueryHits],
     stats: Statistics,
-    db: SearchSpace,
+    db: Database,
     max_evalue: float | None = DEFAULT_MAX_EVALUE,
     limit: int | None = None,
     *,
@@ -102,8 +174,9 @@ def filter_hits(
 ) -> list[QueryHits]:
     """Each query's hits with an E-value of at most ``max_evalue``, at most ``limit`` of them, best first.
 
-    No traceback: the E-value comes from the score. Without statistics nothing is cut by
-    E-value (there is none to compare). ``subject_lengths`` defaults to ``db.lengths``.
+    No traceback: the E-values come from the scores, a query's at once. Without
+    statistics nothing is cut by E-value (there is none to compare). ``subject_lengths``
+    defaults to ``db.lengths``.
     """
     import numpy as np
 
@@ -113,11 +186,8 @@ def filter_hits(
     out = []
     for qi, qh in enumerate(hits):
         subjects, scores = qh.subjects, qh.scores
-        if max_evalue is not None and stats.available:
-            keep = np.array(
-                [hit_significance(stats, qi, qh.query, sc, lengths[s], db)[0] <= max_evalue for s, sc in zip(subjects.tolist(), scores.tolist())],
-                dtype=bool,
-            )
+        if max_evalue is not None and has_evalues(stats) and len(subjects):
+            keep = stats.evalue(qi, len(qh.query), scores, lengths[subjects]) <= max_evalue
             subjects, scores = subjects[keep], scores[keep]
         out.append(QueryHits(qh.query, subjects[:limit], scores[:limit]))
     return out

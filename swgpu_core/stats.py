@@ -11,9 +11,11 @@ the whole database's, never a chunk's, so E-values of chunked searches merge unc
 bit score is ``(lambda*S - ln K) / ln 2``. With user-given lambda and K the E-value is
 ``K m D exp(-lambda S)``.
 
-:func:`statistics` decides, once, which statistics a search reports: BLAST's, the user's,
-or each query's fit to the database's own scores (:mod:`swgpu_core.score_stats`), the
-default where BLAST has no parameters. All of them answer :class:`Statistics`.
+:func:`choose_statistics` decides, once, which statistics a run reports: BLAST's, the
+user's, or each query's fit to the database's own scores (:mod:`swgpu_core.score_stats`),
+the default where BLAST has no parameters, or none where no fit is possible (pairs);
+:func:`statistics` builds them. All of them answer
+:class:`~swgpu_core.significance.Statistics`, which every output asks.
 """
 
 from __future__ import annotations
@@ -21,13 +23,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .errors import InputError
 from .scoring import Scoring
+from .significance import STATS_MODES, NoStatistics, Statistics
 
 if TYPE_CHECKING:
     from .database import Database
@@ -229,21 +232,6 @@ def karlin_altschul(scoring: Scoring, lam: float | None = None, kappa: float | N
     )
 
 
-class Statistics(Protocol):
-    """E-values and bit scores of one search, from scores alone (no traceback).
-
-    ``query`` is the query's number in the search (fitted statistics differ per query);
-    ``score`` and ``subject_length`` may be arrays (one entry per hit).
-    """
-
-    kind: str  # "blast", "user" or "fit"
-    description: str
-
-    def evalue(self, query: int, query_length: int, score: ArrayLike, subject_length: ArrayLike) -> np.ndarray: ...
-
-    def bitscore(self, query: int, query_length: int, score: ArrayLike, subject_length: ArrayLike) -> np.ndarray: ...
-
-
 class BlastStatistics:
     """BLAST's statistics bound to a database of ``db_residues`` (None: each subject is its own database, as bl2seq)."""
 
@@ -261,7 +249,28 @@ class BlastStatistics:
         return np.asarray(self.params.bitscore(score), dtype=np.float64)
 
 
-STATS_MODES = ("auto", "blast", "fit")
+def choose_statistics(
+    scoring: Scoring, mode: str = "auto", lam: float | None = None, kappa: float | None = None, *, no_fit: str | None = None
+) -> tuple[str, KarlinAltschul | None, str]:
+    """Which statistics a run reports, decided here once: ``(kind, parameters, why)``.
+
+    ``auto``: BLAST's (or the given ``lam``/``kappa``) where there are parameters, else the
+    fit. ``blast``: BLAST's or the given ones, an error without. ``fit``: each query's fit.
+    ``no_fit`` says why a fit is impossible in this run (no score histograms, a part of the
+    database): then a fit is ``"none"`` (no E-values, ``why`` says so). For ``"fit"`` the
+    parameters are BLAST's, for queries whose scores are too few to fit, or None.
+    Commands ask this before any work (``no_fit`` from their options), :func:`statistics` after.
+    """
+    if mode not in STATS_MODES:
+        raise InputError(f"unknown --stats {mode!r} (auto, blast or fit)")
+    params, why = karlin_altschul(scoring, lam, kappa)
+    if mode == "blast" or (mode == "auto" and params is not None):
+        if params is None:
+            raise InputError(f"--stats blast: {why}")
+        return ("blast" if params.spouge is not None else "user"), params, why
+    if no_fit is not None:
+        return "none", None, (f"--stats fit, but {no_fit}" if mode == "fit" else f"BLAST tabulates no parameters for {scoring.describe()} and {no_fit}")
+    return "fit", (params if params is not None and params.spouge is not None else None), "E-values from each query's fit to the database's scores"
 
 
 def statistics(
@@ -274,23 +283,29 @@ def statistics(
     histograms: ScoreHistograms | None = None,
     query_lengths: Sequence[int] = (),
 ) -> Statistics:
-    """The statistics a search reports, decided here once.
+    """The statistics a run reports (:func:`choose_statistics`), bound to its database.
 
-    ``auto``: BLAST's (or the given ``lam``/``kappa``) where there are parameters, else the
-    fit. ``blast``: BLAST's or the given ones, an error without. ``fit``: each query's fit
-    to the search's score ``histograms`` (:mod:`swgpu_core.score_stats`; ``query_lengths``
-    in the histograms' order). ``db`` None: each subject is its own database (pairs, bl2seq).
+    The fit uses the search's score ``histograms`` (:mod:`swgpu_core.score_stats`;
+    ``query_lengths`` in the histograms' order), which must hold every subject's score.
+    ``db`` None: each subject is its own database (pairs, bl2seq), which has no scores to
+    fit: ``fit`` is an error there, ``auto`` without parameters gives no E-values.
     """
-    if mode not in STATS_MODES:
-        raise InputError(f"unknown --stats {mode!r} (auto, blast or fit)")
-    params, why = karlin_altschul(scoring, lam, kappa)
-    if mode == "fit" or (mode == "auto" and params is None):
-        if histograms is None or db is None:
-            raise InputError(f"{'--stats fit' if mode == 'fit' else why}: fitted statistics need the score distribution of a database search")
-        blast = params if params is not None and params.spouge is not None else None
-        return histograms.fit(list(query_lengths), db.n_sequences, db.max_length, blast, db.n_residues)
-    if params is None:
-        raise InputError(f"--stats blast: {why}")
+    if db is None:
+        if mode == "fit":
+            raise InputError("--stats fit: fitted statistics need the scores of a database search; pairs have none (use --stats blast, or --lambda and --kappa)")
+        no_fit = "pairs have no database scores to fit: give --lambda and --kappa"
+    elif histograms is None:
+        no_fit = "the search kept no score histograms to fit (hit lists of an older swgpu): search again, or give --lambda and --kappa"
+    elif len(query_lengths) and histograms.subjects() != db.n_sequences:
+        no_fit = (f"the score histograms hold {histograms.subjects():,} of the database's {db.n_sequences:,} subjects (a search of some chunks): "
+                  "merge the hit lists of every chunk (swgpu merge), or give --lambda and --kappa")  # fmt: skip
+    else:
+        no_fit = None
+    kind, params, why = choose_statistics(scoring, mode, lam, kappa, no_fit=no_fit)
+    if kind == "none":
+        return NoStatistics(f"no E-values: {why}")
+    if kind == "fit":
+        return histograms.fit(list(query_lengths), db.n_sequences, db.max_length, params, db.n_residues)
     return BlastStatistics(params, None if db is None else db.n_residues, why)
 
 

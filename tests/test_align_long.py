@@ -1,4 +1,10 @@
-"""align-long on the CPU: the band rule, sections, planted alignments, big scores, bad input."""
+"""align-long on the CPU: the band rule, sections, planted alignments, big scores, bad input.
+
+The vectorised scan (``cpu_scan.scan_section``: anti-diagonal tiles, threads) must give
+exactly the band keys of the row-by-row reference (``reference_scan_section``), ties
+included, on random, planted and repetitive DNA and protein, with tiles small enough that
+the inputs cross many block and chunk boundaries.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +14,11 @@ from long_data import fasta, planted, protein_pair, random_dna
 
 from swgpu_core.align.traceback import forward_end
 from swgpu_core.errors import InputError
-from swgpu_core.long.cpu_scan import scan_section
+from swgpu_core.long import cpu_scan
+from swgpu_core.long.cpu_scan import reference_scan_section, scan_section
 from swgpu_core.long.endpoints import GROUP, BandRule, merge, select
 from swgpu_core.long.run import alignments, end_points, read_single
-from swgpu_core.long.sections import layout
+from swgpu_core.long.sections import Section, layout
 from swgpu_core.fasta import EncodedSequence
 from swgpu_core.scoring import Scoring
 
@@ -165,3 +172,99 @@ def test_end_points_of_nothing():
     q = np.full(20, 2, np.uint8)  # all G: no positive cell
     found, rule = cpu_keys(q, t, DNA_SCORING, 64)
     assert end_points([found], rule, 10) == []
+
+
+def tiled_keys(q, t, scoring, width, section, threads, rows, cols):
+    rule = BandRule(q.size, width)
+    keys = np.zeros(rule.n_bands(t.size), np.uint64)
+    cpu_scan._tiled_scan(q, t[section.scan_lo : section.own_hi], scoring, width, section.scan_lo, section.own_lo, keys, threads, rows, cols)
+    return keys
+
+
+def reference_keys(q, t, scoring, width, section):
+    rule = BandRule(q.size, width)
+    found = reference_scan_section(q, t, section, rule, scoring)
+    keys = np.zeros(rule.n_bands(t.size), np.uint64)
+    keys[found.bands] = found.keys
+    return keys
+
+
+def _inputs(kind: str, m: int, n: int, seed: int) -> tuple[np.ndarray, np.ndarray, Scoring]:
+    """Random codes (all of the alphabet's, ambiguity codes included) with a mutated copy of the query planted."""
+    rng = np.random.default_rng(seed)
+    scoring = DNA_SCORING if kind == "dna" else Scoring.protein()
+    size = scoring.matrix.shape[0]
+    q = rng.integers(0, size, m).astype(np.uint8)
+    q[0] = 0  # a residue that scores: even a one-residue query has positive cells
+    t = rng.integers(0, size, n).astype(np.uint8)
+    copy = q[: min(m, n // 2)].copy()
+    copy[rng.random(copy.size) < 0.1] = 0
+    at = int(rng.integers(0, n - copy.size + 1))
+    t[at : at + copy.size] = copy
+    return q, t, scoring
+
+
+@pytest.mark.parametrize("kind", ["dna", "protein"])
+@pytest.mark.parametrize(
+    ("m", "n", "width", "section", "threads", "rows", "cols"),
+    [
+        (37, 1_001, 64, (0, 0, 1_001), 1, 512, 16_384),  # one tile; last segment partial
+        (100, 3_000, 16, (32, 512, 3_000), 2, 32, 64),  # overlap not owned; 2 threads, many tiles
+        (300, 5_003, 40, (0, 0, 5_003), 3, 64, 512),  # width not a power of two; 3 threads
+        (700, 4_000, 64, (16, 16, 4_000), 2, 256, 1_024),
+        (5, 300, 16, (0, 0, 300), 2, 2, 16),  # blocks of 2 rows, chunks of one segment
+        (1, 50, 16, (0, 0, 50), 2, 512, 16),  # one row: one thread
+        (64, 17, 16, (0, 0, 17), 5, 7, 16),  # target shorter than the query
+    ],
+)
+def test_tiled_scan_equals_the_reference(kind, m, n, width, section, threads, rows, cols):
+    q, t, scoring = _inputs(kind, m, n, seed=m + n)
+    sec = Section(0, 1, *section, overlap=section[1] - section[0])
+    got = tiled_keys(q, t, scoring, width, sec, threads, rows, cols)
+    want = reference_keys(q, t, scoring, width, sec)
+    assert np.count_nonzero(want) > 0 and np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("kind", ["dna", "protein"])
+def test_tiled_scan_equals_the_reference_on_ties(kind):
+    """Periodic sequences: many cells of equal score in every segment and band, so every tie rule is exercised."""
+    scoring = DNA_SCORING if kind == "dna" else Scoring.protein()
+    q = np.tile(np.array([0, 1, 2, 3, 0, 1], np.uint8), 40)
+    t = np.concatenate([np.tile(np.array([0, 1, 2, 3], np.uint8), 500), np.zeros(333, np.uint8), np.tile(q[:12], 30)])
+    sec = Section(0, 1, 0, 0, t.size, 0)
+    want = reference_keys(q, t, scoring, 64, sec)
+    for threads, rows, cols in [(1, 512, 16_384), (2, 16, 32), (3, 50, 160)]:
+        assert np.array_equal(tiled_keys(q, t, scoring, 64, sec, threads, rows, cols), want)
+    _, counts = np.unique(want >> np.uint64(32), return_counts=True)
+    assert counts.max() > 10  # many bands share a score: the position decides
+
+
+def test_scan_section_is_the_tiled_scan_on_real_protein_and_planted_dna():
+    q, t = protein_pair(30_000)
+    sec = layout(t.size, 3, 2_000)[1]
+    rule = BandRule(q.size, 64)
+    for scoring, (qq, tt) in [(Scoring.protein(), (q, t)), (DNA_SCORING, planted(30_000, 900, 11_000)[:2])]:
+        rule = BandRule(qq.size, 64)
+        got = scan_section(qq, tt, sec, rule, scoring, threads=2)[0]
+        want = reference_scan_section(qq, tt, sec, rule, scoring)
+        assert np.array_equal(got.bands, want.bands) and np.array_equal(got.keys, want.keys)
+
+
+def test_scores_too_large_to_pack_use_the_reference(monkeypatch):
+    q, t, _ = planted(3_000, 200, 1_000)
+    sec = layout(t.size, 1, 0)[0]
+    rule = BandRule(q.size, 64)
+    want = reference_scan_section(q, t, sec, rule, DNA_SCORING)
+    monkeypatch.setattr(cpu_scan, "PACK_LIMIT", 1000)  # 200 x 5 >= 1000: the reference path
+    monkeypatch.setattr(cpu_scan, "_tiled_scan", None)  # ... and nothing else
+    got = scan_section(q, t, sec, rule, DNA_SCORING)[0]
+    assert np.array_equal(got.keys, want.keys)
+
+
+def test_match_mismatch_matrices_are_compared_not_looked_up():
+    assert cpu_scan._match_mismatch(Scoring.nucleotide(2, -3).matrix) == (2, -3)
+    assert cpu_scan._match_mismatch(Scoring.protein().matrix) is None
+    q, t, _ = planted(2_000, 150, 700)
+    scoring = Scoring.nucleotide(2, -3, 5, 2)
+    sec = layout(t.size, 1, 0)[0]
+    assert np.array_equal(tiled_keys(q, t, scoring, 32, sec, 2, 64, 256), reference_keys(q, t, scoring, 32, sec))

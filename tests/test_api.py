@@ -17,6 +17,7 @@ from Bio import SearchIO
 
 import swgpu_core as sw
 from swgpu_core.database import Database
+from swgpu_core.errors import InputError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -245,3 +246,37 @@ def test_gpu_api_and_commands_equal_cpu(bundled_db: Database, resources: Path, s
         assert rc == 0, err
     assert by["cpu"] == by["cuda"]
     assert (tmp_path / "cpu.sam").read_text() == (tmp_path / "cuda.sam").read_text()
+
+
+def test_statistics_are_decided_once_and_asked_per_query(bundled_db: Database, resources: Path, saved: list[Path]) -> None:
+    """sw.search attaches its statistics (stats_mode); filters and single hits agree with them; saved lists fit as the search."""
+    import numpy as np
+
+    from swgpu_core.hitlist import load_hits, merge_hits
+
+    scoring = sw.Scoring.protein()
+    queries = sw.read_queries(resources / "queries.fasta")
+    blast = sw.search(bundled_db, queries, scoring, backend="cpu", top=20)
+    fit = sw.search(bundled_db, queries, scoring, backend="cpu", top=20, stats_mode="fit")
+    assert blast.statistics.kind == "blast" and fit.statistics.kind == "fit"
+    user = sw.statistics(scoring, bundled_db, lam=0.3, kappa=0.1)
+    assert user.kind == "user" and sw.statistics(scoring).kind == "blast"  # no database: each subject its own (pairs)
+    part = sw.search(bundled_db, queries, scoring, backend="cpu", top=20, chunks=[0], stats_mode="fit")
+    assert part.statistics.kind == "none"  # a part of the database's scores: no fit, and why
+    assert "of the database's 3,000 subjects" in part.statistics.description
+    with pytest.raises(InputError, match="--stats blast"):
+        sw.search(bundled_db, queries, sw.Scoring.protein("BLOSUM62", 12, 2), backend="cpu", stats_mode="blast")
+    lengths = np.asarray(bundled_db.lengths)
+    for stats in (blast.statistics, fit.statistics, user):
+        kept = sw.select_hits(bundled_db, fit.hits, stats, max_evalue=1e-3)
+        for qi, (qh, k) in enumerate(zip(fit.hits, kept)):
+            one = [sw.hit_significance(stats, qi, qh.query, s, lengths[j]) for j, s in zip(qh.subjects.tolist(), qh.scores.tolist())]
+            assert k.subjects.tolist() == [j for j, (e, _) in zip(qh.subjects.tolist(), one) if e <= 1e-3]
+    # hit lists of two chunk groups: their summed histograms fit exactly as the whole search did
+    lists = [load_hits(p) for p in saved]
+    stats = sw.saved_statistics(scoring, bundled_db, [lists], stats_mode="fit")
+    merged = merge_hits(lists, bundled_db)
+    for qi, qh in enumerate(merged):
+        e = stats.evalue(qi, len(qh.query), qh.scores, lengths[qh.subjects])
+        assert np.array_equal(e, fit.statistics.evalue(qi, len(qh.query), qh.scores, lengths[qh.subjects]))
+    assert sw.saved_statistics(scoring, bundled_db, [lists[:1]], stats_mode="fit").kind == "none"

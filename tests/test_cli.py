@@ -7,10 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from Bio import SearchIO
 
 from swgpu_core.database import Database
 from swgpu_core.dbstats import default_threshold
 from swgpu_core.hitlist import load_hits
+from swgpu_core.outfmt import STANDARD_FIELDS
 
 
 @pytest.fixture(scope="module")
@@ -141,3 +143,76 @@ def test_gpu_chunked_search_and_merge_equal_cpu_search(cli_db: Path, swgpu, reso
     rc, _, err = swgpu("merge", tmp_path / "a.npz", tmp_path / "b.npz", *fmt, "--out", tmp_path / "gpu.tsv")
     assert rc == 0, err
     assert (tmp_path / "gpu.tsv").read_text() == (tmp_path / "cpu.tsv").read_text()
+
+
+#: A scoring system BLAST has no parameters for (BLOSUM62 9/2, say, is in BLAST's table): auto fits.
+UNTABULATED = ("--matrix", "BLOSUM62", "--gap-open", "12", "--gap-extend", "2")
+
+
+def test_untabulated_scoring_has_no_blast_parameters() -> None:
+    from swgpu_core.scoring import Scoring
+    from swgpu_core.stats import blast_parameters
+
+    assert blast_parameters(Scoring.protein("BLOSUM62", 12, 2)) is None
+    assert blast_parameters(Scoring.protein("BLOSUM62", 9, 2)) is not None and blast_parameters(Scoring.protein()) is not None
+
+
+@pytest.mark.parametrize("stats", [("--stats", "fit"), UNTABULATED], ids=["fit", "untabulated"])
+def test_chunked_fit_equals_one_search(cli_db: Path, swgpu, resources: Path, tmp_path: Path, stats: tuple[str, ...]) -> None:
+    """Fitted E-values of hit lists merged (merge, align) from the histograms summed over chunks: exactly one search's table."""
+    common = ("--db", cli_db, "--query", resources / "queries.fasta", "--backend", "cpu", "--top", "20", "--quiet", *stats)
+    fmt = ("--outfmt", "6 std score")
+    rc, _, err = swgpu("search", *common, *fmt, "--out", tmp_path / "full.tsv")
+    assert rc == 0, err
+    for part, chunks in enumerate(["0,3", "1-2", "4"]):
+        assert swgpu("search", *common, "--chunks", chunks, "--save-hits", tmp_path / f"part{part}.npz")[0] == 0
+    parts = [tmp_path / f"part{i}.npz" for i in range(3)]
+    flags = ("--stats", "fit") if stats[0] == "--stats" else ()
+    rc, _, err = swgpu("merge", *parts, "--db", cli_db, *fmt, *flags, "--out", tmp_path / "merged.tsv")
+    assert rc == 0, err
+    rc, _, err = swgpu("align", "--db", cli_db, "--hits", *reversed(parts), *fmt, *flags, "--backend", "cpu", "--quiet", "--out", tmp_path / "aligned.tsv")
+    assert rc == 0, err
+    full = (tmp_path / "full.tsv").read_text()
+    assert (tmp_path / "merged.tsv").read_text() == full and (tmp_path / "aligned.tsv").read_text() == full
+    rows = [line.split("\t") for line in full.splitlines()]
+    assert rows and "*" not in full and all(float(r[10]) <= 10 and float(r[11]) > 0 for r in rows)
+    qresults = list(SearchIO.parse(str(tmp_path / "full.tsv"), "blast-tab", fields=[*STANDARD_FIELDS, "score"]))
+    assert sum(len(q) for q in qresults) > 5 and all(hsp.evalue <= 10 for q in qresults for hit in q for hsp in hit.hsps)
+    if stats[0] == "--stats":  # the fit is used, not BLAST's parameters: other E-values for the same hits
+        rc, blast, _ = swgpu("search", *common[:-2], "--stats", "blast", "--evalue", "1e6", *fmt)
+        e_blast = {(r[0], r[1]): r[10] for r in (line.split("\t") for line in blast.splitlines())}
+        assert sum(e_blast[r[0], r[1]] != r[10] for r in rows) > len(rows) / 2
+    rc, _, err = swgpu("merge", *parts[:2], "--db", cli_db, "--partial", *fmt, *flags)  # chunk 4 missing: no fit
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "of the database's 3,000 subjects" in err, err
+
+
+def test_statistics_options_fail_before_the_scan(cli_db: Path, swgpu, resources: Path) -> None:
+    common = ("--db", cli_db, "--query", resources / "queries.fasta", "--backend", "cpu", "--quiet")
+
+    def error(*args: str) -> str:
+        rc, out, err = swgpu("search", *common, *args)
+        assert rc == 2 and not out and len(err.strip().splitlines()) == 1, err
+        assert "GCUPS" not in err
+        return err
+
+    assert "--stats blast: no BLAST parameters" in error(*UNTABULATED, "--stats", "blast")
+    assert "a search of some chunks" in error("--stats", "fit", "--chunks", "0")  # a fit needs every chunk's scores
+    assert "a search of some chunks" in error(*UNTABULATED, "--chunks", "0-3")
+    assert "go together" in error("--kappa", "0.1")
+    rc, out, err = swgpu("search", *common, *UNTABULATED, "--chunks", "0", "--outfmt", "6 qseqid sseqid score")  # no E-value column
+    assert rc == 0 and out, err
+
+
+@pytest.mark.gpu
+def test_gpu_fitted_evalues_equal_cpu(cli_db: Path, swgpu, resources: Path, tmp_path: Path) -> None:
+    """Histograms counted on the GPU fit exactly as the CPU's: the same fitted table, whole or chunked and merged."""
+    common = ("--db", cli_db, "--query", resources / "queries.fasta", "--top", "20", "--quiet", *UNTABULATED, "--outfmt", "6 std score")
+    assert swgpu("search", *common, "--backend", "cpu", "--out", tmp_path / "cpu.tsv")[0] == 0
+    assert swgpu("search", *common, "--backend", "cuda", "--out", tmp_path / "gpu.tsv")[0] == 0
+    for name, chunks in (("a", "0-2"), ("b", "3,4")):
+        rc, _, err = swgpu("search", *common[:-2], "--backend", "cuda", "--chunks", chunks, "--save-hits", tmp_path / f"{name}.npz")
+        assert rc == 0, err
+    rc, _, err = swgpu("merge", tmp_path / "a.npz", tmp_path / "b.npz", "--outfmt", "6 std score", "--out", tmp_path / "merged.tsv")
+    assert rc == 0, err
+    cpu = (tmp_path / "cpu.tsv").read_text()
+    assert cpu and "*" not in cpu and (tmp_path / "gpu.tsv").read_text() == cpu and (tmp_path / "merged.tsv").read_text() == cpu

@@ -53,3 +53,174 @@ def test_rebuild_replaces_database(tmp_path: Path) -> None:
     assert [db.seq_id(i) for i in range(len(db))] == ["z", "y"]
     assert Database(tmp_path / "db").version_tag == db.version_tag
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.fa", "b.fa", "db"]
+
+
+# -- damaged databases: every damage is a one-line DatabaseError naming the file ---------------
+import os  # noqa: E402
+
+import pytest  # noqa: E402
+
+from swgpu_core import cli  # noqa: E402
+from swgpu_core.database import check_database  # noqa: E402
+from swgpu_core.errors import DatabaseError  # noqa: E402
+
+
+@pytest.fixture
+def built(tmp_path: Path) -> Path:
+    rng = np.random.default_rng(3)
+    text = "".join(f">s{i} protein {i}\n{''.join(rng.choice(list('ACDEFGHIKLMNPQRSTVWY'), int(rng.integers(5, 60))))}\n" for i in range(60))
+    (tmp_path / "in.fa").write_text(text)
+    (tmp_path / "q.fa").write_text(">q\nMKVLAAGIVGLLLAQWWHHKK\n")
+    build_database(tmp_path / "in.fa", tmp_path / "db", chunk_residues=400, show_progress=False)
+    return tmp_path / "db"
+
+
+def _edit_manifest(db: Path, change) -> None:
+    m = json.loads((db / "manifest.json").read_text())
+    change(m)
+    (db / "manifest.json").write_text(json.dumps(m))
+
+
+def _edit_array(db: Path, name: str, change) -> None:
+    a = np.load(db / name)
+    a = change(a)
+    np.save(db / name, a)
+
+
+def _poke(db: Path, name: str, at: int, value: int) -> None:
+    with open(db / name, "r+b") as fh:
+        fh.seek(at)
+        fh.write(bytes([value]))
+
+
+def _truncate(db: Path, name: str, size: int) -> None:
+    with open(db / name, "r+b") as fh:
+        fh.truncate(size)
+
+
+# the audit's six silent-wrong-answer damages, then the twelve that gave tracebacks
+DAMAGES = {
+    "chunks_emptied": (lambda db: _edit_manifest(db, lambda m: m.update(chunks=[])), "manifest.json", "chunk"),
+    "chunk_cut_short": (lambda db: _edit_manifest(db, lambda m: m["chunks"][0].update(stop=m["chunks"][0]["stop"] - 1)), "manifest.json", "chunk"),
+    "offsets_scrambled": (lambda db: _edit_array(db, "offsets.i64.npy", lambda a: np.concatenate([a[:1], a[1:-1][::-1], a[-1:]])), "offsets.i64.npy", ""),
+    "lengths_overwritten": (lambda db: _edit_array(db, "lengths.i32.npy", lambda a: np.full_like(a, 7)), "", ""),
+    "header_offsets_shifted": (lambda db: _edit_array(db, "header_offsets.i64.npy", lambda a: a + 3), "header_offsets.i64.npy", ""),
+    "order_overwritten": (lambda db: _edit_array(db, "order.i64.npy", lambda a: np.zeros_like(a)), "order.i64.npy", "permutation"),
+    "residue_out_of_range": (lambda db: _poke(db, "residues.u8", 10, 200), "residues.u8", "outside the protein alphabet"),
+    "headers_truncated": (lambda db: _truncate(db, "headers.bin", 100), "", ""),
+    "manifest_key_missing": (lambda db: _edit_manifest(db, lambda m: m.pop("n_residues")), "manifest.json", "n_residues"),
+    "manifest_chunks_missing": (lambda db: _edit_manifest(db, lambda m: m.pop("chunks")), "manifest.json", "chunks"),
+    "manifest_wrong_type": (lambda db: _edit_manifest(db, lambda m: m.update(n_sequences="60")), "manifest.json", "n_sequences"),
+    "manifest_not_object": (lambda db: (db / "manifest.json").write_text("[1, 2]"), "", "format version"),
+    "chunk_wrong_type": (lambda db: _edit_manifest(db, lambda m: m["chunks"][0].update(first="0")), "manifest.json", "chunk 0"),
+    "chunk_extra_key": (lambda db: _edit_manifest(db, lambda m: m["chunks"][0].update(extra=1)), "manifest.json", "chunk 0"),
+    "chunk_out_of_range": (lambda db: _edit_manifest(db, lambda m: m["chunks"][-1].update(stop=10**9)), "manifest.json", "chunk"),
+    "alphabet_rna": (lambda db: _edit_manifest(db, lambda m: m.update(alphabet="rna")), "manifest.json", "alphabet 'rna'"),
+    "length_stats_missing": (lambda db: _edit_manifest(db, lambda m: m["length_stats"].pop("max")), "manifest.json", "max"),
+    "source_wrong_type": (lambda db: _edit_manifest(db, lambda m: m.update(source="x")), "manifest.json", "source"),
+    "offsets_dtype": (lambda db: _edit_array(db, "offsets.i64.npy", lambda a: a.astype(np.int32)), "offsets.i64.npy", "int32"),
+    "order_2d": (lambda db: _edit_array(db, "order.i64.npy", lambda a: a.reshape(-1, 1)), "order.i64.npy", ""),
+    "pickled_array": (lambda db: np.save(db / "lengths.i32.npy", np.array([object()] * 3)), "lengths.i32.npy", ""),
+    "residues_grown": (lambda db: open(db / "residues.u8", "ab").write(b"\0"), "residues.u8", "n_residues"),
+}
+
+
+@pytest.mark.parametrize("how", sorted(DAMAGES))
+def test_damaged_database_is_refused(built: Path, capsys, how: str) -> None:
+    damage, name, fragment = DAMAGES[how]
+    damage(built)
+    q = built.parent / "q.fa"
+    rc = cli.main(["search", "--db", str(built), "--query", str(q), "--backend", "cpu", "--quiet", "--out", str(built.parent / "o.tsv")])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert str(built / name) in err and fragment in err, err
+    assert not (built.parent / "o.tsv").exists()
+    with pytest.raises(DatabaseError):
+        check_database(built)
+
+
+def test_inner_header_offset_is_caught_when_read(built: Path) -> None:
+    """Checking every header on open would read all of headers.bin; a header is checked when read."""
+    _edit_array(built, "header_offsets.i64.npy", lambda a: np.concatenate([a[:5], a[5:6] + 2, a[6:]]))
+    db = Database(built)
+    assert db.header(3) and db.header(6)
+    for i in (4, 5):
+        with pytest.raises(DatabaseError, match=f"headers.bin: corrupt database \\(header of sequence {i}"):
+            db.header(i)
+    with pytest.raises(DatabaseError, match="header_offsets.i64.npy: corrupt database \\(sha256"):
+        check_database(built)
+    _edit_manifest(built, lambda m: m.pop("files"))
+    with pytest.raises(DatabaseError, match="headers.bin: corrupt database \\(header of sequence 4"):
+        check_database(built)
+
+
+def test_check_verifies_checksums(built: Path, capsys) -> None:
+    assert cli.main(["check", str(built)]) == 0
+    assert "sha256 of 6 files ok" in capsys.readouterr().out
+    # a flip that keeps every structure intact (one residue code for another) is found only by the checksum
+    data = bytearray((built / "residues.u8").read_bytes())
+    data[3] = (data[3] + 1) % 20
+    (built / "residues.u8").write_bytes(bytes(data))
+    Database(built)  # opens: structurally sound
+    assert cli.main(["check", str(built)]) == 2
+    err = capsys.readouterr().err
+    assert str(built / "residues.u8") in err and "sha256" in err and len(err.strip().splitlines()) == 1
+
+
+def test_check_without_checksums_says_so(built: Path, capsys) -> None:
+    _edit_manifest(built, lambda m: m.pop("files"))
+    assert cli.main(["check", str(built)]) == 0
+    assert "no checksums recorded" in capsys.readouterr().out
+    _poke(built, "headers.bin", 0, 0xFF)
+    assert cli.main(["check", str(built)]) == 2
+    assert "headers.bin" in capsys.readouterr().err
+
+
+# -- no data loss ----------------------------------------------------------------------------------
+def test_makedb_refuses_source_inside_database(tmp_path: Path, capsys) -> None:
+    (tmp_path / "a.fa").write_text(">x\nACDE\n")
+    build_database(tmp_path / "a.fa", tmp_path / "db", show_progress=False)
+    os.replace(tmp_path / "a.fa", tmp_path / "db" / "a.fa")
+    assert cli.main(["makedb", str(tmp_path / "db" / "a.fa"), str(tmp_path / "db"), "--quiet"]) == 2
+    assert "lies inside the database directory" in capsys.readouterr().err
+    assert (tmp_path / "db" / "a.fa").read_text() == ">x\nACDE\n"
+
+
+def test_makedb_refuses_current_and_parent_directory(tmp_path: Path, capsys, monkeypatch) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.fa").write_text(">x\nACDE\n")
+    (work / "manifest.json").write_text("{}")  # looks like a database: still never the working directory
+    monkeypatch.chdir(work)
+    for target in (".", "..", str(work)):
+        assert cli.main(["makedb", "a.fa", target, "--quiet"]) == 2
+        assert "current directory" in capsys.readouterr().err
+    assert sorted(p.name for p in work.iterdir()) == ["a.fa", "manifest.json"]
+
+
+def test_makedb_refuses_database_with_foreign_files(tmp_path: Path, capsys) -> None:
+    (tmp_path / "a.fa").write_text(">x\nACDE\n")
+    build_database(tmp_path / "a.fa", tmp_path / "db", show_progress=False)
+    (tmp_path / "db" / "notes.txt").write_text("mine")
+    assert cli.main(["makedb", str(tmp_path / "a.fa"), str(tmp_path / "db"), "--quiet"]) == 2
+    assert "notes.txt" in capsys.readouterr().err
+    assert (tmp_path / "db" / "notes.txt").read_text() == "mine"
+
+
+def test_stale_build_temporaries_are_swept(tmp_path: Path) -> None:
+    import socket
+    import subprocess
+
+    (tmp_path / "a.fa").write_text(">x\nACDE\n")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    host = socket.gethostname()
+    stale = tmp_path / f".db.tmp-{host}-{dead.pid}-abc"
+    live = tmp_path / f".db.tmp-{host}-{os.getppid()}-abc"  # a live process's temporary
+    other = tmp_path / f".db.tmp-otherhost-{dead.pid}-abc"  # another node's: cannot tell, keep
+    for d in (stale, live, other):
+        d.mkdir()
+        (d / "residues.u8").write_bytes(b"x")
+    build_database(tmp_path / "a.fa", tmp_path / "db", show_progress=False)
+    assert not stale.exists() and live.exists() and other.exists()

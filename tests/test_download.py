@@ -215,3 +215,118 @@ def test_cli_error_is_one_line(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "missing.fasta" in proc.stderr
     assert not (tmp_path / "out.fasta").exists()
+
+
+# -- incomplete data is never installed ----------------------------------------------------------
+import gzip  # noqa: E402
+
+
+class _NoLengthHandler(http.server.BaseHTTPRequestHandler):
+    """HTTP/1.0-style: no Content-Length, the body ends when the connection closes (cut short here)."""
+
+    body = b""
+
+    def do_HEAD(self) -> None:
+        self.send_response(200)
+        self.end_headers()
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(type(self).body)
+        self.close_connection = True
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def test_http_without_length_cut_short_is_not_installed(tmp_path):
+    full = gzip.compress(b">a\nMKV\n" * 20000 + os.urandom(20000).hex().encode())
+    handler = type("N", (_NoLengthHandler,), {"body": full[: len(full) // 2]})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/db.fasta.gz"
+        dest = tmp_path / "db.fasta.gz"
+        with pytest.raises(DownloadError, match="truncated gzip"):
+            fetch(url, dest, progress=False)
+        assert not dest.exists() and not version_path(dest).exists()
+        handler.body = full
+        assert fetch(url, dest, progress=False)[1] and dest.read_bytes() == full
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.mark.parametrize("via", ["http", "file", "path"])
+def test_truncated_upstream_gzip_is_refused(server, tmp_path, via):
+    root, url, _ = server
+    blob = gzip.compress(b">a\nMKV\n" * 5000)
+    _publish(root / "db.fa.gz", blob[:-20])
+    source = {"http": f"{url}/db.fa.gz", "file": f"file://{root}/db.fa.gz", "path": str(root / "db.fa.gz")}[via]
+    dest = tmp_path / "out" / "db.fa.gz"
+    with pytest.raises(DownloadError, match="truncated gzip"):
+        fetch(source, dest, progress=False)
+    assert not dest.exists() and not version_path(dest).exists()
+    assert not list((tmp_path / "out").glob(".*"))
+
+
+def test_bgzip_without_eof_block_is_refused(tmp_path):
+    import pysam
+
+    (tmp_path / "x.fa").write_bytes(b">a\nMKV\n" * 50000)
+    pysam.tabix_compress(str(tmp_path / "x.fa"), str(tmp_path / "x.fa.gz"), force=True)
+    blob = (tmp_path / "x.fa.gz").read_bytes()
+    (tmp_path / "cut.fa.gz").write_bytes(blob[:-28])  # every block whole, the EOF block missing
+    with pytest.raises(DownloadError, match="BGZF end-of-file"):
+        fetch(str(tmp_path / "cut.fa.gz"), tmp_path / "out.fa.gz", progress=False)
+    assert fetch(str(tmp_path / "x.fa.gz"), tmp_path / "out.fa.gz", progress=False)[1]
+
+
+# -- bad destinations and sources: one-line errors, nothing replaced ----------------------------
+def test_bad_destinations(tmp_path):
+    src = tmp_path / "src.fasta"
+    src.write_text(">a\nMKV\n")
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(DownloadError, match="is a directory"):
+        fetch(str(src), tmp_path / "adir", progress=False)
+    with pytest.raises(DownloadError, match="not a directory"):
+        fetch(str(src), tmp_path / "afile" / "db.fasta", progress=False)
+    with pytest.raises(DownloadError, match="is a directory, not a file"):
+        fetch(str(tmp_path / "adir"), tmp_path / "db.fasta", progress=False)
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(DownloadError, match="not a regular file"):
+        fetch(str(src), tmp_path / "fifo", progress=False)
+    with pytest.raises(DownloadError, match="version file lies under"):
+        fetch(str(src), tmp_path / "db.fasta", version_file=tmp_path / "afile" / "v.json", progress=False)
+    assert not (tmp_path / "db.fasta").exists()
+    # a version file in a directory that does not exist yet: created before anything is replaced
+    release, changed = fetch(str(src), tmp_path / "db.fasta", version_file=tmp_path / "new" / "v.json", progress=False)
+    assert changed and read_release(tmp_path / "new" / "v.json") == release
+
+
+@pytest.mark.parametrize("source", ["gopher://example.org/db.fa", "s3://bucket/db.fa", "s3:bucket/db.fa"])
+def test_unknown_schemes_are_refused(tmp_path, source):
+    with pytest.raises(DownloadError, match="unsupported URL scheme"):
+        fetch(source, tmp_path / "db.fa", progress=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_scheme_is_case_insensitive(server, tmp_path):
+    root, url, _ = server
+    _publish(root / "db.fa", b">a\nMKV\n")
+    _, changed = fetch(url.replace("http:", "HTTP:") + "/db.fa", tmp_path / "db.fa", progress=False)
+    assert changed and (tmp_path / "db.fa").read_bytes() == b">a\nMKV\n"
+
+
+def test_checksum_file_must_list_the_file(server, tmp_path):
+    root, url, _ = server
+    data = b">a\nMKV\n"
+    _publish(root / "nr.gz", data)
+    (root / "other.md5").write_text(f"{hashlib.md5(data).hexdigest()}  swissprot.gz\n")
+    with pytest.raises(DownloadError, match="does not list nr.gz .it lists swissprot.gz"):
+        fetch(f"{url}/nr.gz", tmp_path / "nr.gz", checksum_url=f"{url}/other.md5", progress=False)
+    assert not (tmp_path / "nr.gz").exists()
+    with pytest.raises(DownloadError):
+        parse_checksum_file(f"{'0' * 32}  a.gz\n", "b.gz")

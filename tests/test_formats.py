@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pysam
 import pytest
 from Bio import SearchIO
@@ -136,3 +137,25 @@ def test_align_command(bundled_db: Database, resources: Path, swgpu, tmp_path: P
     rc, out, err = swgpu("search", "--db", bundled_db.path, "--query", q, "--backend", "cpu", "--top", "4", "--quiet", "--align", "1", "--outfmt", "6 qseqid sseqid evalue cigar")
     assert rc == 0, err
     assert len(out.splitlines()) == 5 and all(len(line.split("\t")) == 4 for line in out.splitlines())
+
+
+@pytest.mark.parametrize("kind", [6, 7])
+def test_fitted_tables_read_back_with_searchio(bundled_db: Database, resources: Path, tmp_path: Path, kind: int) -> None:
+    """A run with fitted statistics (a scoring system BLAST has no parameters for): every E-value a number SearchIO reads."""
+    import swgpu_core as sw
+
+    scoring = Scoring.protein("BLOSUM62", 12, 2)
+    result = sw.search(bundled_db, resources / "queries.fasta", scoring, backend="cpu", top=TOP)
+    stats = result.statistics
+    assert stats.kind == "fit"
+    hits = sw.select_hits(bundled_db, result.hits, stats)
+    path = tmp_path / "fit.tsv"
+    sw.write_results(path, sw.Results(bundled_db, hits, None, stats, scoring.describe()), outfmt=f"{kind} qaccver saccver score evalue bitscore")
+    assert "*" not in path.read_text()
+    kwargs = {"comments": True} if kind == 7 else {"fields": ["qaccver", "saccver", "score", "evalue", "bitscore"]}
+    qresults = {q.id: q for q in SearchIO.parse(str(path), "blast-tab", **kwargs)}
+    assert sum(len(qh) for qh in hits) > 5
+    for qi, qh in enumerate(hits):
+        e = stats.evalue(qi, len(qh.query), qh.scores, np.asarray(bundled_db.lengths)[qh.subjects])
+        got = [hsp.evalue for hit in qresults[qh.query.id] for hsp in hit.hsps] if len(qh) else []
+        assert got == [float(format_evalue(x)) for x in e] and all(x <= 10 for x in got)

@@ -20,7 +20,7 @@ from swgpu_core.fasta import EncodedSequence
 from swgpu_core.pairs import align_pair_set, fasta_pairs
 from swgpu_core.scoring import Scoring
 from swgpu_core.significance import statistics
-from swgpu_core.stats import karlin_altschul
+from swgpu_core.stats import format_bitscore, karlin_altschul
 
 LETTERS = "ACDEFGHIKLMNPQRSTVWY"
 
@@ -159,3 +159,31 @@ def test_cuda_backend_equals_cpu(pair_files, swgpu, tmp_path):
         assert rc == 0 and f"on {backend}" in err
         outs.append(out.read_text())
     assert outs[0] == outs[1]
+
+
+def test_statistics_of_pairs(pair_files, swgpu, tmp_path):
+    """Pairs have BLAST's statistics or the given lambda and K, never a fit; without any, no E-value columns (not '*')."""
+    qpath, spath, _, _ = pair_files
+    common = ("pairs", "--query", qpath, "--subject", spath, "--backend", "cpu", "--quiet")
+    untabulated = ("--matrix", "BLOSUM62", "--gap-open", "12", "--gap-extend", "2")
+
+    def error(*args) -> str:
+        rc, out, err = swgpu(*common, *args)
+        assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+        return err
+
+    assert "--stats fit" in error("--stats", "fit") and "pairs have none" in error("--stats", "fit")
+    assert "--outfmt evalue/bitscore: no E-values" in error(*untabulated)  # the default table has evalue, bitscore
+    assert "--lambda and --kappa" in error(*untabulated)
+    assert "--stats blast: no BLAST parameters" in error(*untabulated, "--stats", "blast")
+    rc, out, err = swgpu(*common, *untabulated, "--outfmt", "6 qseqid sseqid score")
+    assert rc == 0 and len(out.splitlines()) == 4, err
+    rc, out, err = swgpu(*common, *untabulated, "--out", tmp_path / "p.jsonl")  # other formats simply carry no E-value
+    assert rc == 0 and all(json.loads(line)["evalue"] is None for line in (tmp_path / "p.jsonl").read_text().splitlines())
+    rc, out, err = swgpu(*common, *untabulated, "--lambda", "0.25", "--kappa", "0.04", "--outfmt", "6 qseqid sseqid score evalue bitscore")
+    assert rc == 0 and "*" not in out, err
+    for row in (line.split("\t") for line in out.splitlines()):
+        assert float(row[3]) > 0 and row[4] == format_bitscore((0.25 * int(row[2]) - np.log(0.04)) / np.log(2))
+    rc, blast, err = swgpu(*common, "--stats", "blast", "--outfmt", "6 qseqid sseqid score evalue")
+    rc2, auto, _ = swgpu(*common, "--outfmt", "6 qseqid sseqid score evalue")
+    assert rc == rc2 == 0 and blast == auto and "*" not in blast, err

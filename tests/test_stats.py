@@ -101,8 +101,14 @@ def test_unsupported_scoring_says_why_and_user_parameters() -> None:
     db = SimpleNamespace(n_residues=10_000, n_sequences=40, max_length=900)
     with pytest.raises(InputError, match="--stats blast"):
         statistics(scoring, db, mode="blast")
-    with pytest.raises(InputError, match="score distribution"):
-        statistics(scoring, db)  # auto falls to the fit, which needs the search's score histograms
+    none = statistics(scoring, db)  # auto falls to the fit, which needs the search's score histograms
+    assert none.kind == "none" and "no score histograms" in none.description
+    with pytest.raises(InputError, match="no score histograms"):
+        none.evalue(0, 100, 50, 400)
+    assert statistics(scoring, db, mode="fit").kind == "none"  # the fit without histograms: no E-values, said why
+    with pytest.raises(InputError, match="pairs have none"):
+        statistics(scoring, None, mode="fit")  # pairs can never fit
+    assert "--lambda" in statistics(scoring, None).description
 
 
 def test_blast_number_formats() -> None:

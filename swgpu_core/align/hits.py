@@ -3,7 +3,7 @@
 :func:`align_query_hits` hands every (query, subject, score) pair of the given hits at
 once to the traceback of an engine and turns the traced paths into
 :class:`~swgpu_core.align.alignment.Alignment` records, with E-values and bit scores from
-:func:`~swgpu_core.significance.hit_significance` (which hits to align, by E-value or
+:func:`~swgpu_core.significance.query_significance` (which hits to align, by E-value or
 count, is decided before, from scores: :func:`~swgpu_core.significance.filter_hits`).
 (:meth:`swgpu_core.engine.Engine.traceback`: a list of pairs in, a list of traced paths
 out, same order; CPU or GPU alike).
@@ -23,7 +23,7 @@ from ..errors import InputError
 from ..fasta import EncodedSequence
 from ..scoring import Scoring
 from ..search import QueryHits
-from ..significance import NO_STATISTICS, Statistics, filter_hits, hit_significance
+from ..significance import NO_STATISTICS, Statistics, filter_hits, query_significance
 from .alignment import Alignment, build_alignment
 from .traceback import PairTask
 
@@ -79,7 +79,9 @@ def align_query_hits(
     traces = engine.traceback(tasks, scoring)
     out: list[list[Alignment]] = [[] for _ in hits]
     for (qi, rank, subject), trace in zip(where, traces):
-        aln = build_alignment(trace, hits[qi].query, subjects[subject], subject, rank, scoring)
-        aln.evalue, aln.bitscore = hit_significance(stats, qi, hits[qi].query, aln.score, len(subjects[subject]), db)
-        out[qi].append(aln)
+        out[qi].append(build_alignment(trace, hits[qi].query, subjects[subject], subject, rank, scoring))
+    for qi, alns in enumerate(out):
+        significance = query_significance(stats, qi, len(hits[qi].query), [a.score for a in alns], [a.slen for a in alns]) if alns else None
+        for k, aln in enumerate(alns if significance is not None else ()):
+            aln.evalue, aln.bitscore = float(significance[0][k]), float(significance[1][k])
     return AlignedHits(out, time.perf_counter() - started, engine.kind)

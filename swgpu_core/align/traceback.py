@@ -40,9 +40,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from ..errors import SwgpuError
+from ..lazyjit import njit  # numba is imported on the first call, not at start-up
 from ..scoring import Scoring
 
 #: "Minus infinity": far below any reachable score, far enough from int32's limit that

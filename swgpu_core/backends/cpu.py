@@ -74,7 +74,7 @@ class CpuBackend:
         key = (str(db.path), chunk.index)
         if key not in self._cache:
             self._cache.clear()  # one chunk at a time keeps memory bounded
-            residues = db.residues[chunk.residue_start : chunk.residue_stop]
+            residues = db.chunk_residues(chunk)
             text = self._to_letter[residues].tobytes()
             offs = db.offsets[chunk.first : chunk.stop + 1] - chunk.residue_start
             seqs = [text[offs[i] : offs[i + 1]] for i in range(chunk.n_sequences)]

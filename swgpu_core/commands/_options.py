@@ -2,8 +2,8 @@
 
 ``search``, ``merge``, ``align``, ``pairs``, ``align-long`` and ``report`` take the same
 output options (``--out``, ``--format``, ``--outfmt``, fields listed in ``--help``) and
-hit options (``--align``, ``--evalue``, ``--lambda``/``--kappa``); these helpers turn them
-into the plain values of :mod:`swgpu_core.api`. Not a command: the CLI skips modules whose
+hit options (``--align``, ``--evalue``, ``--stats``, ``--lambda``/``--kappa``); these helpers
+turn them into the plain values of :mod:`swgpu_core.api`. Not a command: the CLI skips modules whose
 name starts with ``_``.
 """
 
@@ -30,78 +30,109 @@ def add_output_arguments(parser: argparse.ArgumentParser, *, out_help: str, outf
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
 
 
+def add_statistics_arguments(parser: argparse.ArgumentParser, *, pairs: bool = False) -> None:
+    """``--stats``, ``--lambda``, ``--kappa``: which statistics give E-values and bit scores."""
+    from ..significance import STATS_MODES
+
+    fit = "fit is an error here: pairs have no database scores to fit" if pairs else "fit: each query's fit to the database's own scores, as SSEARCH"
+    parser.add_argument(
+        "--stats", choices=STATS_MODES, default="auto",
+        help=f"E-value statistics (default auto: BLAST's parameters, or --lambda/--kappa, where there are any, else the fit; blast: those only; {fit})",
+    )  # fmt: skip
+    parser.add_argument("--lambda", dest="lam", type=float, help="Karlin-Altschul lambda, instead of BLAST's (with --kappa; no length correction)")
+    parser.add_argument("--kappa", type=float, help="Karlin-Altschul K, with --lambda")
+
+
 def add_alignment_arguments(parser: argparse.ArgumentParser, *, backend: bool = False, evalue: bool = True) -> None:
-    """``--align``, ``--evalue``, ``--lambda``, ``--kappa`` (and ``--backend`` of the traceback)."""
+    """``--align``, ``--evalue``, ``--stats``, ``--lambda``, ``--kappa`` (and ``--backend`` of the traceback)."""
     parser.add_argument("--align", type=int, metavar="N", help="report (and trace back, when the output needs alignments) the best N hits of each query (default: all)")
     if evalue:
         parser.add_argument("--evalue", type=float, metavar="E", help="report only hits with an E-value of at most E (default 10, as BLAST; from scores, no traceback)")
-    parser.add_argument("--lambda", dest="lam", type=float, help="Karlin-Altschul lambda for scoring systems BLAST has no parameters for")
-    parser.add_argument("--kappa", type=float, help="Karlin-Altschul K, with --lambda")
+    add_statistics_arguments(parser)
     if backend:
         parser.add_argument("--backend", choices=("cpu", "cuda", "auto"), default="auto", help="traceback backend (default auto: CUDA if usable, else CPU)")
 
 
 def check_alignment_arguments(args: argparse.Namespace) -> None:
-    """Refuse bad ``--align``/``--evalue``/``--lambda``/``--kappa`` before any work starts."""
+    """Refuse bad ``--align``/``--evalue`` before any work starts (``--stats``/``--lambda``/``--kappa``: :func:`check_statistics`)."""
     if getattr(args, "align", None) is not None and args.align < 0:
         raise InputError(f"--align must be 0 or more (got {args.align})")
     if getattr(args, "evalue", None) is not None and not args.evalue > 0:
         raise InputError(f"--evalue must be positive (got {args.evalue})")
-    if (args.lam is None) != (args.kappa is None):
-        raise InputError("--lambda and --kappa go together: give both or neither")
-    if args.lam is not None and not (args.lam > 0 and args.kappa > 0):
-        raise InputError(f"--lambda and --kappa must be positive (got {args.lam}, {args.kappa})")
 
 
-def statistics_of(args: argparse.Namespace, scoring):
-    """The run's statistics (``--lambda``/``--kappa`` or BLAST's table); says once on stderr why there are none."""
-    from ..significance import statistics
+def check_statistics(args: argparse.Namespace, scoring, outputs: Sequence = (), *, no_fit: str | None = None) -> None:
+    """Before any scan or traceback: refuse ``--stats``/``--lambda``/``--kappa`` that cannot work, and
+    E-value columns or ``--evalue`` where there will be no E-values (``no_fit``: why this run cannot fit)."""
+    from ..formats import check_statistics as check_outputs
+    from ..significance import NoStatistics
+    from ..stats import choose_statistics
 
-    stats = statistics(scoring, args.lam, args.kappa)
-    if not stats.available and not getattr(args, "quiet", False):
+    kind, _, why = choose_statistics(scoring, args.stats, args.lam, args.kappa, no_fit=no_fit)
+    if kind == "none":
+        none = NoStatistics(f"no E-values: {why}")
+        check_outputs(outputs, none)
+        evalue_cutoff(args, none)
+
+
+def announced(args: argparse.Namespace, stats, outputs: Sequence = ()):
+    """``stats``, checked against the ``outputs`` and ``--evalue`` (E-values where they need
+    some); says once on stderr why there are no E-values (unless ``--quiet``)."""
+    from ..formats import check_statistics as check_outputs
+
+    check_outputs(outputs, stats)
+    evalue_cutoff(args, stats)
+    if stats.kind == "none" and not getattr(args, "quiet", False):
         print(f"swgpu: {stats.description}", file=sys.stderr)
     return stats
 
 
+def statistics_of(args: argparse.Namespace, scoring, outputs: Sequence = ()):
+    """The statistics of aligned pairs per ``--stats``/``--lambda``/``--kappa``: no database, each pair its own (no fit)."""
+    from ..significance import statistics
+
+    return announced(args, statistics(scoring, None, stats_mode=args.stats, lam=args.lam, kappa=args.kappa), outputs)
+
+
+def saved_statistics_of(args: argparse.Namespace, scoring, db, batches: Sequence[Sequence], outputs: Sequence = ()):
+    """The statistics of saved hit lists (``batches``: lists grouped by query batch), fitted from their summed histograms."""
+    from ..significance import saved_statistics
+
+    return announced(args, saved_statistics(scoring, db, batches, stats_mode=args.stats, lam=args.lam, kappa=args.kappa), outputs)
+
+
 def evalue_cutoff(args: argparse.Namespace, stats) -> float | None:
     """``--evalue``, else BLAST's default 10; an explicit cutoff without E-values is an error."""
-    from ..significance import DEFAULT_MAX_EVALUE
+    from ..significance import DEFAULT_MAX_EVALUE, require_statistics
 
-    if args.evalue is None:
+    if getattr(args, "evalue", None) is None:
         return DEFAULT_MAX_EVALUE
-    if not stats.available:
-        raise InputError("--evalue needs E-values, which this scoring system does not have (give --lambda and --kappa)")
+    require_statistics(stats, "--evalue")
     return args.evalue
 
 
-def hit_options(args: argparse.Namespace, scoring) -> tuple:
-    """The statistics and the E-value cutoff of the options, checked before any scan or traceback."""
-    stats = statistics_of(args, scoring)
-    return stats, evalue_cutoff(args, stats)
-
-
-def report_hits(args: argparse.Namespace, db, hits: Sequence, scoring, outputs: Sequence, *, program: str, backend="cpu", options: tuple | None = None):
+def report_hits(args: argparse.Namespace, db, hits: Sequence, scoring, stats, outputs: Sequence, *, program: str, backend="cpu"):
     """Select the hits the options ask for (E-value, count; from scores), trace them only when an output needs alignments.
 
-    ``options``: what :func:`hit_options` returned, when the command asked before its scan.
-    Returns the :class:`~swgpu_core.formats.Results` every output is written from, and the
-    traceback's :class:`~swgpu_core.align.AlignedHits` (None without traceback).
+    ``stats``: the run's statistics (:func:`statistics_of`, :func:`saved_statistics_of`, or
+    the search result's). Returns the :class:`~swgpu_core.formats.Results` every output is
+    written from, and the traceback's :class:`~swgpu_core.align.AlignedHits` (None without traceback).
     """
     from .. import api
+    from ..formats import check_statistics as check_outputs
     from ..formats import needs_alignments
 
-    stats, cutoff = options if options is not None else hit_options(args, scoring)
+    check_outputs(outputs, stats)  # before any traceback
+    cutoff = evalue_cutoff(args, stats)
     selected = api.select_hits(db, hits, stats, max_evalue=cutoff, limit=args.align)
     aligned = api.align(db, selected, scoring, backend=backend, statistics=stats) if needs_alignments(outputs) else None
     results = api.Results(db, selected, aligned.alignments if aligned else None, stats, scoring.describe(), program, stats.description)
     return results, aligned
 
 
-def alignments_for(args: argparse.Namespace, db, hits: Sequence, scoring, backend: str = "cpu"):
-    """Alignments of the hits the options select (the report's); also the statistics and their description."""
+def alignments_for(args: argparse.Namespace, db, hits: Sequence, scoring, stats, backend: str = "cpu"):
+    """Alignments of the hits the options select (the report's), E-values from ``stats``."""
     from .. import api
 
-    stats = statistics_of(args, scoring)
     cutoff = None if args.evalue is None else evalue_cutoff(args, stats)  # the report shows every hit unless asked
-    aligned = api.align(db, hits, scoring, backend=backend, statistics=stats, limit=args.align, max_evalue=cutoff)
-    return aligned, stats, stats.description
+    return api.align(db, hits, scoring, backend=backend, statistics=stats, limit=args.align, max_evalue=cutoff)

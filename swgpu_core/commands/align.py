@@ -14,7 +14,7 @@ import argparse
 import sys
 
 from ..errors import InputError
-from ._options import add_alignment_arguments, add_output_arguments, check_alignment_arguments, report_hits
+from ._options import add_alignment_arguments, add_output_arguments, check_alignment_arguments, report_hits, saved_statistics_of
 from .search import check_top
 
 NAME = "align"
@@ -55,7 +55,9 @@ def run(args: argparse.Namespace) -> int:
             np.array_equal(q.codes, qh.query.codes) for q, qh in zip(queries, hits)
         ):
             raise InputError(f"{args.query}: its sequences are not the queries of the hit lists ({args.hits[0]})")
-    results, aligned = report_hits(args, db, hits, scoring_of(lists[0]), outputs, program="swgpu align", backend=args.backend)
+    scoring = scoring_of(lists[0])
+    stats = saved_statistics_of(args, scoring, db, [lists], outputs)  # fitted from the lists' summed histograms: as one search
+    results, aligned = report_hits(args, db, hits, scoring, stats, outputs, program="swgpu align", backend=args.backend)
     for output in outputs:
         write_output(output, results)
     if not args.quiet:

@@ -22,11 +22,12 @@ import zlib
 import numpy as np
 
 from ..alphabet import DNA, PROTEIN
+from ..atomic import check_output_path
 from ..errors import InputError
 from ..long import endpoints
 from ..long.endpoints import DEFAULT_BAND_WIDTH, DEFAULT_TOP
 from ..long.gpu_plan import parse_gpu_sections
-from ..long.sections import parse_section
+from ..long.sections import max_alignment_span, parse_section
 from ..scoring import Scoring
 from ._options import add_output_arguments
 from .search import parse_index_list
@@ -35,7 +36,6 @@ NAME = "align-long"
 HELP = "one huge local alignment: a long query against one long target (DNA/RNA or protein), top distinct end points"
 
 DEFAULT_OUTFMT = "6 qseqid sseqid score pident length mismatch gapopen qstart qend sstart send"
-DEFAULT_MAX_LENGTH = 10_000
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gap-extend", type=int, default=1, help="gap extension cost (default 1)")
     parser.add_argument("--top", type=int, default=DEFAULT_TOP, help=f"distinct end points to report (default {DEFAULT_TOP})")
     parser.add_argument("--band-width", type=int, default=DEFAULT_BAND_WIDTH, help=f"diagonals per band: at most one end point per band (default {DEFAULT_BAND_WIDTH})")
-    parser.add_argument("--max-alignment-length", type=int, default=DEFAULT_MAX_LENGTH, help=f"overlap of target sections, the longest alignment they find exactly (default {DEFAULT_MAX_LENGTH:,})")
+    parser.add_argument("--max-alignment-length", type=int, help="overlap of target sections, the longest alignment they find exactly (default: the longest a positive-scoring alignment of the query can be)")
     parser.add_argument("--backend", choices=("cpu", "cuda", "auto"), default="auto", help="scan and traceback backend (default auto: CUDA if a GPU is usable, else CPU)")
     parser.add_argument("--devices", help="comma-separated CUDA devices; the target is cut into one section per device (default 0)")
     parser.add_argument("--gpu-sections", default="auto", metavar="auto|N", help="parts each GPU cuts its section into and scans side by side, overlapping like sections; auto: enough to keep a short query's GPU busy (default auto; 1: no cut)")
@@ -81,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--section scans one part of the target: give --save-ends to keep it")
     if args.ends and (args.section or args.save_ends):
         raise InputError("--ends merges saved sections: it takes neither --section nor --save-ends")
+    check_output_path(args.save_ends)
     out = args.out if args.out is not None else (None if args.save_ends else "-")
     output = plan_output(out, args.format, args.outfmt) if out else None
     devices = parse_index_list(args.devices, "--devices") if args.devices else [0]
@@ -90,12 +91,13 @@ def run(args: argparse.Namespace) -> int:
     alphabet = DNA if args.alphabet == "dna" else PROTEIN
     query = api.read_sequence(args.query, alphabet, "query")
     target = api.read_sequence(args.target, alphabet, "target")
+    max_length = max_alignment_span(len(query), scoring) if args.max_alignment_length is None else args.max_alignment_length
     meta = {
         "query_id": query.id, "query_length": len(query), "query_crc": _checksum(query.codes),
         "target_id": target.id, "target_length": len(target), "target_crc": _checksum(target.codes),
-        "scoring": scoring.describe(), "band_width": args.band_width, "overlap": args.max_alignment_length,
+        "scoring": scoring.describe(), "band_width": args.band_width, "overlap": max_length,
     }  # fmt: skip
-    shape = {"band_width": args.band_width, "max_alignment_length": args.max_alignment_length}
+    shape = {"band_width": args.band_width, "max_alignment_length": max_length}
 
     started = time.perf_counter()
     if args.ends:

@@ -9,8 +9,8 @@ import argparse
 import json
 import os
 from dataclasses import asdict
-from pathlib import Path
 
+from ..atomic import atomic_output, check_output_path
 from ..database import Database
 
 NAME = "chunks"
@@ -23,14 +23,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_output_path(args.json_out)
     db = Database(args.db)
     chunks = [asdict(c) for c in db.chunks]
     for c in db.chunks:
         print(f"chunk {c.index}\tsequences {c.first}-{c.stop - 1}\t{c.n_sequences} seq\t{c.n_residues} residues")
     if args.json_out:
-        out = Path(args.json_out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(f".{out.name}.tmp")
-        tmp.write_text(json.dumps({"database": os.fspath(args.db), "version": db.version_tag, "chunks": chunks}, indent=2) + "\n")
-        os.replace(tmp, out)
+        with atomic_output(args.json_out) as fh:
+            fh.write(json.dumps({"database": os.fspath(args.db), "version": db.version_tag, "chunks": chunks}, indent=2) + "\n")
     return 0

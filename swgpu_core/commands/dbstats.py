@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..atomic import check_output_path
 from ..database import Database
 from ..errors import InputError
 from ..dbstats import default_threshold, length_stats, length_table, plot_histogram, write_tsv
@@ -24,6 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.bins < 1:
         raise InputError(f"--bins must be at least 1 (got {args.bins})")
+    check_output_path(args.png, args.tsv)
     db = Database(args.dbdir)
     threshold = args.threshold if args.threshold is not None else default_threshold(db)
     stats = length_stats(db, threshold)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._options import add_alignment_arguments, add_output_arguments, check_alignment_arguments, report_hits
+from ._options import add_alignment_arguments, add_output_arguments, check_alignment_arguments, report_hits, saved_statistics_of
 from .search import check_top
 
 NAME = "merge"
@@ -32,6 +32,8 @@ def run(args: argparse.Namespace) -> int:
     lists = [load_hits(p) for p in args.hits]
     db = api.open_database(args.db or lists[0].meta["database"]["path"])
     merged = merge_hits(lists, db, args.top, partial=args.partial)
-    results, _ = report_hits(args, db, merged, scoring_of(lists[0]), [output], program="swgpu merge")
+    scoring = scoring_of(lists[0])
+    stats = saved_statistics_of(args, scoring, db, [lists], [output])  # fitted from the lists' summed histograms: as one search
+    results, _ = report_hits(args, db, merged, scoring, stats, [output], program="swgpu merge")
     write_output(output, results)
     return 0

@@ -15,7 +15,7 @@ import sys
 import time
 
 from ..errors import InputError
-from ._options import add_output_arguments, statistics_of
+from ._options import add_output_arguments, add_statistics_arguments, statistics_of
 from .search import add_scoring_arguments
 
 NAME = "pairs"
@@ -29,8 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", help="database directory holding the --pairs subjects (and queries, without --query)")
     add_output_arguments(parser, out_help="output file (table, .sam, .bam, .jsonl, .txt), '-' for standard output (default)")
     parser.add_argument("--backend", choices=("cpu", "cuda", "auto"), default="auto", help="alignment backend (default auto: CUDA if usable, else CPU)")
-    parser.add_argument("--lambda", dest="lam", type=float, help="Karlin-Altschul lambda for scoring systems BLAST has no parameters for")
-    parser.add_argument("--kappa", type=float, help="Karlin-Altschul K, with --lambda")
+    add_statistics_arguments(parser, pairs=True)
     parser.add_argument("--quiet", action="store_true", help="no summary on stderr")
     add_scoring_arguments(parser)
 
@@ -41,11 +40,8 @@ def run(args: argparse.Namespace) -> int:
     from ..scoring import Scoring
 
     output = plan_output(args.out or "-", args.format, args.outfmt)
-    if (args.lam is None) != (args.kappa is None):
-        raise InputError("--lambda and --kappa go together: give both or neither")
-    if args.lam is not None and not (args.lam > 0 and args.kappa > 0):
-        raise InputError(f"--lambda and --kappa must be positive (got {args.lam}, {args.kappa})")
     scoring = Scoring.protein(args.matrix, args.gap_open, args.gap_extend)
+    stats = statistics_of(args, scoring, [output])  # no database: each pair its own (BLAST's or --lambda/--kappa; no fit)
     if args.pairs:
         if not args.db or args.subject:
             raise InputError("--pairs takes --db (and optionally --query), not --subject")
@@ -56,7 +52,6 @@ def run(args: argparse.Namespace) -> int:
         pairs = api.fasta_pairs(args.query, args.subject)
     else:
         raise InputError("give --query A.fasta --subject B.fasta, or --pairs TABLE --db DB")
-    stats = statistics_of(args, scoring)
     started = time.perf_counter()
     results, backend = api.align_pairs(pairs, scoring, backend=args.backend, statistics=stats)
     seconds = time.perf_counter() - started

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from ..atomic import atomic_output
+from ..atomic import atomic_output, check_output_path
 from ..database import Database
 from ..engine import get_engine
 from ..errors import InputError
@@ -28,6 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_output_path(args.json, args.png)
     db = Database(args.db)
     qlen = max(len(q) for q in read_sequences(args.query)) if args.query else args.query_length
     if qlen < 1:

@@ -9,8 +9,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..atomic import check_output_path
 from ..errors import InputError
-from ._options import add_alignment_arguments, add_output_arguments, check_alignment_arguments, hit_options, report_hits
+from ._options import add_alignment_arguments, add_output_arguments, announced, check_alignment_arguments, check_statistics, report_hits
 
 NAME = "search"
 HELP = "search protein queries against a database; exact Smith-Waterman scores, top hits per query"
@@ -77,6 +78,10 @@ def parse_size(spec: str, option: str) -> int:
     return int(value * _UNITS[unit])
 
 
+#: Why a search of some chunks has no fitted E-values.
+SOME_CHUNKS = "a search of some chunks does not see the database's scores: save the hit lists of every chunk and merge them (swgpu merge)"
+
+
 def check_top(top: int) -> None:
     from ..search import check_search_options
 
@@ -91,14 +96,16 @@ def run(args: argparse.Namespace) -> int:
     from ..scoring import Scoring
     from ..search import check_search_options
 
+    check_output_path(args.save_hits)
     out = args.out if args.out is not None else (None if args.save_hits else "-")
     output = plan_output(out, args.format, args.outfmt) if out is not None else None
     check_search_options(args.top, args.threads, args.threshold)
     check_alignment_arguments(args)
     scoring = Scoring.protein(args.matrix, args.gap_open, args.gap_extend)
-    options = hit_options(args, scoring) if output is not None else None
     db = api.open_database(args.db)
     chunks = parse_index_list(args.chunks, "--chunks", len(db.chunks)) if args.chunks else None
+    some_chunks = chunks is not None and len(chunks) < len(db.chunks)
+    check_statistics(args, scoring, [output] if output is not None else [], no_fit=SOME_CHUNKS if some_chunks else None)
     devices = parse_index_list(args.devices, "--devices") if args.devices else None
     queries = api.read_queries(args.query, db.alphabet)
     budget = parse_size(args.gpu_memory, "--gpu-memory") if args.gpu_memory else None
@@ -107,12 +114,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"swgpu: no usable GPU ({engine.choice.reason}); searching on the CPU", file=sys.stderr)
     result = api.search(
         db, queries, scoring, backend=engine, top=args.top, chunks=chunks, threads=args.threads, devices=devices,
-        threshold=args.threshold, memory_budget=budget, show_progress=not args.quiet,
+        threshold=args.threshold, memory_budget=budget, show_progress=not args.quiet, stats_mode=args.stats, lam=args.lam, kappa=args.kappa,
+        keep_score_stats=True if args.save_hits else None,  # a merge of the saved lists may fit
     )  # fmt: skip
     if args.save_hits:
         save_hits(args.save_hits, result, args.top, chunks if chunks is not None else list(range(len(db.chunks))))
     if output is not None:
-        results, _ = report_hits(args, db, result.hits, scoring, [output], program="swgpu search", backend=engine, options=options)
+        stats = announced(args, result.statistics, [output])
+        results, _ = report_hits(args, db, result.hits, scoring, stats, [output], program="swgpu search", backend=engine)
         write_output(output, results)
     if not args.quiet:
         print(

@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from ..atomic import atomic_output
+from ..atomic import atomic_output, check_output_path
 from ..errors import InputError
 from ..outfmt import DEFAULT_OUTFMT, OutFormat, parse_outfmt, write_table
-from ..significance import NO_STATISTICS, Statistics
+from ..significance import NO_STATISTICS, Statistics, require_statistics
 
 if TYPE_CHECKING:
     import numpy as np
@@ -61,7 +61,8 @@ class Results:
     ``db`` is the database searched (or, for pairs and align-long, an object answering the
     same questions: ``header(i)``, ``seq_id(i)``, ``lengths``, ``order``, ``path``,
     ``version_tag``, ``alphabet``). ``alignments[q][k]`` is the alignment of
-    ``hits[q]``'s k-th hit. ``each_pair_alone``: each hit is its own search space (pairs).
+    ``hits[q]``'s k-th hit; ``statistics`` give the E-values of tables (for pairs, each
+    pair its own search space: :func:`~swgpu_core.significance.statistics` with no database).
     """
 
     db: Subjects
@@ -71,7 +72,6 @@ class Results:
     scoring: str = ""
     program: str = "swgpu"
     note: str = ""
-    each_pair_alone: bool = False
 
     @property
     def queries(self) -> list:
@@ -102,15 +102,27 @@ class Output:
     def needs_alignments(self) -> bool:
         return self.kind != "tsv" or self.table.needs_alignment
 
+    @property
+    def needs_statistics(self) -> bool:
+        """A table with ``evalue`` or ``bitscore`` (other formats carry E-values when there are some)."""
+        return self.kind == "tsv" and self.table.needs_statistics
+
 
 def plan_output(path: str | os.PathLike, format: str | None = None, outfmt: str = DEFAULT_OUTFMT) -> Output:
-    """Check an output request before any work: its format, and for tables the fields."""
+    """Check an output request before any work: its format, for tables the fields, and that it can be written."""
     kind = choose_format(path, format)
+    check_output_path(path)
     return Output(os.fspath(path), kind, parse_outfmt(outfmt) if kind == "tsv" else None)
 
 
 def needs_alignments(outputs: Sequence[Output]) -> bool:
     return any(o.needs_alignments for o in outputs)
+
+
+def check_statistics(outputs: Sequence[Output], stats: Statistics) -> None:
+    """Refuse, before any traceback, tables whose E-value columns these statistics cannot fill."""
+    if any(o.needs_statistics for o in outputs):
+        require_statistics(stats, "--outfmt evalue/bitscore")
 
 
 def write_results(path: str | os.PathLike, results: Results, *, format: str | None = None, outfmt: str | OutFormat = DEFAULT_OUTFMT) -> None:
@@ -132,7 +144,7 @@ def write_output(out: Output, results: Results) -> None:
         if out.kind == "tsv":
             write_table(
                 fh, out.table, results.db, results.hits, results.statistics,
-                alignments=results.alignments, each_pair_alone=results.each_pair_alone, program=results.program,
+                alignments=results.alignments, program=results.program,
             )  # fmt: skip
         elif out.kind == "jsonl":
             from .text import write_jsonl

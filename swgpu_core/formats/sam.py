@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import pysam
 
 from .. import __version__
+from ..atomic import install
 from ..database import Database
 from ..errors import InputError
 from ..fasta import EncodedSequence
@@ -85,13 +86,15 @@ def write_sam(path: str | os.PathLike, db: Database, queries: Sequence[EncodedSe
         return
     with _staging(path) as tmp:
         _write(os.fspath(tmp / "out.sam"), "w", db, queries, alignments, scoring)
-        os.replace(tmp / "out.sam", path)
+        install(tmp / "out.sam", path)  # never a rename over /dev/null or a pipe
 
 
 def write_bam(path: str | os.PathLike, db: Database, queries: Sequence[EncodedSequence], alignments: Sequence[Sequence[Alignment]], scoring: str) -> None:
     """Coordinate-sorted BAM and its ``.bai`` index."""
     if os.fspath(path) == "-":
         raise InputError("BAM output needs a file name (it is sorted and indexed), not '-'")
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise InputError(f"{path}: BAM output needs a regular file (it is sorted and indexed beside it)")
     with _staging(path) as tmp:
         _write(os.fspath(tmp / "unsorted.bam"), "wb", db, queries, alignments, scoring)
         pysam.sort("-o", os.fspath(tmp / "out.bam"), os.fspath(tmp / "unsorted.bam"))

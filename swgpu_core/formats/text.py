@@ -50,6 +50,29 @@ def alignment_record(aln: Alignment) -> dict:
     }
 
 
+#: The fields of :func:`alignment_record` that :func:`alignment_from_record` needs (the rest are derived).
+_STORED = (
+    "query_id", "query_description", "subject_id", "subject_description", "rank", "score", "evalue", "bitscore", "qstart", "qend",
+    "sstart", "send", "qlen", "slen", "qseq", "sseq", "midline", "cigar", "identities", "positives", "mismatches", "gap_opens", "gaps",
+)  # fmt: skip
+
+
+def alignment_from_record(record: dict, subject_index: int = -1) -> Alignment:
+    """The :class:`Alignment` of one JSON line of :func:`write_jsonl` (its inverse).
+
+    The database index is not stored (it is the sorted numbering of one database build);
+    a reader that knows it from the hit lists passes it as ``subject_index``. Raises
+    ``KeyError`` or ``TypeError`` for a record that lacks a field.
+    """
+    # Imported here: writing needs Alignment only as a type, so the module does not import align at load time.
+    from ..align.alignment import Alignment as Record
+
+    values = {name: record[name] for name in _STORED}
+    if not isinstance(values["qseq"], str) or not isinstance(values["score"], int):
+        raise TypeError("qseq must be a string and score an integer")
+    return Record(subject_index=subject_index, **values)
+
+
 def write_jsonl(out: TextIO, alignments: Sequence[Sequence[Alignment]]) -> None:
     """One JSON object per line and alignment, queries in input order, best hit first."""
     for alns in alignments:
@@ -79,6 +102,15 @@ def format_pairwise(aln: Alignment) -> str:
         f" CIGAR = {aln.cigar}",
         "",
     ]
+    return "\n".join(lines + pairwise_rows(aln)) + "\n"
+
+
+def pairwise_rows(aln: Alignment) -> list[str]:
+    """The Query / match / Sbjct lines, ``WIDTH`` columns each, with coordinates, as BLAST prints them.
+
+    Each block ends with an empty line; the HTML report shows the same rows as the text view.
+    """
+    lines = []
     qpos, spos = aln.qstart, aln.sstart
     pad = len(str(max(aln.qend, aln.send)))
     for k in range(0, aln.length, WIDTH):
@@ -89,7 +121,7 @@ def format_pairwise(aln: Alignment) -> str:
         lines.append(f"Sbjct  {spos:<{pad}}  {s}  {spos + sn - 1}")
         lines.append("")
         qpos, spos = qpos + qn, spos + sn
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def write_pairwise(

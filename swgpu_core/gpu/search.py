@@ -168,7 +168,7 @@ class DeviceWorker:
             host_off = np.asarray(db.offsets[chunk.first : chunk.stop + 1]) - chunk.residue_start
             residues = cp.empty(size, dtype=np.uint8)
             offsets = cp.empty(host_off.size, dtype=np.int64)
-            self._copy_in(residues, db.residues[chunk.residue_start : chunk.residue_stop])
+            self._copy_in(residues, db.chunk_residues(chunk))
             self._copy_in(offsets, host_off)
             with self.copy:
                 subjects = cp.arange(chunk.n_sequences, dtype=np.int32)
