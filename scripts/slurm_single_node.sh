@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Start (or stop) a single-node SLURM cluster on this machine, for testing the workflow's
 # SLURM profile: munge, slurmctld and slurmd as root, one partition "debug" holding this
-# host with all its CPUs and memory, and a "gpu" generic resource of COUNT fake devices
-# (stand-in device files: enough for scheduling, not for running CUDA).
+# host with all its CPUs and memory, and a "gpu" generic resource of COUNT stand-in devices:
+# character device nodes with NVIDIA's major number (195) under /run/swgpu-slurm/, which
+# slurmd accepts as GPUs, so that SLURM schedules them and sets CUDA_VISIBLE_DEVICES in a
+# job that asks for --gpus (no driver behind them: enough for scheduling, not for CUDA).
+# There is no accounting database (no slurmdbd): job states come from squeue, which keeps
+# finished jobs for MinJobAge seconds (the profile asks squeue, see workflow/profiles/slurm).
 #
-#   sudo scripts/slurm_single_node.sh start [GPU_COUNT]   # default 2 fake GPUs
-#   sudo scripts/slurm_single_node.sh stop
+#   sudo scripts/slurm_single_node.sh start [GPU_COUNT]   # default 2 stand-in GPUs
+#   sudo scripts/slurm_single_node.sh stop                # stops what start started
 #
 # Needs Debian's slurm-wlm and munge packages (apt-get install -y slurm-wlm munge).
 # Writes /etc/slurm/slurm.conf and gres.conf (the previous ones are kept as *.orig).
@@ -16,13 +20,26 @@ gpus=${2:-2}
 conf=/etc/slurm
 state=/var/spool/slurm
 host=$(hostname -s)
+# What start created and started, so that stop undoes exactly that.
+run=/run/swgpu-slurm
 
 stop() {
-    # Asks slurmctld to stop itself and every slurmd; then waits until they are gone.
+    # Cancels the jobs still known (a job step whose controller is gone keeps retrying its
+    # completion message forever), asks slurmctld to stop itself and every slurmd, and
+    # waits until they and the jobs' slurmstepd are gone.
+    if scontrol ping >/dev/null 2>&1; then
+        squeue -h -o %i | xargs -r scancel 2>/dev/null || true
+        for _ in $(seq 30); do
+            [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break
+            sleep 1
+        done
+    fi
     scontrol shutdown >/dev/null 2>&1 || true
     for _ in $(seq 30); do
         if ! scontrol ping >/dev/null 2>&1 &&
-           ! { [ -f /run/slurmd.pid ] && kill -0 "$(cat /run/slurmd.pid)" 2>/dev/null; }; then
+           ! { [ -f /run/slurmd.pid ] && kill -0 "$(cat /run/slurmd.pid)" 2>/dev/null; } &&
+           ! { [ -f /run/slurmctld.pid ] && kill -0 "$(cat /run/slurmctld.pid)" 2>/dev/null; } &&
+           ! pgrep -x slurmstepd >/dev/null; then
             return 0
         fi
         sleep 1
@@ -31,10 +48,27 @@ stop() {
     return 1
 }
 
-if [ "$action" = stop ]; then
-    stop
-    exit 0
-fi
+stop_munged() {
+    # Only a munged that start started (its pid recorded in $run/munged.pid).
+    [ -f "$run/munged.pid" ] || return 0
+    pid=$(cat "$run/munged.pid")
+    if kill -0 "$pid" 2>/dev/null; then
+        kill "$pid"
+        for _ in $(seq 10); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
+    fi
+    rm -f "$run/munged.pid"
+}
+
+case $action in
+    start) ;;
+    stop)
+        stop
+        stop_munged
+        rm -rf "$run"
+        exit 0
+        ;;
+    *) echo "usage: $0 start [GPU_COUNT] | stop" >&2; exit 2 ;;
+esac
 
 command -v slurmctld >/dev/null || { echo "slurm-wlm is not installed" >&2; exit 1; }
 cpus=$(nproc)
@@ -59,6 +93,9 @@ ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
+# Finished jobs stay visible to squeue for MinJobAge seconds: the profile's status
+# checks (squeue) must see each job end, at least 3 status intervals after it started.
+MinJobAge=300
 SchedulerType=sched/backfill
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
@@ -68,12 +105,14 @@ GresTypes=gpu
 NodeName=$host CPUs=$cpus RealMemory=$mem Gres=gpu:$gpus State=UNKNOWN
 PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP
 CONF
-# slurmd counts GPUs by their device files; stand-ins in /run make a GPU-less host
-# offer "gpu" for scheduling. CUDA_VISIBLE_DEVICES is still set for each job.
+# slurmd counts GPUs by their device files and sets CUDA_VISIBLE_DEVICES (the job's
+# devices, numbered from the trailing digits) only for character devices: stand-ins with
+# NVIDIA's major number make a GPU-less host offer "gpu".
+mkdir -p "$run"
 : > "$conf/gres.conf"
 for i in $(seq 0 $((gpus - 1))); do
-    touch "/run/swgpu-fake-gpu$i"
-    echo "Name=gpu File=/run/swgpu-fake-gpu$i" >> "$conf/gres.conf"
+    [ -c "$run/nvidia$i" ] || mknod -m 0666 "$run/nvidia$i" c 195 "$i"
+    echo "Name=gpu File=$run/nvidia$i" >> "$conf/gres.conf"
 done
 
 # munge: a key readable by the munge daemon, then the daemon.
@@ -85,11 +124,15 @@ chown -R munge:munge /etc/munge /run/munge /var/log/munge /var/lib/munge 2>/dev/
 chmod 0400 /etc/munge/munge.key
 if ! munge -n >/dev/null 2>&1; then
     if id munge >/dev/null 2>&1; then runuser -u munge -- /usr/sbin/munged; else /usr/sbin/munged --force; fi
+    for _ in $(seq 20); do [ -s /run/munge/munged.pid ] && break; sleep 0.5; done
+    cp /run/munge/munged.pid "$run/munged.pid"
 fi
 munge -n | unmunge >/dev/null
 
 stop
-slurmctld
+# -c: a test cluster starts without the jobs of its previous run (which would otherwise
+# come back from the saved state as running and hold the node).
+slurmctld -c
 slurmd
 scontrol update nodename="$host" state=resume 2>/dev/null || true
 for _ in $(seq 60); do

@@ -1,26 +1,35 @@
-"""The workflow through SLURM with the profile in workflow/profiles/slurm.
+"""The workflow through SLURM with the profile in workflow/profiles/slurm, by the documented
+command, on the project's own one-node cluster (``scripts/slurm_single_node.sh``).
 
-Needs a running SLURM with a node that offers gres "gpu", as
-``scripts/slurm_single_node.sh start`` sets up on a single machine (as root, with
-Debian's slurm-wlm and munge); skipped otherwise. The single-node setup has no job
-accounting database, so job states come from squeue.
+Needs Debian's slurm-wlm and munge; skipped where they are not installed. When SLURM is
+installed but not running, the tests start the one-node cluster (as root) and stop it
+afterwards. That cluster has no accounting database: the profile's status checks must work
+without one. Its stand-in GPUs are device nodes, so SLURM sets CUDA_VISIBLE_DEVICES.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from workflow_util import REPO, executed_rules, planned_jobs, small_inputs, snakemake, write_config
+from workflow_util import BIN, REPO, env, planned_jobs, small_inputs, write_config
 
 pytestmark = pytest.mark.slow
 
+SCRIPT = REPO / "scripts" / "slurm_single_node.sh"
+# The command of workflow/profiles/slurm/config.yaml and config/README.md, as a user types it.
+DOCUMENTED = ["snakemake", "--workflow-profile", "workflow/profiles/slurm", "--jobs", "4"]
+
 
 def _slurm_ready() -> bool:
-    if shutil.which("sinfo") is None or shutil.which("sbatch") is None:
-        return False
+    """An idle (or partly busy) node that offers gres gpu."""
     try:
         out = subprocess.run(["sinfo", "-h", "-o", "%T %G"], capture_output=True, text=True, timeout=10).stdout
     except (OSError, subprocess.SubprocessError):
@@ -28,23 +37,114 @@ def _slurm_ready() -> bool:
     return any(line.split()[0].rstrip("*") in ("idle", "mixed") and "gpu" in line for line in out.splitlines() if line.split())
 
 
-@pytest.mark.skipif(not _slurm_ready(), reason="no running SLURM with a gpu gres (scripts/slurm_single_node.sh start)")
-def test_workflow_runs_through_slurm_and_gpu_jobs_request_a_gpu(tmp_path):
-    db, queries = small_inputs(tmp_path, n_subjects=80, n_queries=2)
-    write_config(tmp_path, str(db), queries, databases={"small": {"source": str(db), "chunk_residues": 10**9}})
-    profile = ["--workflow-profile", str(REPO / "workflow/profiles/slurm")]
-    fast = ["--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "1"]
+@pytest.fixture(scope="module")
+def slurm() -> Iterator[None]:
+    """A running SLURM with a gpu gres: the one found, or the script's, started and stopped here."""
+    if not all(shutil.which(tool) for tool in ("slurmctld", "slurmd", "sbatch", "sinfo", "munged")):
+        pytest.skip("slurm-wlm and munge are not installed (apt-get install -y slurm-wlm munge)")
+    if _slurm_ready():
+        yield
+        return
+    if subprocess.run(["scontrol", "ping"], capture_output=True, timeout=30).returncode == 0:
+        pytest.skip("a running SLURM without an idle node offering gres gpu (left as it is)")
+    if os.geteuid() != 0:
+        pytest.skip("SLURM is not running and starting it needs root (sudo scripts/slurm_single_node.sh start)")
+    subprocess.run(["bash", str(SCRIPT), "start", "2"], check=True, capture_output=True, timeout=180)
+    try:
+        yield
+    finally:
+        subprocess.run(["bash", str(SCRIPT), "stop"], check=True, capture_output=True, timeout=120)
 
-    proc = snakemake(tmp_path, *profile, *fast)
+
+def test_a_job_that_asks_for_a_gpu_sees_its_device_in_cuda_visible_devices(slurm, tmp_path):
+    script = tmp_path / "job.sh"
+    script.write_text('#!/bin/sh\necho "CVD=${CUDA_VISIBLE_DEVICES-unset}"\n')
+    for gpus, expected in (("--gpus=1", r"CVD=\d"), ("--gpus=2", r"CVD=\d,\d"), (None, "CVD=unset")):
+        out = tmp_path / "job.out"
+        args = ["sbatch", "--wait", "--mem=100", "-o", str(out)] + ([gpus] if gpus else []) + [str(script)]
+        subprocess.run(args, check=True, capture_output=True, timeout=120)
+        assert re.fullmatch(expected, out.read_text().strip()), (gpus, out.read_text())
+
+
+def _workflow_copy(directory: Path) -> None:
+    """The repository's workflow/ beside a small config/config.yaml, as in a clone."""
+    shutil.copytree(REPO / "workflow", directory / "workflow")
+    db, queries = small_inputs(directory, n_subjects=80, n_queries=2)
+    write_config(directory, str(db), queries, databases={"small": {"source": str(db), "chunk_residues": 10**9}})
+    (directory / "config").mkdir()
+    (directory / "config.yaml").rename(directory / "config" / "config.yaml")
+
+
+def _run(directory: Path, *extra: str, check: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run([str(BIN / DOCUMENTED[0]), *DOCUMENTED[1:], *extra], cwd=directory, env=env(), capture_output=True, text=True, timeout=600)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{' '.join(DOCUMENTED + list(extra))} failed:\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def test_documented_command_runs_the_workflow_through_slurm_and_gpu_jobs_get_a_device(slurm, tmp_path):
+    _workflow_copy(tmp_path)
+
+    proc = _run(tmp_path)
     text = proc.stdout + proc.stderr
     assert "submitted with SLURM jobid" in text
-    assert {"makedb", "search", "merge"} <= set(executed_rules(proc))
+    assert {"makedb", "search", "merge"} <= set(re.findall(r"^(?:local)?(?:rule|checkpoint) (\w+):$", text, re.M))
     assert (tmp_path / "results/small/hits.tsv").read_text().count("\n") > 0
-    assert planned_jobs(snakemake(tmp_path, *profile, "-n")) == {}
+    assert planned_jobs(_run(tmp_path, "-n")) == {}
 
-    # With the CUDA backend the search job counts one `gpu` and is submitted with a GPU
-    # request; it then fails here, for this machine has no GPU (the stand-in devices of
-    # scripts/slurm_single_node.sh only satisfy the scheduler).
-    cuda = snakemake(tmp_path, *profile, *fast, "--verbose", "--config", "search={'backend': 'cuda'}", check=False)
-    sbatch = [line for line in (cuda.stdout + cuda.stderr).splitlines() if "sbatch call" in line and "search" in line]
+    # With the CUDA backend the search job counts one `gpu`, is submitted with --gpus=1 and
+    # runs with the device SLURM gave it in CUDA_VISIBLE_DEVICES; the search itself then
+    # fails here, for the stand-in devices have no driver behind them.
+    # --retries 0: the failure is expected, no need to wait for the profile's retry.
+    cuda = _run(tmp_path, "--verbose", "--retries", "0", "--config", "search={'backend': 'cuda'}", check=False)
+    sbatch = [line for line in (cuda.stdout + cuda.stderr).splitlines() if "sbatch call" in line and "rule_search" in line]
     assert sbatch and all("--gpus=1" in line for line in sbatch)
+    # --mem from the chunk size (workflow/rules/resources.smk), not the profile's default 4000.
+    assert all(int(re.search(r"--mem (\d+)", line).group(1)) < 4000 for line in sbatch)
+    logs = list((tmp_path / "results/small/logs/search").glob("*.log"))
+    assert logs and all(re.search(r"swgpu gpu-run: CUDA_VISIBLE_DEVICES=\d\b", log.read_text()) for log in logs), [log.read_text() for log in logs]
+
+
+class _Wildcards(dict):
+    __getattr__ = dict.__getitem__
+
+
+def _resources(chunk_residues: int, gpu: bool = False) -> dict:
+    """workflow/rules/resources.smk's functions, with the helpers of common.smk it uses."""
+    config = {"databases": {"d": {"source": "x", "chunk_residues": chunk_residues}}, "query_batch_size": 100, "search": {"top": 50}}
+    namespace = {"config": config, "db_settings": lambda db: config["databases"][db], "uses_gpu": lambda: gpu}
+    path = REPO / "workflow" / "rules" / "resources.smk"
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    return namespace
+
+
+def test_search_job_memory_and_time_follow_from_chunk_size_and_query_batch(tmp_path):
+    db = tmp_path / "db"
+    db.mkdir()
+    (db / "manifest.json").write_text('{"n_residues": 640000000}')
+    batch = tmp_path / "batch.fasta"
+    batch.write_text(">q\n" + "A" * 30000 + "\n")
+    chunk = _Wildcards(db="d", batch="0000", chunk="0")
+    inputs = SimpleNamespace(db=str(db), batch=str(batch))
+
+    small, large = _resources(4_000_000), _resources(64_000_000)
+    mem_small, mem_large = small["search_mem_mb"](chunk, inputs), large["search_mem_mb"](chunk, inputs)
+    # A 64 M-residue chunk: about 1.5 GB (was 16 GB for every job); 4 M: about 1 GB.
+    assert 1024 < mem_small < mem_large < 2000
+    assert mem_large - mem_small == pytest.approx(8 * 60_000_000 / 2**20, abs=2)
+    # A whole-database job holds one chunk at a time, but scans all of them.
+    whole = _Wildcards(db="d", batch="0000", part="all")
+    assert large["search_mem_mb"](whole, inputs) == mem_large
+    assert large["search_runtime"](whole, inputs, 2) > large["search_runtime"](chunk, inputs, 2)
+
+    # Time: grows with the batch's residues and the chunk's; shorter with threads or a GPU.
+    t_small, t_large = small["search_runtime"](chunk, inputs, 2), large["search_runtime"](chunk, inputs, 2)
+    assert 10 <= t_small < t_large
+    assert large["search_runtime"](chunk, inputs, 8) < t_large
+    assert _resources(64_000_000, gpu=True)["search_runtime"](chunk, inputs, 2) < t_large
+    batch.write_text(">q\n" + "A" * 300000 + "\n")
+    assert large["search_runtime"](chunk, inputs, 2) > t_large
+    # Before the batch and the database exist (dry run), an estimate from the config.
+    missing = SimpleNamespace(db=str(tmp_path / "none"), batch=str(tmp_path / "none.fasta"))
+    assert large["search_mem_mb"](chunk, missing) == mem_large
+    assert large["search_runtime"](chunk, missing, 2) >= 10

@@ -14,6 +14,6 @@ rule makedb:
         "../envs/swgpu.yaml"
     threads: 1
     params:
-        chunk_residues=lambda wildcards: db_settings(wildcards.db)["chunk_residues"],
+        chunk_residues=lambda wildcards: chunk_residues(wildcards.db),
     shell:
         "swgpu makedb {input.fasta:q} {output:q} --chunk-residues {params.chunk_residues:q} > {log:q} 2>&1"

@@ -20,6 +20,8 @@ rule search:
     threads: config["search"]["threads"]
     resources:
         gpu=1 if uses_gpu(config["search"]["backend"]) else 0,
+        mem_mb=search_mem_mb,
+        runtime=search_runtime,
     params:
         gpu_run=gpu_run(config["search"]["backend"]),
         backend=config["search"]["backend"],

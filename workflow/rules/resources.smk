@@ -1,0 +1,68 @@
+# Cluster resources of a search job (SLURM's --mem and --time through the slurm profile),
+# from what the job holds and computes, so that small chunks ask for little and many jobs
+# share a node. Evaluated again just before a job is submitted, when its inputs exist.
+
+import json
+import math
+import os
+
+# Memory: Python, numba, CuPy and a CUDA context; then per residue of the chunk in hand.
+# Measured on the CPU backend (swgpu search --chunks 0, peak RSS): 150 MB with a 1 M-residue
+# chunk, 246 MB with 24 M, i.e. about 4.2 bytes per residue (memory map and working arrays);
+# 8 allows for the GPU's pinned staging copy of the next chunk.
+SEARCH_BASE_MB = 1024
+SEARCH_BYTES_PER_RESIDUE = 8
+# Time: query residues x subject residues at a rate well under what was measured (CPU:
+# about 2.5 GCUPS per thread with pyopal/AVX2 here; GPU: about 3,000 on an H100, README), so
+# that slower nodes finish within the request; plus start-up and reading.
+SEARCH_CELLS_PER_SECOND_CPU_THREAD = 0.25e9
+SEARCH_CELLS_PER_SECOND_GPU = 100e9
+SEARCH_MINUTES_MIN = 10
+
+
+def chunk_residues(db):
+    """The database's chunk size in residues (config, else the schema's default)."""
+    return db_settings(db).get("chunk_residues", 64000000)
+
+
+def _database_residues(db_dir):
+    """Residues of a built database (its manifest); None while it is not built yet."""
+    try:
+        with open(os.path.join(db_dir, "manifest.json")) as fh:
+            return int(json.load(fh)["n_residues"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _searched_residues(wildcards, input):
+    """Residues one search job scans: one chunk, or the whole database for part 'all'."""
+    total = _database_residues(input.db)
+    if wildcards.get("part") == "all":
+        return total if total is not None else chunk_residues(wildcards.db)
+    chunk = chunk_residues(wildcards.db)
+    return chunk if total is None else min(chunk, total)
+
+
+def search_mem_mb(wildcards, input):
+    """One chunk in memory at a time (a whole-database job too), plus the kept hits."""
+    residues = min(chunk_residues(wildcards.db), _searched_residues(wildcards, input))
+    hits = config["query_batch_size"] * config["search"]["top"] * 64
+    return SEARCH_BASE_MB + math.ceil(
+        (residues * SEARCH_BYTES_PER_RESIDUE + hits) / 2**20
+    )
+
+
+def search_runtime(wildcards, input, threads):
+    """Minutes for query residues x searched residues; the batch file's size bounds its
+    residues (before it exists, query_batch_size queries of 1,000 residues)."""
+    try:
+        query_residues = os.path.getsize(input.batch)
+    except OSError:
+        query_residues = config["query_batch_size"] * 1000
+    cells = query_residues * _searched_residues(wildcards, input)
+    rate = (
+        SEARCH_CELLS_PER_SECOND_GPU
+        if uses_gpu()
+        else SEARCH_CELLS_PER_SECOND_CPU_THREAD * threads
+    )
+    return SEARCH_MINUTES_MIN + math.ceil(cells / rate / 60)
