@@ -24,9 +24,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from swgpu_core.gpu.search import CudaBackend  # noqa: E402
 from swgpu_core.database import Database, build_database  # noqa: E402
 from swgpu_core.fasta import read_sequences  # noqa: E402
+from swgpu_core.gpu.search import CudaBackend  # noqa: E402
 from swgpu_core.scoring import Scoring  # noqa: E402
 from swgpu_core.search import search  # noqa: E402
 

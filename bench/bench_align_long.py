@@ -46,7 +46,9 @@ def main() -> None:
     ap.add_argument("--out", default="bench/results.jsonl")
     ap.add_argument("--commit", default=None, help="commit to record (default: git HEAD)")
     ap.add_argument("--max-seconds", type=float, default=120.0, help="skip a size predicted to take longer than this")
-    ap.add_argument("--gpu-sections", nargs="+", default=["auto"], help="part counts to measure per size (auto or N, as the command's option)")
+    ap.add_argument(
+        "--gpu-sections", nargs="+", default=["auto"], help="part counts to measure per size (auto or N, as the command's option)"
+    )
     ap.add_argument("--max-alignment-length", type=int, default=10_000, help="overlap of the parts (default 10,000, the command's)")
     args = ap.parse_args()
     scoring = Scoring.nucleotide()
@@ -80,7 +82,7 @@ def main() -> None:
             select_s = time.perf_counter() - t0
             extra = timing.cells - m * n
             row = {
-                "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "commit": args.commit or commit(), "gpu": gpu, "kind": "align-long", "query_len": m, "target_len": n,
                 "gcups": rate / 1e9, "seconds": seconds, "repeats": len(times), "times": times,
                 "gpu_sections": setting, "parts": timing.parts, "overlap": overlap, "overlap_cells": extra,

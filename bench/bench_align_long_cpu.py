@@ -24,7 +24,6 @@ import resource
 import shlex
 import subprocess
 import sys
-import time
 
 import numpy as np
 
@@ -83,7 +82,7 @@ def main() -> None:
                 agrees = bool(np.array_equal(mine.bands, ref.bands) and np.array_equal(mine.keys, ref.keys))
             gcups = m * n / seconds / 1e9
             row = {
-                "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "commit": commit(), "machine": args.machine, "kind": "align-long-cpu", "alphabet": kind,
                 "command": shlex.join([sys.executable.rsplit("/", 1)[-1], *sys.argv]),
                 "query_len": m, "target_len": n, "threads": threads, "seconds": seconds, "gcups": gcups,

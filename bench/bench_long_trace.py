@@ -56,7 +56,9 @@ def make_inputs(m: int, n: int, plants: int, seed: int = 1) -> tuple[np.ndarray,
         piece[sub] = (piece[sub] + rng.integers(1, 4, int(sub.sum()))) % 4
         for _ in range(3):  # short deletions and insertions
             at, k = int(rng.integers(0, piece.size)), int(rng.integers(1, 8))
-            piece = np.delete(piece, np.s_[at : at + k]) if rng.random() < 0.5 else np.insert(piece, at, rng.integers(0, 4, k).astype(np.uint8))
+            piece = (
+                np.delete(piece, np.s_[at : at + k]) if rng.random() < 0.5 else np.insert(piece, at, rng.integers(0, 4, k).astype(np.uint8))
+            )
         at = int(rng.integers(0, n - piece.size))
         target[at : at + piece.size] = piece
     return query, target
@@ -105,7 +107,7 @@ def main() -> None:
     heights = np.array([t.qend - t.qstart + 1 for t in want])
     widths = np.array([t.send - t.sstart + 1 for t in want])
     row = {
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "commit": os.environ.get("SWGPU_COMMIT") or commit(),
         "gpu": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
         "kind": "long-trace",

@@ -91,7 +91,7 @@ def bench_cuda(args, scoring, flat, qoff, soff) -> list[dict]:
         wall = statistics.median(walls)
         ksum = statistics.median(sum(k.values()) for k in kernels)
         row = {
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "commit": commit(),
             "gpu": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
             "kind": kind,
@@ -124,7 +124,9 @@ def bench_cuda(args, scoring, flat, qoff, soff) -> list[dict]:
     t0 = time.perf_counter()
     gpu.traceback_pairs(tasks, scoring)
     wall = time.perf_counter() - t0
-    row = dict(out[-1], kind="traceback-api", pairs=len(tasks), pairs_per_s=len(tasks) / wall, gcups=len(tasks) * L * L / wall / 1e9, seconds=wall)
+    row = dict(
+        out[-1], kind="traceback-api", pairs=len(tasks), pairs_per_s=len(tasks) / wall, gcups=len(tasks) * L * L / wall / 1e9, seconds=wall
+    )
     for key in ("kernel_seconds", "kernel_pairs_per_s", "kernel_gcups", "per_kernel", "repeats", "aligned", "errors", "mean_ops"):
         row.pop(key)
     out.append(row)
@@ -159,8 +161,17 @@ def bench_cpu(args, scoring, flat, qoff, soff) -> list[dict]:
     t0 = time.perf_counter()
     cpu.align_pairs(qs, ss, scoring, threads=args.threads)
     wall = time.perf_counter() - t0
-    rows = [{"kind": "pairs-cpu", "pairs": len(qs), "length": L, "threads": args.threads, "pairs_per_s": len(qs) / wall,
-             "gcups": len(qs) * L * L / wall / 1e9, "seconds": wall}]
+    rows = [
+        {
+            "kind": "pairs-cpu",
+            "pairs": len(qs),
+            "length": L,
+            "threads": args.threads,
+            "pairs_per_s": len(qs) / wall,
+            "gcups": len(qs) * L * L / wall / 1e9,
+            "seconds": wall,
+        }
+    ]
     try:
         import parasail
     except ImportError:
@@ -170,12 +181,23 @@ def bench_cpu(args, scoring, flat, qoff, soff) -> list[dict]:
         t0 = time.perf_counter()
         for q, s in zip(*letters):
             r = parasail.sw_trace_striped_32(q, s, scoring.gap_open + scoring.gap_extend, scoring.gap_extend, parasail.blosum62)
-            r.cigar  # the traceback proper is lazy
+            _ = r.cigar  # the traceback proper is lazy
         wall = time.perf_counter() - t0
-        rows.append({"kind": "pairs-parasail", "pairs": len(qs), "length": L, "threads": 1, "pairs_per_s": len(qs) / wall,
-                     "gcups": len(qs) * L * L / wall / 1e9, "seconds": wall})
+        rows.append(
+            {
+                "kind": "pairs-parasail",
+                "pairs": len(qs),
+                "length": L,
+                "threads": 1,
+                "pairs_per_s": len(qs) / wall,
+                "gcups": len(qs) * L * L / wall / 1e9,
+                "seconds": wall,
+            }
+        )
     for r in rows:
-        print(f"{r['kind']:15s} {r['pairs']} pairs of {L}, {r['threads']} threads: {r['pairs_per_s']:,.0f} pairs/s ({r['gcups']:.2f} GCUPS)")
+        print(
+            f"{r['kind']:15s} {r['pairs']} pairs of {L}, {r['threads']} threads: {r['pairs_per_s']:,.0f} pairs/s ({r['gcups']:.2f} GCUPS)"
+        )
     return rows
 
 

@@ -90,7 +90,9 @@ def main() -> int:
     parser.add_argument("--python", default=sys.executable, help="the Python that runs swgpu (with swgpu_core importable)")
     parser.add_argument("--only", nargs="*", help="run only these tools (names as in the table; SSEARCH's earlier table is reused)")
     parser.add_argument("--reference", help="SSEARCH's table (-m 8) from an earlier run, instead of running ssearch36")
-    parser.add_argument("--swgpu-backend", default="cpu", choices=("cpu", "cuda"), help="swgpu's backend (cuda: the same protocol on a GPU)")
+    parser.add_argument(
+        "--swgpu-backend", default="cpu", choices=("cpu", "cuda"), help="swgpu's backend (cuda: the same protocol on a GPU)"
+    )
     parser.add_argument("--json", help="write the results here as JSON")
     args = parser.parse_args()
     work = Path(args.work)

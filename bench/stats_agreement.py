@@ -70,7 +70,9 @@ def main(db_fasta: str, queries_fasta: str, work: str) -> None:
         within += (ref == 0 and e < 1e-180) or (ref > 0 and 0.5 <= e / ref <= 2)
         bits += format_bitscore(b) == bit
         text += format_evalue(e) == evalue
-    print(f"blastp: {rows} rows, {same} with swgpu's raw score; E within 2x {within / same:.2%}, bit score text equal {bits / same:.2%}, E text equal {text / same:.2%}")
+    print(
+        f"blastp: {rows} rows, {same} with swgpu's raw score; E within 2x {within / same:.2%}, bit score text equal {bits / same:.2%}, E text equal {text / same:.2%}"
+    )
     seen: set[tuple[str, str]] = set()
     ratios: dict[str, list[tuple[float, float]]] = {name: [] for *_, name in RANGES}
     for line in fasta.splitlines():

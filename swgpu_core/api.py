@@ -36,7 +36,15 @@ from .outfmt import DEFAULT_OUTFMT, FIELDS, STANDARD_FIELDS, parse_outfmt
 from .scoring import Scoring
 from .search import QueryHits, SearchResult
 from .significance import (
-    DEFAULT_MAX_EVALUE, NO_STATISTICS, STATS_MODES, NoStatistics, Statistics, filter_hits, hit_significance, saved_statistics, statistics,
+    DEFAULT_MAX_EVALUE,
+    NO_STATISTICS,
+    STATS_MODES,
+    NoStatistics,
+    Statistics,
+    filter_hits,
+    hit_significance,
+    saved_statistics,
+    statistics,
 )  # fmt: skip
 
 if TYPE_CHECKING:
@@ -244,8 +252,8 @@ def scan_long(
     (for scans spread over processes and merged by :func:`trace_long`). Default: the
     longest a positive-scoring alignment of the query can be (:func:`~.long.sections.max_alignment_span`).
     """
-    from .long.endpoints import DEFAULT_BAND_WIDTH, BandRule
     from .engine import get_engine
+    from .long.endpoints import DEFAULT_BAND_WIDTH, BandRule
     from .long.run import check_inputs, scan_sections
     from .long.sections import layout, max_alignment_span
 
@@ -286,8 +294,8 @@ def trace_long(
 
     The target is the writers' one-sequence database (``target_path`` names it in headers).
     """
-    from .long.endpoints import DEFAULT_BAND_WIDTH, BandRule
     from .engine import get_engine
+    from .long.endpoints import DEFAULT_BAND_WIDTH, BandRule
     from .long.run import end_points
     from .long.sections import max_alignment_span
 

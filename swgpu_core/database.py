@@ -20,6 +20,7 @@ renamed into place only when complete.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -77,7 +78,9 @@ def _check_manifest(path: Path, m: dict) -> None:
     if m["alphabet"] not in ALPHABETS:
         raise DatabaseError(f"{where}: corrupt database (alphabet {m['alphabet']!r:.40}; known: {', '.join(ALPHABETS)})")
     if m["n_sequences"] < 1 or m["n_residues"] < 0 or m["chunk_residues"] < 1:
-        raise DatabaseError(f"{where}: corrupt database (n_sequences {m['n_sequences']}, n_residues {m['n_residues']}, chunk_residues {m['chunk_residues']})")
+        raise DatabaseError(
+            f"{where}: corrupt database (n_sequences {m['n_sequences']}, n_residues {m['n_residues']}, chunk_residues {m['chunk_residues']})"
+        )
     if not isinstance(m["source"].get("sha256"), str) or not isinstance(m["source"].get("path"), str):
         raise DatabaseError(f"{where}: corrupt database (source needs a path and a sha256)")
     for key in ("min", "max"):
@@ -93,14 +96,18 @@ def _check_manifest(path: Path, m: dict) -> None:
         if not isinstance(c, dict) or sorted(c) != sorted(_CHUNK_KEYS) or not all(type(c[k]) is int for k in _CHUNK_KEYS):
             raise DatabaseError(f"{where}: corrupt database (chunk {i} is not {{{', '.join(_CHUNK_KEYS)}}} of integers)")
     sums = m.get("chunk_checksums", [{"residues": 0, "headers": 0}] * len(m["chunks"]))
-    if not isinstance(sums, list) or len(sums) != len(m["chunks"]) or not all(
-        isinstance(x, dict) and type(x.get("residues")) is int and type(x.get("headers")) is int for x in sums
+    if (
+        not isinstance(sums, list)
+        or len(sums) != len(m["chunks"])
+        or not all(isinstance(x, dict) and type(x.get("residues")) is int and type(x.get("headers")) is int for x in sums)
     ):
         raise DatabaseError(f"{where}: corrupt database (key 'chunk_checksums' is not one {{residues, headers}} CRC-32 pair per chunk)")
     files = m.get("files", {})
-    if not isinstance(files, dict) or not all(
-        isinstance(f, dict) and type(f.get("size")) is int and isinstance(f.get("sha256"), str) for f in files.values()
-    ) or not set(files) <= set(_FILES):
+    if (
+        not isinstance(files, dict)
+        or not all(isinstance(f, dict) and type(f.get("size")) is int and isinstance(f.get("sha256"), str) for f in files.values())
+        or not set(files) <= set(_FILES)
+    ):
         raise DatabaseError(f"{where}: corrupt database (key 'files' is not {{file: {{size, sha256}}}} of the database's files)")
 
 
@@ -140,8 +147,7 @@ class Database:
         version = self.manifest.get("format_version") if isinstance(self.manifest, dict) else None
         if version != FORMAT_VERSION:
             raise DatabaseError(
-                f"{self.path}: database format version {version}, this swgpu reads version {FORMAT_VERSION}; "
-                "rebuild it with 'swgpu makedb'"
+                f"{self.path}: database format version {version}, this swgpu reads version {FORMAT_VERSION}; rebuild it with 'swgpu makedb'"
             )
         missing = [f for f in _FILES if not (self.path / f).is_file()]
         if missing:
@@ -155,7 +161,9 @@ class Database:
             except (OSError, ValueError, EOFError) as exc:
                 raise DatabaseError(f"{self.path / name}: corrupt database ({_one_line(exc)})") from None
             if arrays[name].dtype != dtype or arrays[name].ndim != 1:
-                raise DatabaseError(f"{self.path / name}: corrupt database (an array of {arrays[name].dtype}{arrays[name].shape}, not of {dtype})")
+                raise DatabaseError(
+                    f"{self.path / name}: corrupt database (an array of {arrays[name].dtype}{arrays[name].shape}, not of {dtype})"
+                )
         self.offsets = arrays["offsets.i64.npy"]
         self.lengths = arrays["lengths.i32.npy"]
         self.order = arrays["order.i64.npy"]
@@ -166,10 +174,14 @@ class Database:
             ("order.i64.npy", self.order, n), ("header_offsets.i64.npy", self._header_offsets, n + 1),
         ):  # fmt: skip
             if array.shape != (size,):
-                raise DatabaseError(f"{self.path / name}: corrupt database (array sizes disagree with manifest.json: {array.size} entries, not {size})")
+                raise DatabaseError(
+                    f"{self.path / name}: corrupt database (array sizes disagree with manifest.json: {array.size} entries, not {size})"
+                )
         if (self.path / "residues.u8").stat().st_size != residues:
-            raise DatabaseError(f"{self.path / 'residues.u8'}: corrupt database (array sizes disagree with manifest.json: "
-                                f"{(self.path / 'residues.u8').stat().st_size} bytes, not n_residues {residues})")
+            raise DatabaseError(
+                f"{self.path / 'residues.u8'}: corrupt database (array sizes disagree with manifest.json: "
+                f"{(self.path / 'residues.u8').stat().st_size} bytes, not n_residues {residues})"
+            )
         self.residues = np.memmap(self.path / "residues.u8", dtype=np.uint8, mode="r") if residues else np.zeros(0, np.uint8)
         headers_size = (self.path / "headers.bin").stat().st_size
         self._headers = np.memmap(self.path / "headers.bin", dtype=np.uint8, mode="r") if headers_size else np.zeros(0, np.uint8)
@@ -210,7 +222,10 @@ class Database:
         for i, c in enumerate(m["chunks"]):
             first, stop = c["first"], c["stop"]
             if c["index"] != i or first != expected_first or not first < stop <= n:
-                raise bad("manifest.json", f"chunk {i} covers sequences {first}-{stop} (index {c['index']}), not contiguous from {expected_first} below {n}")
+                raise bad(
+                    "manifest.json",
+                    f"chunk {i} covers sequences {first}-{stop} (index {c['index']}), not contiguous from {expected_first} below {n}",
+                )
             if c["residue_start"] != offsets[first] or c["residue_stop"] != offsets[stop]:
                 raise bad("manifest.json", f"chunk {i} residues {c['residue_start']}-{c['residue_stop']} disagree with offsets.i64.npy")
             expected_first = stop
@@ -281,8 +296,10 @@ class Database:
         if part == "residues":
             name, data = "residues.u8", self.residues[c.residue_start : c.residue_stop]
             if data.size and int(data.max()) >= self.alphabet.size:
-                raise DatabaseError(f"{self.path / name}: corrupt database (chunk {index} holds code {int(data.max())}, "
-                                    f"outside the {self.alphabet.name} alphabet); run 'swgpu check'")
+                raise DatabaseError(
+                    f"{self.path / name}: corrupt database (chunk {index} holds code {int(data.max())}, "
+                    f"outside the {self.alphabet.name} alphabet); run 'swgpu check'"
+                )
         else:
             name, data = "headers.bin", self._headers[int(self._header_offsets[c.first]) : int(self._header_offsets[c.stop])]
         if sums is not None and zlib.crc32(np.ascontiguousarray(data)) != sums[index][part]:
@@ -300,7 +317,9 @@ class Database:
                 raise ValueError("not 'id\\0description\\0'")
             return parts[0].decode(), parts[1].decode()
         except ValueError as exc:
-            raise DatabaseError(f"{self.path / 'headers.bin'}: corrupt database (header of sequence {i}: {_one_line(exc)}); run 'swgpu check'") from None
+            raise DatabaseError(
+                f"{self.path / 'headers.bin'}: corrupt database (header of sequence {i}: {_one_line(exc)}); run 'swgpu check'"
+            ) from None
 
     def seq_id(self, i: int) -> str:
         return self.header(i)[0]
@@ -331,9 +350,7 @@ def _chunk_bounds(offsets: np.ndarray, chunk_residues: int) -> list[dict]:
     while first < n:
         stop = int(np.searchsorted(offsets, offsets[first] + chunk_residues, side="right")) - 1
         stop = min(max(stop, first + 1), n)
-        chunks.append(
-            dict(index=len(chunks), first=first, stop=stop, residue_start=int(offsets[first]), residue_stop=int(offsets[stop]))
-        )
+        chunks.append(dict(index=len(chunks), first=first, stop=stop, residue_start=int(offsets[first]), residue_stop=int(offsets[stop])))
         first = stop
     return chunks
 
@@ -430,10 +447,8 @@ def _remove_database_files(directory: Path) -> None:
     """Delete the files a build writes, then the directory if that leaves it empty."""
     for name in ("manifest.json", *_FILES):
         (directory / name).unlink(missing_ok=True)
-    try:
+    with contextlib.suppress(OSError):  # something appeared meanwhile: leave it rather than delete what is not ours
         directory.rmdir()
-    except OSError:
-        pass  # something appeared meanwhile: leave it rather than delete what is not ours
 
 
 def _make_parents(directory: Path) -> list[Path]:
@@ -573,17 +588,23 @@ def check_database(path: str | os.PathLike) -> list[str]:
                 raise DatabaseError(f"{db.path / 'manifest.json'}: corrupt database (no checksum for {name})")
             digest = _sha256(str(db.path / name))
             if digest != files[name]["sha256"]:
-                raise DatabaseError(f"{db.path / name}: corrupt database (sha256 {digest[:16]}..., manifest.json records {files[name]['sha256'][:16]}...)")
+                raise DatabaseError(
+                    f"{db.path / name}: corrupt database (sha256 {digest[:16]}..., manifest.json records {files[name]['sha256'][:16]}...)"
+                )
         lines.append(f"{db.path}: sha256 of {len(_FILES)} files ok")
     else:
-        lines.append(f"{db.path}: no checksums recorded (built by swgpu {db.manifest.get('swgpu_version', '?')}); contents checked, not checksums")
+        lines.append(
+            f"{db.path}: no checksums recorded (built by swgpu {db.manifest.get('swgpu_version', '?')}); contents checked, not checksums"
+        )
     for start in range(0, db.n_residues, _CHECK_BLOCK):
         block = np.asarray(db.residues[start : start + _CHECK_BLOCK])
         if block.size and int(block.max()) >= db.alphabet.size:
             at = start + int(np.flatnonzero(block >= db.alphabet.size)[0])
             seq = int(np.searchsorted(db.offsets, at, side="right")) - 1
-            raise DatabaseError(f"{db.path / 'residues.u8'}: corrupt database (byte {at}, in sequence {seq}, is code {int(db.residues[at])}, "
-                                f"outside the {db.alphabet.name} alphabet)")
+            raise DatabaseError(
+                f"{db.path / 'residues.u8'}: corrupt database (byte {at}, in sequence {seq}, is code {int(db.residues[at])}, "
+                f"outside the {db.alphabet.name} alphabet)"
+            )
     hoff = np.asarray(db._header_offsets)
     first = 0
     while first < db.n_sequences:

@@ -106,7 +106,9 @@ def normalize_source(source: str) -> str:
     if scheme.lower() in SCHEMES:
         return scheme.lower() + source[len(scheme) :]
     if "://" in source or not os.path.exists(source):
-        raise DownloadError(f"{source}: unsupported URL scheme {scheme + ':'!r} (use {', '.join(s + '://' for s in SCHEMES)} or a local path)")
+        raise DownloadError(
+            f"{source}: unsupported URL scheme {scheme + ':'!r} (use {', '.join(s + '://' for s in SCHEMES)} or a local path)"
+        )
     return source
 
 
@@ -461,4 +463,3 @@ def _unchanged(recorded: Release, probe: Probe, expected: dict[str, str], size: 
     if probe.etag or probe.last_modified:
         return probe.etag == recorded.etag and probe.last_modified == recorded.last_modified
     return False  # the source tells us nothing: fetch and compare the bytes
-

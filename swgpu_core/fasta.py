@@ -66,7 +66,7 @@ def _open(path: str) -> IO[bytes]:
     the end of the stream are checked by :mod:`gzip` as the data is read.
     """
     try:
-        raw = open(path, "rb")
+        raw = open(path, "rb")  # noqa: SIM115 (the stream is returned to the caller, who closes it)
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror})") from None
     buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)

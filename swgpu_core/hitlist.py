@@ -108,9 +108,7 @@ def load_hits(path: str | os.PathLike) -> HitList:
             if not isinstance(meta, dict) or meta.get("format") != FORMAT:
                 raise InputError(f"{path}: not a swgpu hit list")
             if meta.get("format_version") != FORMAT_VERSION:
-                raise InputError(
-                    f"{path}: hit list format version {meta.get('format_version')}, this swgpu reads version {FORMAT_VERSION}"
-                )
+                raise InputError(f"{path}: hit list format version {meta.get('format_version')}, this swgpu reads version {FORMAT_VERSION}")
             arrays = {k: data[k] for k in data.files if k != "meta"}
     except InputError:
         raise
@@ -144,12 +142,16 @@ def _check_hit_list(path: str, meta: dict, arrays: dict[str, np.ndarray]) -> Non
         if arrays[key].dtype.kind != kind or arrays[key].ndim != 1:
             raise bad(f"array {key!r} is {arrays[key].dtype}{arrays[key].shape}")
     db, scoring = meta.get("database"), meta.get("scoring")
-    if not isinstance(db, dict) or not all(type(db.get(k)) is int for k in ("n_sequences", "n_chunks", "chunk_residues")) or not all(
-        isinstance(db.get(k), str) for k in ("path", "version_tag")
+    if (
+        not isinstance(db, dict)
+        or not all(type(db.get(k)) is int for k in ("n_sequences", "n_chunks", "chunk_residues"))
+        or not all(isinstance(db.get(k), str) for k in ("path", "version_tag"))
     ):
         raise bad("meta key 'database' needs path, version_tag, n_sequences, n_chunks, chunk_residues")
-    if not isinstance(scoring, dict) or not isinstance(scoring.get("matrix"), str) or not all(
-        type(scoring.get(k)) is int for k in ("gap_open", "gap_extend")
+    if (
+        not isinstance(scoring, dict)
+        or not isinstance(scoring.get("matrix"), str)
+        or not all(type(scoring.get(k)) is int for k in ("gap_open", "gap_extend"))
     ):
         raise bad("meta key 'scoring' needs matrix, gap_open, gap_extend")
     top, chunks = meta.get("top"), meta.get("chunks")
@@ -173,7 +175,9 @@ def _check_hit_list(path: str, meta: dict, arrays: dict[str, np.ndarray]) -> Non
     if arrays["scores"].size != subjects.size:
         raise bad(f"{arrays['scores'].size} scores for {subjects.size} subjects")
     if subjects.size and (subjects.min() < 0 or subjects.max() >= db["n_sequences"]):
-        raise bad(f"subject {int(subjects.max() if subjects.max() >= db['n_sequences'] else subjects.min())} outside the database's {db['n_sequences']} sequences")
+        raise bad(
+            f"subject {int(subjects.max() if subjects.max() >= db['n_sequences'] else subjects.min())} outside the database's {db['n_sequences']} sequences"
+        )
     if arrays["query_codes"].size and int(arrays["query_codes"].max()) >= PROTEIN.size:
         raise bad(f"query residue code {int(arrays['query_codes'].max())} outside the protein alphabet")
 
@@ -192,7 +196,9 @@ def merge_hits(lists: list[HitList], db: Database, top: int | None = None, *, pa
                 f"not {db.path} version {db.version_tag} in {len(db.chunks)} chunks"
             )
         if hl.meta["scoring"] != first.meta["scoring"]:
-            raise InputError(f"{hl.path}: scoring {_describe(hl.meta['scoring'])} differs from {first.path}: {_describe(first.meta['scoring'])}")
+            raise InputError(
+                f"{hl.path}: scoring {_describe(hl.meta['scoring'])} differs from {first.path}: {_describe(first.meta['scoring'])}"
+            )
         if [qh.query.id for qh in hl.hits] != [qh.query.id for qh in first.hits] or not all(
             np.array_equal(a.query.codes, b.query.codes) for a, b in zip(hl.hits, first.hits)
         ):

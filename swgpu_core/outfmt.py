@@ -129,14 +129,28 @@ _TABLE: tuple[Field, ...] = (
     Field("qlen", "query length", "query length in residues", lambda h: str(len(h.query))),
     Field("sseqid", "subject id", "subject id: the first word of its FASTA header", _subject_id),
     Field("sallseqid", "subject ids", "all subject ids (one per subject here: sseqid)", _subject_id),
-    Field("sacc", "subject acc.", "subject accession (P69905 of sp|P69905|HBA_HUMAN; else the id), without version", lambda h: clean(accession(h.subject_header[0]))),
-    Field("saccver", "subject acc.ver", "subject accession with its version (NP_000549.1 of ref|NP_000549.1|)", lambda h: clean(accession(h.subject_header[0], keep_version=True))),
-    Field("sallacc", "subject accs.", "all subject accessions (one per subject here: sacc)", lambda h: clean(accession(h.subject_header[0]))),
+    Field(
+        "sacc",
+        "subject acc.",
+        "subject accession (P69905 of sp|P69905|HBA_HUMAN; else the id), without version",
+        lambda h: clean(accession(h.subject_header[0])),
+    ),
+    Field(
+        "saccver",
+        "subject acc.ver",
+        "subject accession with its version (NP_000549.1 of ref|NP_000549.1|)",
+        lambda h: clean(accession(h.subject_header[0], keep_version=True)),
+    ),
+    Field(
+        "sallacc", "subject accs.", "all subject accessions (one per subject here: sacc)", lambda h: clean(accession(h.subject_header[0]))
+    ),
     Field("stitle", "subject title", "subject title: its FASTA description, without the id", lambda h: clean(h.subject_header[1])),
     Field("salltitles", "subject titles", "all subject titles (one per subject here: stitle)", lambda h: clean(h.subject_header[1])),
     Field("slen", "subject length", "subject length in residues", lambda h: str(h.subject_length)),
     Field("score", "score", "raw Smith-Waterman score", lambda h: str(h.score)),
-    Field("evalue", "evalue", "expect value of the score in this database (no traceback; --stats says how)", _evalue, needs_statistics=True),
+    Field(
+        "evalue", "evalue", "expect value of the score in this database (no traceback; --stats says how)", _evalue, needs_statistics=True
+    ),
     Field("bitscore", "bit score", "bit score of the score (no traceback)", _bitscore, needs_statistics=True),
     Field("rank", "rank", "rank of the hit among the query's reported hits (1 = best; swgpu)", lambda h: str(h.rank)),
     Field("pident", "% identity", "percent identical positions of the alignment", _aligned(lambda a: f"{a.pident:.3f}"), True),
@@ -153,7 +167,9 @@ _TABLE: tuple[Field, ...] = (
     Field("send", "s. end", "end of the alignment in the subject (inclusive)", _aligned(lambda a: str(a.send)), True),
     Field("qseq", "query seq", "aligned part of the query, '-' for gaps", _aligned(lambda a: a.qseq), True),
     Field("sseq", "subject seq", "aligned part of the subject, '-' for gaps", _aligned(lambda a: a.sseq), True),
-    Field("btop", "BTOP", "BLAST traceback operations (identical run lengths, else query+subject letters)", _aligned(lambda a: a.btop), True),
+    Field(
+        "btop", "BTOP", "BLAST traceback operations (identical run lengths, else query+subject letters)", _aligned(lambda a: a.btop), True
+    ),
     Field("cigar", "cigar", "CIGAR of the aligned part, query as read: =/X/I/D (swgpu)", _aligned(lambda a: a.cigar), True),
     Field("qcovhsp", "% query coverage per hsp", "percent of the query inside the alignment", _aligned(lambda a: str(a.qcovhsp)), True),
 )
@@ -162,7 +178,20 @@ _TABLE: tuple[Field, ...] = (
 FIELDS: dict[str, Field] = {f.name: f for f in _TABLE}
 
 #: BLAST's twelve standard columns (``std``), as ``blastp`` 2.12 names them.
-STANDARD_FIELDS = ("qaccver", "saccver", "pident", "length", "mismatch", "gapopen", "qstart", "qend", "sstart", "send", "evalue", "bitscore")
+STANDARD_FIELDS = (
+    "qaccver",
+    "saccver",
+    "pident",
+    "length",
+    "mismatch",
+    "gapopen",
+    "qstart",
+    "qend",
+    "sstart",
+    "send",
+    "evalue",
+    "bitscore",
+)
 
 #: What ``-outfmt 6`` alone prints: BLAST's standard columns.
 DEFAULT_FIELDS = STANDARD_FIELDS
@@ -173,7 +202,12 @@ def fields_help() -> str:
     """Every field and its meaning, for a command's ``--help`` epilog."""
     width = max(len(f.name) for f in _TABLE)
     lines = [f"  {f.name:<{width}}  {f.meaning}" for f in _TABLE]
-    return "fields of --outfmt (6: tab-separated, 7: with BLAST's comment lines; 'std' = " + " ".join(STANDARD_FIELDS) + "):\n" + "\n".join(lines)
+    return (
+        "fields of --outfmt (6: tab-separated, 7: with BLAST's comment lines; 'std' = "
+        + " ".join(STANDARD_FIELDS)
+        + "):\n"
+        + "\n".join(lines)
+    )
 
 
 @dataclass(frozen=True)
@@ -240,12 +274,18 @@ def write_table(
         if alns is not None and fmt.needs_alignment and len(alns) != len(qh):
             raise InputError(f"{qh.query.id}: {len(qh)} hits but {len(alns)} alignments")
         if fmt.kind == 7:
-            out.write(f"# BLASTP swgpu-{__version__} ({program}: exact Smith-Waterman)\n# Query: {clean(title(qh.query.id, qh.query.description))}\n")
+            out.write(
+                f"# BLASTP swgpu-{__version__} ({program}: exact Smith-Waterman)\n# Query: {clean(title(qh.query.id, qh.query.description))}\n"
+            )
             out.write(f"# Database: {db.path}\n")
             if len(qh):
                 out.write(f"# Fields: {', '.join(f.title for f in fmt.fields)}\n")
             out.write(f"# {len(qh)} hits found\n")
-        significance = query_significance(statistics, qi, len(qh.query), qh.scores, np.asarray(db.lengths)[qh.subjects]) if fmt.needs_statistics else None
+        significance = (
+            query_significance(statistics, qi, len(qh.query), qh.scores, np.asarray(db.lengths)[qh.subjects])
+            if fmt.needs_statistics
+            else None
+        )
         for k, (subject, score) in enumerate(zip(qh.subjects.tolist(), qh.scores.tolist())):
             e, b = (float(significance[0][k]), float(significance[1][k])) if significance is not None else (None, None)
             hit = Hit(db, qh.query, qi, int(subject), int(score), k + 1, e, b, alns[k] if fmt.needs_alignment else None)

@@ -92,7 +92,9 @@ def fasta_pairs(query_path: str, subject_path: str, alphabet: Alphabet = PROTEIN
     queries = list(encoded_records(query_path, alphabet))  # ids may repeat: a sequence in several pairs
     subjects = list(encoded_records(subject_path, alphabet))
     if len(queries) != len(subjects):
-        short, long_path, extra = (subject_path, query_path, queries) if len(queries) > len(subjects) else (query_path, subject_path, subjects)
+        short, long_path, extra = (
+            (subject_path, query_path, queries) if len(queries) > len(subjects) else (query_path, subject_path, subjects)
+        )
         k = min(len(queries), len(subjects))
         raise InputError(f"{long_path}: record {k + 1} ({extra[k].id}) has no partner: {short} has only {k} records")
     unique: list[EncodedSequence] = []
@@ -172,4 +174,3 @@ def align_pair_set(
         hits.append(QueryHits(query, np.array([index], np.int64), np.array([aln.score], np.int32)))
         alignments.append([aln])
     return hits, alignments, engine.kind
-

@@ -218,9 +218,7 @@ def sweep(profile: LengthProfile, query_length: int, model: DeviceModel = H100_D
 TOLERANCE = 0.03
 
 
-def choose_threshold(
-    profile: LengthProfile, query_length: int, model: DeviceModel = H100_DEFAULT, tolerance: float = TOLERANCE
-) -> Plan:
+def choose_threshold(profile: LengthProfile, query_length: int, model: DeviceModel = H100_DEFAULT, tolerance: float = TOLERANCE) -> Plan:
     """The smallest threshold predicted within ``tolerance`` of the fastest.
 
     Why not simply the fastest: the model's error is about 5% and one-sided at large

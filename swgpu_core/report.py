@@ -99,7 +99,9 @@ def read_alignments(paths: Sequence[str | os.PathLike], db: Database, hits: Sequ
             pos, score = where[k].get(aln.subject_id, (None, None))
             if pos is None or score != aln.score:
                 had = "not among its hits" if pos is None else f"score {score} there"
-                raise InputError(f"{at}: {aln.query_id} vs {aln.subject_id} score {aln.score} is {had} in the hit lists (alignments of another search?)")
+                raise InputError(
+                    f"{at}: {aln.query_id} vs {aln.subject_id} score {aln.score} is {had} in the hit lists (alignments of another search?)"
+                )
             if pos in found[k]:
                 raise InputError(f"{at}: {aln.query_id} vs {aln.subject_id} appears twice")
             aln.subject_index = int(hits[k].subjects[pos])
@@ -248,7 +250,13 @@ def _evalue_plot(alignments: Sequence[Sequence[Alignment]]) -> str:
     if values.size:
         logs = np.log10(np.maximum(values, 1e-300))
         edges = np.histogram_bin_edges(logs, bins=40)
-        ax.hist([logs[values > SIGNIFICANT], logs[values <= SIGNIFICANT]], bins=edges, stacked=True, color=["#bbbbbb", "#228833"], label=["E > 0.001", "E ≤ 0.001"])
+        ax.hist(
+            [logs[values > SIGNIFICANT], logs[values <= SIGNIFICANT]],
+            bins=edges,
+            stacked=True,
+            color=["#bbbbbb", "#228833"],
+            label=["E > 0.001", "E ≤ 0.001"],
+        )
         ax.axvline(math.log10(SIGNIFICANT), color="#cc3311", linestyle="--", linewidth=1.2, label="E = 0.001")
         if logs.max() > math.log10(REPORTED):
             ax.axvline(math.log10(REPORTED), color="#777777", linestyle=":", linewidth=1.2, label="E = 10 (not tabulated beyond)")
@@ -256,7 +264,9 @@ def _evalue_plot(alignments: Sequence[Sequence[Alignment]]) -> str:
         ax.set_yscale("log")
     else:
         ax.text(0.5, 0.5, "no E-values", ha="center", va="center", transform=ax.transAxes)
-    ax.set(xlabel="log10(E-value)   (more significant to the left)", ylabel="aligned hits (log scale)", title="E-values of the aligned hits")
+    ax.set(
+        xlabel="log10(E-value)   (more significant to the left)", ylabel="aligned hits (log scale)", title="E-values of the aligned hits"
+    )
     return _png(fig)
 
 
@@ -383,7 +393,9 @@ def hit_map(qlen: int, alns: Sequence[Alignment], rows: int = 20) -> str:
         x, w = left + (a.qstart - 1) * scale, max((a.qend - a.qstart + 1) * scale, 1.5)
         title = _esc(f"{a.subject_id} {split_description(a.subject_description)[0]}: {_bits(a)} bits, E = {_evalue(a)}, "
                      f"query {a.qstart}-{a.qend}")  # fmt: skip
-        parts.append(f'<rect x="{x:.1f}" y="{top + i * step}" width="{w:.1f}" height="6" fill="{_colour(a.bitscore)}"><title>{title}</title></rect>')
+        parts.append(
+            f'<rect x="{x:.1f}" y="{top + i * step}" width="{w:.1f}" height="6" fill="{_colour(a.bitscore)}"><title>{title}</title></rect>'
+        )
     parts.append("</svg>")
     key = " ".join(
         f'<span style="display:inline-block;width:.9em;height:.7em;background:{c}"></span> {label}'
@@ -416,7 +428,9 @@ def _summary(hits: Sequence[QueryHits], alignments: Sequence[Sequence[Alignment]
         acc = accession_link(qh.query.id)[0]
         query = f'<a href="#q{k + 1}" title="{_esc(qh.query.id)}">{_esc(acc)}</a>' + (f"<br><small>{_esc(qname)}</small>" if qname else "")
         if not alns:
-            rows.append(f"<tr><td class=id>{query}</td><td class=n>{len(qh.query):,}</td><td class=n>0</td><td colspan=6 class=muted>no hits</td></tr>")
+            rows.append(
+                f"<tr><td class=id>{query}</td><td class=n>{len(qh.query):,}</td><td class=n>0</td><td colspan=6 class=muted>no hits</td></tr>"
+            )
             continue
         best = alns[0]
         name, organism = split_description(best.subject_description)
@@ -435,7 +449,11 @@ def _query_section(k: int, qh: QueryHits, alns: Sequence[Alignment], shown_align
     org = f" · <i>{_esc(organism)}</i>" if organism else ""
     parts = [f"<h3 id=q{k + 1}>{_esc(q.id)} <small>{_esc(name)}{org} · {len(q):,} residues</small></h3>"]
     if not alns:
-        parts.append(f"<p>No aligned hits ({len(qh)} hits in the hit lists, none aligned: E &gt; 10 or --align 0).</p>" if len(qh) else "<p>No hits found.</p>")
+        parts.append(
+            f"<p>No aligned hits ({len(qh)} hits in the hit lists, none aligned: E &gt; 10 or --align 0).</p>"
+            if len(qh)
+            else "<p>No hits found.</p>"
+        )
         return parts
     if not have_evalues:
         parts.append(f"<p>{len(alns)} aligned hits, ranked by score (no E-values for this scoring system).</p>")
@@ -446,11 +464,17 @@ def _query_section(k: int, qh: QueryHits, alns: Sequence[Alignment], shown_align
         weak = [a for a in alns if not _significant(a) and a.evalue is not None and a.evalue <= REPORTED]
         beyond = len(alns) - len(strong) - len(weak)
         note = f"; {beyond} with E &gt; 10 are not listed (they are in the alignment files)" if beyond else ""
-        unaligned = f"; {len(qh) - len(alns)} further hits of the hit lists have no alignment here (E &gt; 10 or beyond --align)" if len(qh) > len(alns) else ""
+        unaligned = (
+            f"; {len(qh) - len(alns)} further hits of the hit lists have no alignment here (E &gt; 10 or beyond --align)"
+            if len(qh) > len(alns)
+            else ""
+        )
         parts.append(f"<p>{_plural(len(strong), 'significant hit')} (E ≤ 0.001), {len(weak)} weaker (E ≤ 10){note}{unaligned}.</p>")
         parts.append(_hit_table(strong) if strong else "<p class=muted>No significant hits.</p>")
         if weak:
-            parts.append(f"<details><summary>{len(weak)} weaker hits, 0.001 &lt; E ≤ 10 (may be chance matches)</summary>{_hit_table(weak)}</details>")
+            parts.append(
+                f"<details><summary>{len(weak)} weaker hits, 0.001 &lt; E ≤ 10 (may be chance matches)</summary>{_hit_table(weak)}</details>"
+            )
         shown = (strong + weak)[:shown_alignments]
         if strong + weak:
             parts.insert(2, hit_map(len(q), strong + weak))

@@ -260,7 +260,9 @@ class FittedStatistics:
         self.entries = entries
         self.fallback = fallback
         n_fit = sum(f is not None and f.kind == "regression" for f in fits)
-        self.description = f"E-values from each query's fit to the database's scores (FASTA's regression on ln length, {n_fit} of {len(fits)} queries)"
+        self.description = (
+            f"E-values from each query's fit to the database's scores (FASTA's regression on ln length, {n_fit} of {len(fits)} queries)"
+        )
 
     def _z(self, query: int, score: ArrayLike, subject_length: ArrayLike) -> np.ndarray | None:
         f = self.fits[query]

@@ -90,7 +90,11 @@ def search(
     started = time.perf_counter()
     total = sum(c.n_residues for c in selected) * len(queries)
     bar = progress_bar(total=total, desc=f"search ({backend.name})", unit="res", unit_scale=True, disable=not show_progress)
-    hist = ScoreHistograms.for_search(scoring, [len(q) for q in queries], db.n_sequences, db.n_residues, db.max_length) if score_stats else None
+    hist = (
+        ScoreHistograms.for_search(scoring, [len(q) for q in queries], db.n_sequences, db.n_residues, db.max_length)
+        if score_stats
+        else None
+    )
     scan = getattr(backend, "scan", None)
     if scan is not None:  # the backend schedules chunks itself (several GPUs, prefetch)
         per_chunk = scan(db, selected, queries, top, on_chunk=lambda c: bar.update(c.n_residues * len(queries)), score_stats=hist)

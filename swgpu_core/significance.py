@@ -148,7 +148,9 @@ def query_significance(
     return np.asarray(e, dtype=np.float64), np.asarray(b, dtype=np.float64)
 
 
-def hit_significance(stats: Statistics, query_index: int, query: EncodedSequence, score: int, subject_length: int) -> tuple[float | None, float | None]:
+def hit_significance(
+    stats: Statistics, query_index: int, query: EncodedSequence, score: int, subject_length: int
+) -> tuple[float | None, float | None]:
     """(E-value, bit score) of one hit: ``query`` (number ``query_index`` of the run) scoring
     ``score`` against a subject of ``subject_length`` residues; (None, None) without statistics."""
     both = query_significance(stats, query_index, len(query), [int(score)], [int(subject_length)])

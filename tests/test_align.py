@@ -7,9 +7,9 @@ import pytest
 from Bio import Align
 from Bio.Align import substitution_matrices
 
-from swgpu_core.alphabet import PROTEIN
 from swgpu_core.align import PairTask, TracebackError, build_alignment, trace_pair, traceback_pairs
 from swgpu_core.align.traceback import forward_end
+from swgpu_core.alphabet import PROTEIN
 from swgpu_core.fasta import EncodedSequence
 from swgpu_core.scoring import Scoring
 
@@ -81,7 +81,9 @@ def test_traceback_matches_biopython_and_rescores(matrix: str, go: int, ge: int)
         assert best == max(0, int(bio.score(as_bio(a), as_bio(b)))), (a, b)
         if best <= 0:
             continue
-        aln = build_alignment(trace_pair(PairTask(qa, sa, best), scoring), EncodedSequence("q", "", qa), EncodedSequence("s", "", sa), 0, 1, scoring)
+        aln = build_alignment(
+            trace_pair(PairTask(qa, sa, best), scoring), EncodedSequence("q", "", qa), EncodedSequence("s", "", sa), 0, 1, scoring
+        )
         assert aln.score == best == rescore(aln.qseq, aln.sseq, scoring)
         assert aln.qseq.replace("-", "") == a[aln.qstart - 1 : aln.qend]
         assert aln.sseq.replace("-", "") == b[aln.sstart - 1 : aln.send]

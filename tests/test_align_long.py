@@ -13,13 +13,12 @@ import pytest
 from long_data import fasta, planted, protein_pair, random_dna
 
 from swgpu_core.align.traceback import forward_end
-from swgpu_core.errors import InputError
+from swgpu_core.fasta import EncodedSequence
 from swgpu_core.long import cpu_scan
 from swgpu_core.long.cpu_scan import reference_scan_section, scan_section
 from swgpu_core.long.endpoints import GROUP, BandRule, merge, select
 from swgpu_core.long.run import alignments, end_points, read_single
 from swgpu_core.long.sections import Section, layout
-from swgpu_core.fasta import EncodedSequence
 from swgpu_core.scoring import Scoring
 
 DNA_SCORING = Scoring.nucleotide()
@@ -129,13 +128,29 @@ def test_cli_sections_merge_equals_whole_run(tmp_path, swgpu):
     parts = []
     for i in range(3):
         parts.append(tmp_path / f"p{i}.npz")
-        rc, _, _ = swgpu("align-long", "--query", qf, "--target", tf, "--backend", "cpu", "--section", f"{i}/3", "--save-ends", parts[-1], "--max-alignment-length", "1000")
+        rc, _, _ = swgpu(
+            "align-long",
+            "--query",
+            qf,
+            "--target",
+            tf,
+            "--backend",
+            "cpu",
+            "--section",
+            f"{i}/3",
+            "--save-ends",
+            parts[-1],
+            "--max-alignment-length",
+            "1000",
+        )
         assert rc == 0
     rc, merged, _ = swgpu("align-long", "--query", qf, "--target", tf, "--ends", *parts, "--top", "20", "--max-alignment-length", "1000")
     assert rc == 0 and merged == whole
     rc, _, err = swgpu("align-long", "--query", qf, "--target", tf, "--ends", *parts[:2], "--max-alignment-length", "1000")
     assert rc == 2 and "missing" in err
-    rc, _, err = swgpu("align-long", "--query", qf, "--target", tf, "--ends", *parts, "--band-width", "32", "--max-alignment-length", "1000")
+    rc, _, err = swgpu(
+        "align-long", "--query", qf, "--target", tf, "--ends", *parts, "--band-width", "32", "--max-alignment-length", "1000"
+    )
     assert rc == 2 and "band_width" in err
 
 

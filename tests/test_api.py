@@ -110,9 +110,13 @@ def test_search_writes_bam_sam_jsonl(bundled_db: Database, resources: Path, swgp
     assert len([json.loads(line) for line in (tmp_path / "x.tsv").read_text().splitlines()]) == len(table.splitlines())
 
 
-def test_align_writes_several_outputs_from_one_traceback(bundled_db: Database, saved: list[Path], swgpu, tmp_path: Path, tracebacks: list[int]) -> None:
+def test_align_writes_several_outputs_from_one_traceback(
+    bundled_db: Database, saved: list[Path], swgpu, tmp_path: Path, tracebacks: list[int]
+) -> None:
     outs = [tmp_path / "a.tsv", tmp_path / "a.bam", tmp_path / "a.jsonl", tmp_path / "a.txt"]
-    rc, _, err = swgpu("align", "--db", bundled_db.path, "--hits", *saved, "--align", "3", "--out", *outs, "--outfmt", "7 std", "--backend", "cpu")
+    rc, _, err = swgpu(
+        "align", "--db", bundled_db.path, "--hits", *saved, "--align", "3", "--out", *outs, "--outfmt", "7 std", "--backend", "cpu"
+    )
     assert rc == 0, err
     assert len(tracebacks) == 1  # one traceback, four files
     n = tracebacks[0]
@@ -153,13 +157,26 @@ def test_searchio_reads_every_table(bundled_db: Database, resources: Path, saved
 
 def test_tabs_in_headers_stay_in_their_column(tmp_path: Path, swgpu) -> None:
     fasta = tmp_path / "t.fasta"
-    fasta.write_text(">sp|P1|A_HUMAN first\tsecond\tthird\nMKVLAAGIVGLLLAAGCSSSKEETAPVVAQHWWKLLPQ\n>b\tdesc\nMKVLAAGIVGLLLAAGCSSSKEETAPVVAQ\n")
+    fasta.write_text(
+        ">sp|P1|A_HUMAN first\tsecond\tthird\nMKVLAAGIVGLLLAAGCSSSKEETAPVVAQHWWKLLPQ\n>b\tdesc\nMKVLAAGIVGLLLAAGCSSSKEETAPVVAQ\n"
+    )
     assert swgpu("makedb", fasta, tmp_path / "db", "--quiet")[0] == 0
-    rc, out, err = swgpu("search", "--db", tmp_path / "db", "--query", fasta, "--backend", "cpu", "--quiet", "--outfmt", "6 qseqid qtitle sseqid stitle score evalue")
+    rc, out, err = swgpu(
+        "search",
+        "--db",
+        tmp_path / "db",
+        "--query",
+        fasta,
+        "--backend",
+        "cpu",
+        "--quiet",
+        "--outfmt",
+        "6 qseqid qtitle sseqid stitle score evalue",
+    )
     assert rc == 0, err
     rows = [line.split("\t") for line in out.splitlines()]
     assert rows and all(len(r) == 6 for r in rows)
-    assert ["sp|P1|A_HUMAN", "sp|P1|A_HUMAN first second third", "sp|P1|A_HUMAN", "first second third"] == rows[0][:4]
+    assert rows[0][:4] == ["sp|P1|A_HUMAN", "sp|P1|A_HUMAN first second third", "sp|P1|A_HUMAN", "first second third"]
 
 
 def test_library_takes_plain_values() -> None:
@@ -188,7 +205,9 @@ def test_pairs_and_align_long_through_the_api(tmp_path: Path) -> None:
     (tmp_path / "a.fa").write_text(">a\nMKVLAAGIVGLLLAAGCSSSKEETAPVVAQ\n>b\nMKVLAAGIVG\n")
     (tmp_path / "b.fa").write_text(">x\nMKVLAAGIVGLLLAAGCSSSKEETAPVVAQ\n>y\nWWWWWWWWWW\n")
     scoring = sw.Scoring.protein()
-    results, backend = sw.align_pairs(sw.fasta_pairs(tmp_path / "a.fa", tmp_path / "b.fa"), scoring, backend="cpu", statistics=sw.statistics(scoring))
+    results, backend = sw.align_pairs(
+        sw.fasta_pairs(tmp_path / "a.fa", tmp_path / "b.fa"), scoring, backend="cpu", statistics=sw.statistics(scoring)
+    )
     sw.write_results(tmp_path / "pairs.tsv", results, outfmt="6 qseqid sseqid score evalue")
     rows = [line.split("\t") for line in (tmp_path / "pairs.tsv").read_text().splitlines()]
     assert backend == "cpu" and rows[0][:2] == ["a", "x"] and float(rows[0][3]) < 1e-5
@@ -199,19 +218,40 @@ def test_std_tables_match_blastp(resources: Path, tmp_path: Path, swgpu) -> None
     """Ids, titles and the format 7 comment lines as blastp 2.12 writes them (against a -parse_seqids database)."""
     import gzip
 
-    records = gzip.open(resources / "db.fasta.gz", "rt").read().split(">")[1:301]
+    with gzip.open(resources / "db.fasta.gz", "rt") as fh:
+        records = fh.read().split(">")[1:301]
     fasta = tmp_path / "db.fasta"
     fasta.write_text("".join(">" + r for r in records))
     queries = tmp_path / "q.fasta"
     queries.write_text("".join(">" + r for r in records[:3]))
-    subprocess.run(["makeblastdb", "-in", fasta, "-dbtype", "prot", "-parse_seqids", "-out", tmp_path / "bdb"], check=True, capture_output=True)
+    subprocess.run(
+        ["makeblastdb", "-in", fasta, "-dbtype", "prot", "-parse_seqids", "-out", tmp_path / "bdb"], check=True, capture_output=True
+    )
     assert swgpu("makedb", fasta, tmp_path / "sdb", "--quiet")[0] == 0
     fields = "7 std qseqid sseqid qacc sacc stitle slen qlen"
     blast = subprocess.run(
-        ["blastp", "-query", queries, "-db", tmp_path / "bdb", "-outfmt", fields, "-comp_based_stats", "0", "-seg", "no", "-max_target_seqs", "1"],
-        check=True, capture_output=True, text=True,
+        [
+            "blastp",
+            "-query",
+            queries,
+            "-db",
+            tmp_path / "bdb",
+            "-outfmt",
+            fields,
+            "-comp_based_stats",
+            "0",
+            "-seg",
+            "no",
+            "-max_target_seqs",
+            "1",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
-    rc, ours, err = swgpu("search", "--db", tmp_path / "sdb", "--query", queries, "--backend", "cpu", "--top", "1", "--quiet", "--outfmt", fields)
+    rc, ours, err = swgpu(
+        "search", "--db", tmp_path / "sdb", "--query", queries, "--backend", "cpu", "--top", "1", "--quiet", "--outfmt", fields
+    )
     assert rc == 0, err
 
     def comments(text: str) -> list[str]:

@@ -134,7 +134,9 @@ def test_search_rejects_bad_query(small_db: Path, swgpu, case: str) -> None:
     query = small_db.parent / f"{case}.fa"
     query.write_bytes(data)
     out = small_db.parent / "hits.tsv"
-    rc, _, err = swgpu("search", "--db", small_db, "--query", query, "--backend", "cpu", "--out", out, "--save-hits", out.with_suffix(".npz"))
+    rc, _, err = swgpu(
+        "search", "--db", small_db, "--query", query, "--backend", "cpu", "--out", out, "--save-hits", out.with_suffix(".npz")
+    )
     assert_one_line_error(rc, err, str(query), *fragments)
     assert not any(small_db.parent.glob("hits*"))
 
@@ -153,7 +155,7 @@ def test_search_rejects_bad_query(small_db: Path, swgpu, case: str) -> None:
         (("--chunks", "x"), "is not an index"),
         (("--threshold", "0"), "--threshold must be at least 1"),
         (("--gpu-memory", "lots"), "--gpu-memory 'lots': not a size"),
-        (("--gpu-memory=0", ), "must be positive"),
+        (("--gpu-memory=0",), "must be positive"),
     ],
 )
 def test_search_rejects_bad_options(small_db: Path, swgpu, args: tuple[str, ...], fragment: str) -> None:
@@ -197,7 +199,9 @@ def _many_records(n: int = 3000) -> bytes:
     import random
 
     rnd = random.Random(1)
-    return b"".join(b">s%d protein %d\n%s\n" % (i, i, bytes(rnd.choice(b"ACDEFGHIKLMNPQRSTVWY") for _ in range(rnd.randint(20, 200)))) for i in range(n))
+    return b"".join(
+        b">s%d protein %d\n%s\n" % (i, i, bytes(rnd.choice(b"ACDEFGHIKLMNPQRSTVWY") for _ in range(rnd.randint(20, 200)))) for i in range(n)
+    )
 
 
 def test_bgzip_cut_at_block_boundary_is_refused(tmp_path: Path, swgpu) -> None:
@@ -286,10 +290,9 @@ def test_full_disk_leaves_no_temporary(tmp_path: Path) -> None:
     from swgpu_core.errors import InputError
 
     target = tmp_path / "out.tsv"
-    with pytest.raises(InputError, match="out.tsv: cannot write .No space left"):
-        with atomic_output(target) as fh:
-            fh.write("partial")
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    with pytest.raises(InputError, match="out.tsv: cannot write .No space left"), atomic_output(target) as fh:
+        fh.write("partial")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     assert list(tmp_path.iterdir()) == []
 
 
@@ -308,9 +311,13 @@ def test_full_disk_during_makedb(tmp_path: Path, swgpu, monkeypatch) -> None:
     assert leftovers(tmp_path, {"a.fa"}) == []
 
 
-@pytest.mark.parametrize(("args", "fragment"), [(("--gap-open", "2147483647"), "gap costs must be"), (("--gap-extend", "99999"), "gap costs must be")])
+@pytest.mark.parametrize(
+    ("args", "fragment"), [(("--gap-open", "2147483647"), "gap costs must be"), (("--gap-extend", "99999"), "gap costs must be")]
+)
 def test_scoring_bounds(small_db: Path, swgpu, args, fragment) -> None:
-    rc, _, err = swgpu("search", "--db", small_db, "--query", small_db.parent / "q.fa", "--backend", "cpu", "--out", small_db.parent / "o", *args)
+    rc, _, err = swgpu(
+        "search", "--db", small_db, "--query", small_db.parent / "q.fa", "--backend", "cpu", "--out", small_db.parent / "o", *args
+    )
     assert_one_line_error(rc, err, fragment)
 
 
@@ -388,7 +395,9 @@ HIT_DAMAGES = {
 @pytest.mark.parametrize("how", sorted(HIT_DAMAGES))
 def test_malformed_hit_lists_refused(small_db: Path, swgpu, how: str) -> None:
     good = small_db.parent / "good.npz"
-    assert swgpu("search", "--db", small_db, "--query", small_db.parent / "q.fa", "--backend", "cpu", "--quiet", "--save-hits", good)[0] == 0
+    assert (
+        swgpu("search", "--db", small_db, "--query", small_db.parent / "q.fa", "--backend", "cpu", "--quiet", "--save-hits", good)[0] == 0
+    )
     change, fragment = HIT_DAMAGES[how]
     bad = small_db.parent / f"{how}.npz"
     _npz_edit(good, bad, change)
@@ -458,12 +467,16 @@ def test_align_long_default_overlap_is_the_derived_bound(tmp_path: Path, swgpu) 
     (tmp_path / "q.fa").write_text(f">q\n{q}\n")
     (tmp_path / "t.fa").write_text(f">t\n{t[:900]}{q}{t[900:]}\n")
     ends = tmp_path / "s.npz"
-    rc, _, err = swgpu("align-long", "--query", tmp_path / "q.fa", "--target", tmp_path / "t.fa", "--backend", "cpu", "--save-ends", ends, "--quiet")
+    rc, _, err = swgpu(
+        "align-long", "--query", tmp_path / "q.fa", "--target", tmp_path / "t.fa", "--backend", "cpu", "--save-ends", ends, "--quiet"
+    )
     assert rc == 0, err
     with np.load(ends) as data:
         overlap = int(data["overlap"])
     assert overlap == max_alignment_span(300, Scoring.nucleotide()) == 300 + (300 * 5 - 1 - 8)
-    rc, out, err = swgpu("align-long", "--query", tmp_path / "q.fa", "--target", tmp_path / "t.fa", "--backend", "cpu", "--quiet", "--top", "1")
+    rc, out, err = swgpu(
+        "align-long", "--query", tmp_path / "q.fa", "--target", tmp_path / "t.fa", "--backend", "cpu", "--quiet", "--top", "1"
+    )
     assert rc == 0, err
     assert out.split()[7:11] == ["1", "300", "901", "1200"]
 
@@ -489,11 +502,13 @@ def test_sam_to_a_pipe_is_written_not_replaced(small_db: Path, swgpu) -> None:
     import threading
 
     hits = small_db.parent / "h.npz"
-    assert swgpu("search", "--db", small_db, "--query", small_db.parent / "q.fa", "--backend", "cpu", "--quiet", "--save-hits", hits)[0] == 0
+    assert (
+        swgpu("search", "--db", small_db, "--query", small_db.parent / "q.fa", "--backend", "cpu", "--quiet", "--save-hits", hits)[0] == 0
+    )
     fifo = small_db.parent / "pipe.sam"
     os.mkfifo(fifo)
     got: list[bytes] = []
-    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()), daemon=True)
+    reader = threading.Thread(target=lambda: got.append(Path(fifo).read_bytes()), daemon=True)
     reader.start()
     rc, _, err = swgpu("align", "--hits", hits, "--db", small_db, "--out", fifo, "--format", "sam", "--quiet")
     reader.join(30)

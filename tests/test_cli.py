@@ -49,7 +49,9 @@ def test_search_default_output(cli_db: Path, swgpu, resources: Path) -> None:
     rows = [line.split("\t") for line in out.splitlines()]
     assert all(len(r) == 12 for r in rows)  # BLAST's standard columns
     assert 0 < len(rows) < 75 and all(float(r[10]) <= 10 for r in rows)  # BLAST's default cutoff E <= 10
-    rc, out, err = swgpu("search", "--db", cli_db, "--query", resources / "queries.fasta", "--backend", "cpu", "--top", "15", "--evalue", "1e6")
+    rc, out, err = swgpu(
+        "search", "--db", cli_db, "--query", resources / "queries.fasta", "--backend", "cpu", "--top", "15", "--evalue", "1e6"
+    )
     every = [line.split("\t") for line in out.splitlines()]
     cut = [r for r in every if r not in rows]  # E printed "10" may be just above the cutoff
     assert len(every) == 75 and [r for r in every if r in rows] == rows and cut and all(float(r[10]) >= 10 for r in cut)
@@ -104,7 +106,10 @@ def test_merge_refuses_mismatched_lists(cli_db: Path, swgpu, resources: Path, tm
     a, b, c = tmp_path / "a.npz", tmp_path / "b.npz", tmp_path / "c.npz"
     assert swgpu("search", *common, "--chunks", "0-1", "--save-hits", a)[0] == 0
     assert swgpu("search", *common, "--chunks", "1-4", "--save-hits", b)[0] == 0
-    assert swgpu("search", *common, "--chunks", "2-4", "--matrix", "BLOSUM45", "--gap-open", "14", "--gap-extend", "2", "--save-hits", c)[0] == 0
+    assert (
+        swgpu("search", *common, "--chunks", "2-4", "--matrix", "BLOSUM45", "--gap-open", "14", "--gap-extend", "2", "--save-hits", c)[0]
+        == 0
+    )
 
     def error(*args: str | Path) -> str:
         rc, out, err = swgpu("merge", *args)
@@ -170,7 +175,9 @@ def test_chunked_fit_equals_one_search(cli_db: Path, swgpu, resources: Path, tmp
     flags = ("--stats", "fit") if stats[0] == "--stats" else ()
     rc, _, err = swgpu("merge", *parts, "--db", cli_db, *fmt, *flags, "--out", tmp_path / "merged.tsv")
     assert rc == 0, err
-    rc, _, err = swgpu("align", "--db", cli_db, "--hits", *reversed(parts), *fmt, *flags, "--backend", "cpu", "--quiet", "--out", tmp_path / "aligned.tsv")
+    rc, _, err = swgpu(
+        "align", "--db", cli_db, "--hits", *reversed(parts), *fmt, *flags, "--backend", "cpu", "--quiet", "--out", tmp_path / "aligned.tsv"
+    )
     assert rc == 0, err
     full = (tmp_path / "full.tsv").read_text()
     assert (tmp_path / "merged.tsv").read_text() == full and (tmp_path / "aligned.tsv").read_text() == full

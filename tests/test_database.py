@@ -39,7 +39,12 @@ def test_round_trip_with_small_chunks(tmp_path: Path) -> None:
     m = json.loads((tmp_path / "db" / "manifest.json").read_text())
     assert m["format_version"] == FORMAT_VERSION
     lengths = [len(s) for _, _, s in records]
-    assert m["length_stats"] == {"min": min(lengths), "mean": float(np.mean(lengths)), "median": float(np.median(lengths)), "max": max(lengths)}
+    assert m["length_stats"] == {
+        "min": min(lengths),
+        "mean": float(np.mean(lengths)),
+        "median": float(np.median(lengths)),
+        "max": max(lengths),
+    }
     assert sum(m["length_histogram"]["counts"]) == len(records)
     assert len(m["source"]["sha256"]) == 64
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "no temporary directory left"
@@ -81,6 +86,11 @@ def _edit_manifest(db: Path, change) -> None:
     (db / "manifest.json").write_text(json.dumps(m))
 
 
+def _append(path: Path, data: bytes) -> None:
+    with open(path, "ab") as fh:
+        fh.write(data)
+
+
 def _edit_array(db: Path, name: str, change) -> None:
     a = np.load(db / name)
     a = change(a)
@@ -101,8 +111,16 @@ def _truncate(db: Path, name: str, size: int) -> None:
 # the audit's six silent-wrong-answer damages, then the twelve that gave tracebacks
 DAMAGES = {
     "chunks_emptied": (lambda db: _edit_manifest(db, lambda m: m.update(chunks=[])), "manifest.json", "chunk"),
-    "chunk_cut_short": (lambda db: _edit_manifest(db, lambda m: m["chunks"][0].update(stop=m["chunks"][0]["stop"] - 1)), "manifest.json", "chunk"),
-    "offsets_scrambled": (lambda db: _edit_array(db, "offsets.i64.npy", lambda a: np.concatenate([a[:1], a[1:-1][::-1], a[-1:]])), "offsets.i64.npy", ""),
+    "chunk_cut_short": (
+        lambda db: _edit_manifest(db, lambda m: m["chunks"][0].update(stop=m["chunks"][0]["stop"] - 1)),
+        "manifest.json",
+        "chunk",
+    ),
+    "offsets_scrambled": (
+        lambda db: _edit_array(db, "offsets.i64.npy", lambda a: np.concatenate([a[:1], a[1:-1][::-1], a[-1:]])),
+        "offsets.i64.npy",
+        "",
+    ),
     "lengths_overwritten": (lambda db: _edit_array(db, "lengths.i32.npy", lambda a: np.full_like(a, 7)), "", ""),
     "header_offsets_shifted": (lambda db: _edit_array(db, "header_offsets.i64.npy", lambda a: a + 3), "header_offsets.i64.npy", ""),
     "order_overwritten": (lambda db: _edit_array(db, "order.i64.npy", lambda a: np.zeros_like(a)), "order.i64.npy", "permutation"),
@@ -121,7 +139,7 @@ DAMAGES = {
     "offsets_dtype": (lambda db: _edit_array(db, "offsets.i64.npy", lambda a: a.astype(np.int32)), "offsets.i64.npy", "int32"),
     "order_2d": (lambda db: _edit_array(db, "order.i64.npy", lambda a: a.reshape(-1, 1)), "order.i64.npy", ""),
     "pickled_array": (lambda db: np.save(db / "lengths.i32.npy", np.array([object()] * 3)), "lengths.i32.npy", ""),
-    "residues_grown": (lambda db: open(db / "residues.u8", "ab").write(b"\0"), "residues.u8", "n_residues"),
+    "residues_grown": (lambda db: _append(db / "residues.u8", b"\0"), "residues.u8", "n_residues"),
 }
 
 

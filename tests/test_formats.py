@@ -111,7 +111,14 @@ def test_jsonl_and_pairwise(searched, tmp_path: Path) -> None:
 
 
 def test_choose_format() -> None:
-    assert [choose_format(p) for p in ("x.sam", "x.BAM", "x.jsonl", "x.txt", "x.tsv", "-")] == ["sam", "bam", "jsonl", "pairwise", "tsv", "tsv"]
+    assert [choose_format(p) for p in ("x.sam", "x.BAM", "x.jsonl", "x.txt", "x.tsv", "-")] == [
+        "sam",
+        "bam",
+        "jsonl",
+        "pairwise",
+        "tsv",
+        "tsv",
+    ]
     assert choose_format("x.tsv", "jsonl") == "jsonl"
 
 
@@ -120,7 +127,22 @@ def test_align_command(bundled_db: Database, resources: Path, swgpu, tmp_path: P
     parts = []
     for k, chunks in enumerate(["0-1", f"2-{len(bundled_db.chunks) - 1}"]):
         parts.append(tmp_path / f"p{k}.npz")
-        rc, _, err = swgpu("search", "--db", bundled_db.path, "--query", q, "--backend", "cpu", "--top", "4", "--quiet", "--chunks", chunks, "--save-hits", parts[-1])
+        rc, _, err = swgpu(
+            "search",
+            "--db",
+            bundled_db.path,
+            "--query",
+            q,
+            "--backend",
+            "cpu",
+            "--top",
+            "4",
+            "--quiet",
+            "--chunks",
+            chunks,
+            "--save-hits",
+            parts[-1],
+        )
         assert rc == 0, err
     rc, out, err = swgpu("align", "--db", bundled_db.path, "--hits", *parts, "--query", q, "--align", "2", "--quiet")
     assert rc == 0, err
@@ -134,7 +156,22 @@ def test_align_command(bundled_db: Database, resources: Path, swgpu, tmp_path: P
     assert rc == 2 and "missing chunks" in err
     rc, _, err = swgpu("align", "--db", bundled_db.path, "--hits", *parts, "--lambda", "0.3")
     assert rc == 2 and "go together" in err
-    rc, out, err = swgpu("search", "--db", bundled_db.path, "--query", q, "--backend", "cpu", "--top", "4", "--quiet", "--align", "1", "--outfmt", "6 qseqid sseqid evalue cigar")
+    rc, out, err = swgpu(
+        "search",
+        "--db",
+        bundled_db.path,
+        "--query",
+        q,
+        "--backend",
+        "cpu",
+        "--top",
+        "4",
+        "--quiet",
+        "--align",
+        "1",
+        "--outfmt",
+        "6 qseqid sseqid evalue cigar",
+    )
     assert rc == 0, err
     assert len(out.splitlines()) == 5 and all(len(line.split("\t")) == 4 for line in out.splitlines())
 
@@ -150,7 +187,9 @@ def test_fitted_tables_read_back_with_searchio(bundled_db: Database, resources: 
     assert stats.kind == "fit"
     hits = sw.select_hits(bundled_db, result.hits, stats)
     path = tmp_path / "fit.tsv"
-    sw.write_results(path, sw.Results(bundled_db, hits, None, stats, scoring.describe()), outfmt=f"{kind} qaccver saccver score evalue bitscore")
+    sw.write_results(
+        path, sw.Results(bundled_db, hits, None, stats, scoring.describe()), outfmt=f"{kind} qaccver saccver score evalue bitscore"
+    )
     assert "*" not in path.read_text()
     kwargs = {"comments": True} if kind == 7 else {"fields": ["qaccver", "saccver", "score", "evalue", "bitscore"]}
     qresults = {q.id: q for q in SearchIO.parse(str(path), "blast-tab", **kwargs)}

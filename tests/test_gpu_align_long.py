@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from long_data import planted, protein_pair, random_dna
 
-from swgpu_core.long.cpu_scan import scan_section
 from swgpu_core.long import gpu_plan
+from swgpu_core.long.cpu_scan import scan_section
 from swgpu_core.long.endpoints import BandRule, merge, select
 from swgpu_core.long.run import scan_sections
 from swgpu_core.long.sections import layout, split

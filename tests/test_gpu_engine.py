@@ -51,7 +51,9 @@ def test_every_score_equals_the_cpu(bundled_db, queries, engines, scoring):
             g, w = np.empty(chunk.n_sequences, np.int32), np.empty(chunk.n_sequences, np.int32)
             g[gi - chunk.first], w[wi - chunk.first] = gs, ws
             bad = np.flatnonzero(g != w)
-            assert bad.size == 0, f"{q.id}: {bad.size} scores differ in chunk {chunk.index}, e.g. subject {chunk.first + bad[0]}: gpu {g[bad[0]]} cpu {w[bad[0]]}"
+            assert bad.size == 0, (
+                f"{q.id}: {bad.size} scores differ in chunk {chunk.index}, e.g. subject {chunk.first + bad[0]}: gpu {g[bad[0]]} cpu {w[bad[0]]}"
+            )
 
 
 def test_hits_and_alignments_equal_the_cpu(bundled_db, queries, engines):

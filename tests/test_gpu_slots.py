@@ -99,9 +99,7 @@ def test_no_gpu_means_no_slot(tmp_path, monkeypatch):
 
 def test_devices_come_from_nvidia_smi(tmp_path, monkeypatch):
     fake = tmp_path / "nvidia-smi"
-    fake.write_text(
-        "#!/bin/sh\necho 'GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-a)'\necho 'GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-b)'\n"
-    )
+    fake.write_text("#!/bin/sh\necho 'GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-a)'\necho 'GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-b)'\n")
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     assert gpu_slots.nvidia_smi_devices() == ["0", "1"]

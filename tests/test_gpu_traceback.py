@@ -84,7 +84,11 @@ def test_random_pairs(gpu, scoring):
         s = _mutant(rng, q) if k % 2 else _random(rng, n, letters)
         pairs.append((q, s))
     pairs += [(_random(rng, 1), _random(rng, 1)) for _ in range(20)]
-    pairs += [(PROTEIN.encode("W"), PROTEIN.encode("W")), (PROTEIN.encode("W"), _random(rng, 700)), (_random(rng, 700), PROTEIN.encode("C"))]
+    pairs += [
+        (PROTEIN.encode("W"), PROTEIN.encode("W")),
+        (PROTEIN.encode("W"), _random(rng, 700)),
+        (_random(rng, 700), PROTEIN.encode("C")),
+    ]
     tasks = _tasks(pairs, scoring)
     assert len(tasks) > 500
     _same(gpu.traceback_pairs(tasks, scoring), cpu.traceback_pairs(tasks, scoring))
@@ -97,12 +101,19 @@ def test_random_pairs(gpu, scoring):
 def test_ties(gpu, scoring):
     """Repeats: many cells reach the best score, so only the tie rules pick the answer."""
     words = ["AAAA", "AAAAAAA", "WWWW", "WCWCWCWC", "CWCWC", "AWAWAWA", "WAAW", "KKKKKKKKKKKKKKKKKK", "GAGAGAGAGA", "GGAAGGAAGG"]
-    codes = [PROTEIN.encode(w) for w in words] + [PROTEIN.encode("ACDW" * 40), PROTEIN.encode("ACDW" * 97 + "AC"), PROTEIN.encode("W" * 600)]
+    codes = [PROTEIN.encode(w) for w in words] + [
+        PROTEIN.encode("ACDW" * 40),
+        PROTEIN.encode("ACDW" * 97 + "AC"),
+        PROTEIN.encode("W" * 600),
+    ]
     pairs = [(a, b) for a in codes for b in codes]
     tasks = _tasks(pairs, scoring)
     _same(gpu.traceback_pairs(tasks, scoring), cpu.traceback_pairs(tasks, scoring))
     gapped = Scoring.protein("BLOSUM62", 2, 1)  # cheap gaps: ties between gapped paths
-    _same(gpu.align_pairs([p[0] for p in pairs], [p[1] for p in pairs], gapped), cpu.align_pairs([p[0] for p in pairs], [p[1] for p in pairs], gapped))
+    _same(
+        gpu.align_pairs([p[0] for p in pairs], [p[1] for p in pairs], gapped),
+        cpu.align_pairs([p[0] for p in pairs], [p[1] for p in pairs], gapped),
+    )
 
 
 def test_long_pairs(gpu, scoring):
@@ -135,7 +146,11 @@ def test_errors_match_cpu(gpu, scoring):
     """A wrong search score, and a pair without a positive alignment, fail as on the CPU."""
     q, s = PROTEIN.encode("MKWVTFISLL"), PROTEIN.encode("MKWVTFISLL")
     good = _tasks([(q, s)], scoring)[0]
-    for bad in (PairTask(q, s, good.score + 1), PairTask(PROTEIN.encode("W"), PROTEIN.encode("P"), 0), PairTask(PROTEIN.encode("W"), PROTEIN.encode("P"), 3)):
+    for bad in (
+        PairTask(q, s, good.score + 1),
+        PairTask(PROTEIN.encode("W"), PROTEIN.encode("P"), 0),
+        PairTask(PROTEIN.encode("W"), PROTEIN.encode("P"), 3),
+    ):
         with pytest.raises(TracebackError) as want:
             cpu.traceback_pairs([good, bad], scoring)
         with pytest.raises(TracebackError) as got:

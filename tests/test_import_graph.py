@@ -142,7 +142,11 @@ def test_gpu_modules_ask_the_device_nothing_at_import():
                 continue
             # a block's own expression only: the statements inside it are yielded on their own
             parts = {ast.If: ["test"], ast.While: ["test"], ast.For: ["iter"], ast.With: ["items"], ast.Try: []}.get(type(node))
-            roots = [node] if parts is None else [x for p in parts for x in (getattr(node, p) if isinstance(getattr(node, p), list) else [getattr(node, p)])]
+            roots = (
+                [node]
+                if parts is None
+                else [x for p in parts for x in (getattr(node, p) if isinstance(getattr(node, p), list) else [getattr(node, p)])]
+            )
             walked = [n for r in roots for n in ast.walk(r)]
             names = {n.attr for n in walked if isinstance(n, ast.Attribute)} | {n.id for n in walked if isinstance(n, ast.Name)}
             assert not names & device_calls, f"{path.name}:{node.lineno} queries the device at import ({sorted(names & device_calls)})"

@@ -85,7 +85,9 @@ def test_preprocessed_without_options_fails(tmp_path):
         pytest.skip("no C preprocessor")
     done = subprocess.run([cxx, "-E", "-x", "c++", str(KERNELS / kernel_abi.HEADER)], capture_output=True, text=True)
     assert done.returncode != 0 and "compile_options" in done.stderr
-    with_options = subprocess.run([cxx, "-E", "-x", "c++", *kernel_abi.compile_options(), str(KERNELS / kernel_abi.HEADER)], capture_output=True, text=True)
+    with_options = subprocess.run(
+        [cxx, "-E", "-x", "c++", *kernel_abi.compile_options(), str(KERNELS / kernel_abi.HEADER)], capture_output=True, text=True
+    )
     assert with_options.returncode == 0, with_options.stderr
 
 
@@ -96,7 +98,9 @@ def _nvrtc() -> ctypes.CDLL | None:
 
     candidates = [os.environ.get("SWGPU_NVRTC", ""), ctypes.util.find_library("nvrtc") or ""]
     for base in [*site.getsitepackages(), *sys.path]:
-        candidates += sorted(str(p) for p in Path(base).glob("nvidia/*/lib/libnvrtc.so*") if "builtins" not in p.name and ".alt." not in p.name)
+        candidates += sorted(
+            str(p) for p in Path(base).glob("nvidia/*/lib/libnvrtc.so*") if "builtins" not in p.name and ".alt." not in p.name
+        )
     for path in filter(None, candidates):
         try:
             # NVRTC dlopens its builtins library by name: load the one beside it first

@@ -67,7 +67,9 @@ def test_errors_name_max_alignment_length(long_copy):
     q, t, end = long_copy
     with pytest.raises(InputError) as exc:
         trace.trace_end_points(q, t, [end], DNA_SCORING, 300)
-    assert str(exc.value) == f"the alignment ending at query {end.qend}, target {end.send} is longer than --max-alignment-length 300; raise it"
+    assert (
+        str(exc.value) == f"the alignment ending at query {end.qend}, target {end.send} is longer than --max-alignment-length 300; raise it"
+    )
     q2, t2, above = _with_above(q, t)
     with pytest.raises(InputError, match=r"scores more than the scan found \(999\)"):
         trace.trace_end_points(q2, t2, [above], DNA_SCORING, 10_000)
@@ -92,7 +94,9 @@ class _CpuKernels:
         status, traces = [], []
         for q, s, best, (ie, je) in zip(queries, subjects, expected.tolist(), end_cells.tolist()):
             assert (ie, je) == (q.size, s.size)
-            i0, j0 = reverse_start(np.ascontiguousarray(q), np.ascontiguousarray(s), mat, scoring.gap_open, scoring.gap_extend, ie, je, best)
+            i0, j0 = reverse_start(
+                np.ascontiguousarray(q), np.ascontiguousarray(s), mat, scoring.gap_open, scoring.gap_extend, ie, je, best
+            )
             status.append(Status.OK if i0 > 0 else Status.ABOVE if i0 == -2 else Status.NO_START)
             traces.append(trace_region(q, s, scoring, best, i0, ie, j0, je) if i0 > 0 else None)
         return SimpleNamespace(status=np.array(status), traces=lambda which: [traces[k] for k in which])

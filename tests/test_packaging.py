@@ -70,7 +70,9 @@ def test_make_installs_the_cupy_extra_of_the_driver_cuda_version(tmp_path, heade
         smi = bin_dir / "nvidia-smi"
         smi.write_text(f"#!/bin/sh\necho '| NVIDIA-SMI 580.95.05    Driver Version: 580.95.05    {header}     |'\n")
         smi.chmod(0o755)
-    path = os.pathsep.join([str(bin_dir)] + [p for p in os.environ.get("PATH", "").split(os.pathsep) if not (Path(p) / "nvidia-smi").exists()])
+    path = os.pathsep.join(
+        [str(bin_dir)] + [p for p in os.environ.get("PATH", "").split(os.pathsep) if not (Path(p) / "nvidia-smi").exists()]
+    )
     env = {k: v for k, v in os.environ.items() if k != "CUDA_MAJOR"} | {"PATH": path}
     plan = subprocess.run(["make", "-n", "-B", "-C", str(REPO), ".venv"], env=env, capture_output=True, text=True, check=True).stdout
     install = next(line for line in plan.splitlines() if "pip install" in line)

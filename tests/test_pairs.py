@@ -66,7 +66,14 @@ def test_api_equals_cpu_reference(pair_files):
             continue
         (got,) = alns
         assert got.subject_id == sid and got.rank == 1
-        assert (got.score, got.qstart, got.qend, got.sstart, got.send, got.cigar) == (want.score, want.qstart, want.qend, want.sstart, want.send, want.cigar)
+        assert (got.score, got.qstart, got.qend, got.sstart, got.send, got.cigar) == (
+            want.score,
+            want.qstart,
+            want.qend,
+            want.sstart,
+            want.send,
+            want.cigar,
+        )
         assert got.evalue == pytest.approx(params.evalue(got.score, len(q), len(s), len(s)))
 
 
@@ -82,8 +89,18 @@ def test_cli_round_trip(pair_files, swgpu, tmp_path):
     assert [(r["query_id"], r["subject_id"]) for r in records] == [(q, s) for q, s, _ in expected]
     for r, (_, _, a) in zip(records, expected):
         assert (r["score"], r["qstart"], r["qend"], r["sstart"], r["send"], r["cigar"], r["qseq"], r["sseq"]) == (
-            a.score, a.qstart, a.qend, a.sstart, a.send, a.cigar, a.qseq, a.sseq)
-    rc, table, _ = swgpu("pairs", "--query", qpath, "--subject", spath, "--backend", "cpu", "--outfmt", "6 qseqid sseqid score qstart send cigar")
+            a.score,
+            a.qstart,
+            a.qend,
+            a.sstart,
+            a.send,
+            a.cigar,
+            a.qseq,
+            a.sseq,
+        )
+    rc, table, _ = swgpu(
+        "pairs", "--query", qpath, "--subject", spath, "--backend", "cpu", "--outfmt", "6 qseqid sseqid score qstart send cigar"
+    )
     assert rc == 0
     rows = [line.split("\t") for line in table.splitlines()]
     assert [(r[0], r[1], int(r[2]), r[5]) for r in rows] == [(q, s, a.score, a.cigar) for q, s, a in expected]
@@ -113,7 +130,9 @@ def test_table_against_database(bundled_db, swgpu, tmp_path, resources):
         assert row == [ids[q], ids[s], str(want.score), str(db.lengths[j])]
     qfile = _fasta(tmp_path / "q.fasta", [("myq", db.sequence(5))])
     table.write_text(f"myq\t{ids[1]}\n")
-    rc, out, _ = swgpu("pairs", "--pairs", table, "--db", db.path, "--query", qfile, "--backend", "cpu", "--outfmt", "6 qseqid sseqid pident")
+    rc, out, _ = swgpu(
+        "pairs", "--pairs", table, "--db", db.path, "--query", qfile, "--backend", "cpu", "--outfmt", "6 qseqid sseqid pident"
+    )
     assert rc == 0 and out == f"myq\t{ids[1]}\t100.000\n"
 
 
@@ -141,9 +160,18 @@ def test_bad_input(case, message, bundled_db, swgpu, tmp_path):
         "bad_line": ["--pairs", table, "--db", bundled_db.path],
         "no_db": ["--pairs", table],
         "nothing": ["--query", q],
-        "clash": ["--query", _fasta(tmp_path / "q2.fasta", [("a", "MKV"), ("b", "MKV")]), "--subject", _fasta(tmp_path / "s.fasta", [("s1", "MKV"), ("s1", "MKW")])],
+        "clash": [
+            "--query",
+            _fasta(tmp_path / "q2.fasta", [("a", "MKV"), ("b", "MKV")]),
+            "--subject",
+            _fasta(tmp_path / "s.fasta", [("s1", "MKV"), ("s1", "MKW")]),
+        ],
     }[case]
-    table.write_text({"unknown_subject": f"{sid}\t{sid}\n{sid}\tnosuch\n", "unknown_query": f"nobody\t{sid}\n", "bad_line": "a b c\n"}.get(case, f"{sid}\t{sid}\n"))
+    table.write_text(
+        {"unknown_subject": f"{sid}\t{sid}\n{sid}\tnosuch\n", "unknown_query": f"nobody\t{sid}\n", "bad_line": "a b c\n"}.get(
+            case, f"{sid}\t{sid}\n"
+        )
+    )
     rc, out, err = swgpu("pairs", *args, "--backend", "cpu")
     assert rc == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and message in err, err

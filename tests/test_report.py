@@ -144,13 +144,15 @@ def test_reads_a_subset_and_refuses_alignments_of_another_search(run: dict, bund
     got = read_alignments([subset], bundled_db, hits)
     expected = [json.loads(r) for r in rows[3:]]
     assert [(a.query_id, a.subject_id) for alns in got for a in alns] == [(r["query_id"], r["subject_id"]) for r in expected]
-    for alns, qh in zip(got, hits):
+    for alns in got:
         assert all(bundled_db.seq_id(a.subject_index) == a.subject_id for a in alns)
     changed = json.loads(rows[1])
     changed["score"] += 1
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join([rows[0], json.dumps(changed)]) + "\n")
-    with pytest.raises(InputError, match=r"bad.jsonl: line 2: .* score \d+ is score \d+ there in the hit lists \(alignments of another search"):
+    with pytest.raises(
+        InputError, match=r"bad.jsonl: line 2: .* score \d+ is score \d+ there in the hit lists \(alignments of another search"
+    ):
         read_alignments([bad], bundled_db, hits)
     with pytest.raises(InputError, match=r"is in none of the hit lists"):
         read_alignments(run["jsonl"][1:], bundled_db, hits)

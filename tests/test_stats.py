@@ -112,7 +112,15 @@ def test_unsupported_scoring_says_why_and_user_parameters() -> None:
 
 
 def test_blast_number_formats() -> None:
-    assert [format_evalue(e) for e in (1e-200, 3e-120, 2.5e-10, 0.05, 0.5, 5.0, 123.0)] == ["0.0", "3.00e-120", "2.50e-10", "0.050", "0.50", "5.0", "123"]
+    assert [format_evalue(e) for e in (1e-200, 3e-120, 2.5e-10, 0.05, 0.5, 5.0, 123.0)] == [
+        "0.0",
+        "3.00e-120",
+        "2.50e-10",
+        "0.050",
+        "0.50",
+        "5.0",
+        "123",
+    ]
     assert [format_evalue(e, pairwise=True) for e in (3e-120, 2.4e-10, 0.05)] == ["3e-120", "2e-10", "0.050"]
     assert [format_bitscore(b) for b in (50.84, 250.7, 123456.0)] == ["50.8", "250", "1.235e+05"]
 

@@ -31,7 +31,9 @@ def bundled_search(bundled_db: Database, resources: Path) -> SearchResult:
 
 
 def fitted(result: SearchResult) -> FittedStatistics:
-    stats = statistics(result.scoring, result.db, mode="fit", histograms=result.score_stats, query_lengths=[len(q.query) for q in result.hits])
+    stats = statistics(
+        result.scoring, result.db, mode="fit", histograms=result.score_stats, query_lengths=[len(q.query) for q in result.hits]
+    )
     assert isinstance(stats, FittedStatistics)
     return stats
 

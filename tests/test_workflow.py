@@ -49,7 +49,7 @@ def biopython_queries(path: Path) -> list[str]:
     """The query ids Biopython's BLAST tabular reader finds in a format 7 table."""
     from Bio import SearchIO
 
-    fields = "qseqid sseqid score evalue bitscore qlen slen".split()
+    fields = ["qseqid", "sseqid", "score", "evalue", "bitscore", "qlen", "slen"]
     return [q.id for q in SearchIO.parse(str(path), "blast-tab", comments=True, fields=fields)]
 
 
@@ -63,7 +63,14 @@ def test_snakemake_lint_is_clean():
 
 
 def test_snakefmt_check_is_clean():
-    proc = subprocess.run([str(BIN / "snakefmt"), "--check", "workflow/", "tests/module_example/"], cwd=REPO, env=env(), capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [str(BIN / "snakefmt"), "--check", "workflow/", "tests/module_example/"],
+        cwd=REPO,
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -161,7 +168,10 @@ def test_align_long_paths_reach_the_shell_quoted(tmp_path):
     target.write_text(">t\nACGTACGTACGT\n")
     db, queries = small_inputs(tmp_path, 5, 1)
     write_config(
-        tmp_path, str(db), queries, align_long={"enabled": True, "query": str(query), "target": str(target), "sections": 2, "backend": "cpu", "formats": ["tsv"]}
+        tmp_path,
+        str(db),
+        queries,
+        align_long={"enabled": True, "query": str(query), "target": str(target), "sections": 2, "backend": "cpu", "formats": ["tsv"]},
     )
     proc = snakemake(tmp_path, "-n", "-p", "results/align_long/alignments.tsv")
     commands = [line for line in proc.stdout.splitlines() if "swgpu align-long" in line]
@@ -182,7 +192,11 @@ def test_paths_with_spaces_and_shell_syntax_work_and_run_nothing(tmp_path):
     db = db.rename(tmp_path / "my data" / "db $(touch pwned-db).fasta")
     queries = queries.rename(tmp_path / "my queries $(touch pwned-q) `touch pwned-b`.fasta")
     write_config(
-        tmp_path, "my data/" + db.name, queries.name, search={"backend": "cpu", "threads": 1, "top": 5, "job_size": "database"}, align={"enabled": True, "formats": ["tsv", "jsonl"], "threads": 1}
+        tmp_path,
+        "my data/" + db.name,
+        queries.name,
+        search={"backend": "cpu", "threads": 1, "top": 5, "job_size": "database"},
+        align={"enabled": True, "formats": ["tsv", "jsonl"], "threads": 1},
     )
     proc = snakemake(tmp_path)
     assert {"download", "makedb", "split_queries", "search", "merge", "align"} <= set(executed_rules(proc))
@@ -373,7 +387,14 @@ def test_the_ci_configuration_runs(tmp_path):
     # workflow/Snakefile's `configfile: "config/config.yaml"` is .test/config/config.yaml here
     proc = snakemake(test_dir, "-s", str(SNAKEFILE), "--directory", str(test_dir), snakefile=None)
     results = test_dir / "results" / "test"
-    for rel in ("hits.tsv", "plan/plan.png", "alignments/batch-0000.bam", "alignments/batch-0001.tsv", "alignments/batch-0001.jsonl", "report.html"):
+    for rel in (
+        "hits.tsv",
+        "plan/plan.png",
+        "alignments/batch-0000.bam",
+        "alignments/batch-0001.tsv",
+        "alignments/batch-0001.jsonl",
+        "report.html",
+    ):
         assert (results / rel).is_file(), rel
     ran = executed_rules(proc)
     assert ran.count("align") == 2 and ran.count("search") == 2  # one job per batch each

@@ -25,7 +25,9 @@ def test_gpu_workflow_equals_the_cpu_workflow(tmp_path, backend):
         work.mkdir()
         db, queries = small_inputs(work, 300, 3)
         align = {"enabled": True, "formats": ["tsv", "jsonl", "bam"]}
-        write_config(work, str(db), queries, search={"threads": 1, "top": 10, **search}, align=align, gpu={"slot_dir": str(tmp_path / "slots")})
+        write_config(
+            work, str(db), queries, search={"threads": 1, "top": 10, **search}, align=align, gpu={"slot_dir": str(tmp_path / "slots")}
+        )
         runs[name] = (work, snakemake(work, "--resources", "gpu=1"))
     work, proc = runs["gpu"]
     ran = executed_rules(proc)

@@ -3,8 +3,6 @@ without ``prefix:``, with a source path relative to the working directory or abs
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 import yaml
 
@@ -23,7 +21,11 @@ def test_parent_workflow_uses_swgpu_as_a_module(tmp_path, prefix, absolute_sourc
         config["swgpu"]["databases"]["sample"]["source"] = str(db)
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     # The parent names the module by a path relative to its own Snakefile.
-    text = (example / "Snakefile").read_text().replace('"../../workflow/Snakefile"', repr(str(REPO / "workflow" / "Snakefile")).replace("'", '"'))
+    text = (
+        (example / "Snakefile")
+        .read_text()
+        .replace('"../../workflow/Snakefile"', repr(str(REPO / "workflow" / "Snakefile")).replace("'", '"'))
+    )
     (tmp_path / "Snakefile").write_text(text)
 
     proc = snakemake(tmp_path, snakefile=None)

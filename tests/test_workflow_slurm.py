@@ -76,7 +76,9 @@ def _workflow_copy(directory: Path) -> None:
 
 
 def _run(directory: Path, *extra: str, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([str(BIN / DOCUMENTED[0]), *DOCUMENTED[1:], *extra], cwd=directory, env=env(), capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [str(BIN / DOCUMENTED[0]), *DOCUMENTED[1:], *extra], cwd=directory, env=env(), capture_output=True, text=True, timeout=600
+    )
     if check and proc.returncode != 0:
         raise AssertionError(f"{' '.join(DOCUMENTED + list(extra))} failed:\n{proc.stdout}\n{proc.stderr}")
     return proc
@@ -102,7 +104,9 @@ def test_documented_command_runs_the_workflow_through_slurm_and_gpu_jobs_get_a_d
     # --mem from the chunk size (workflow/rules/resources.smk), not the profile's default 4000.
     assert all(int(re.search(r"--mem (\d+)", line).group(1)) < 4000 for line in sbatch)
     logs = list((tmp_path / "results/small/logs/search").glob("*.log"))
-    assert logs and all(re.search(r"swgpu gpu-run: CUDA_VISIBLE_DEVICES=\d\b", log.read_text()) for log in logs), [log.read_text() for log in logs]
+    assert logs and all(re.search(r"swgpu gpu-run: CUDA_VISIBLE_DEVICES=\d\b", log.read_text()) for log in logs), [
+        log.read_text() for log in logs
+    ]
 
 
 class _Wildcards(dict):

@@ -335,7 +335,9 @@ def traceback_pairs(tasks: Sequence[PairTask], scoring: Scoring, threads: int = 
         return list(pool.map(lambda t: trace_pair(t, scoring), tasks))
 
 
-def align_pairs(queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, threads: int = 0) -> list[PairTrace | None]:
+def align_pairs(
+    queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, threads: int = 0
+) -> list[PairTrace | None]:
     """:func:`align_pair` over many pairs on all cores (``swgpu pairs`` on the CPU)."""
     threads = threads or len(os.sched_getaffinity(0))
     if threads <= 1 or len(queries) < 2:

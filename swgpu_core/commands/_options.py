@@ -25,8 +25,12 @@ def add_output_arguments(parser: argparse.ArgumentParser, *, out_help: str, outf
         parser.add_argument("--out", nargs="+", action="extend", default=None, help=out_help)
     else:
         parser.add_argument("--out", help=out_help)
-    parser.add_argument("--format", choices=FORMATS, help="output format (default: from the --out extension .sam .bam .jsonl .txt, else tsv)")
-    parser.add_argument("--outfmt", default=outfmt, help="BLAST tabular format 6 or 7 and field names, for tsv output (default '%(default)s'; fields below)")
+    parser.add_argument(
+        "--format", choices=FORMATS, help="output format (default: from the --out extension .sam .bam .jsonl .txt, else tsv)"
+    )
+    parser.add_argument(
+        "--outfmt", default=outfmt, help="BLAST tabular format 6 or 7 and field names, for tsv output (default '%(default)s'; fields below)"
+    )
     parser.epilog = fields_help()
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
 
@@ -35,23 +39,41 @@ def add_statistics_arguments(parser: argparse.ArgumentParser, *, pairs: bool = F
     """``--stats``, ``--lambda``, ``--kappa``: which statistics give E-values and bit scores."""
     from ..significance import STATS_MODES
 
-    fit = "fit is an error here: pairs have no database scores to fit" if pairs else "fit: each query's fit to the database's own scores, as SSEARCH"
+    fit = (
+        "fit is an error here: pairs have no database scores to fit"
+        if pairs
+        else "fit: each query's fit to the database's own scores, as SSEARCH"
+    )
     parser.add_argument(
         "--stats", choices=STATS_MODES, default="auto",
         help=f"E-value statistics (default auto: BLAST's parameters, or --lambda/--kappa, where there are any, else the fit; blast: those only; {fit})",
     )  # fmt: skip
-    parser.add_argument("--lambda", dest="lam", type=float, help="Karlin-Altschul lambda, instead of BLAST's (with --kappa; no length correction)")
+    parser.add_argument(
+        "--lambda", dest="lam", type=float, help="Karlin-Altschul lambda, instead of BLAST's (with --kappa; no length correction)"
+    )
     parser.add_argument("--kappa", type=float, help="Karlin-Altschul K, with --lambda")
 
 
 def add_alignment_arguments(parser: argparse.ArgumentParser, *, backend: bool = False, evalue: bool = True) -> None:
     """``--align``, ``--evalue``, ``--stats``, ``--lambda``, ``--kappa`` (and ``--backend`` of the traceback)."""
-    parser.add_argument("--align", type=int, metavar="N", help="report (and trace back, when the output needs alignments) the best N hits of each query (default: all)")
+    parser.add_argument(
+        "--align",
+        type=int,
+        metavar="N",
+        help="report (and trace back, when the output needs alignments) the best N hits of each query (default: all)",
+    )
     if evalue:
-        parser.add_argument("--evalue", type=float, metavar="E", help="report only hits with an E-value of at most E (default 10, as BLAST; from scores, no traceback)")
+        parser.add_argument(
+            "--evalue",
+            type=float,
+            metavar="E",
+            help="report only hits with an E-value of at most E (default 10, as BLAST; from scores, no traceback)",
+        )
     add_statistics_arguments(parser)
     if backend:
-        parser.add_argument("--backend", choices=("cpu", "cuda", "auto"), default="auto", help="traceback backend (default auto: CUDA if usable, else CPU)")
+        parser.add_argument(
+            "--backend", choices=("cpu", "cuda", "auto"), default="auto", help="traceback backend (default auto: CUDA if usable, else CPU)"
+        )
         parser.add_argument("--threads", type=int, default=0, help="CPU threads of a CPU traceback (default 0: all available cores)")
 
 

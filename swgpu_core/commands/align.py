@@ -25,7 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", required=True, help="the database searched")
     parser.add_argument("--hits", required=True, nargs="+", help="hit lists (.npz) from 'swgpu search --save-hits' covering the database")
     parser.add_argument("--query", help="the query FASTA searched (optional: checked against the queries inside the hit lists)")
-    add_output_arguments(parser, out_help="output files, each in the format of its extension; '-' for standard output (default)", several=True)
+    add_output_arguments(
+        parser, out_help="output files, each in the format of its extension; '-' for standard output (default)", several=True
+    )
     parser.add_argument("--top", type=int, help="hits per query to consider (default: as many as the hit lists kept)")
     parser.add_argument("--partial", action="store_true", help="accept hit lists that do not cover every chunk")
     parser.add_argument("--quiet", action="store_true", help="no summary on stderr")
@@ -61,6 +63,10 @@ def run(args: argparse.Namespace) -> int:
     for output in outputs:
         write_output(output, results)
     if not args.quiet:
-        traced = f"{aligned.count} alignments of {len(hits)} queries in {aligned.seconds:.2f} s" if aligned else f"{len(hits)} queries, no traceback needed"
+        traced = (
+            f"{aligned.count} alignments of {len(hits)} queries in {aligned.seconds:.2f} s"
+            if aligned
+            else f"{len(hits)} queries, no traceback needed"
+        )
         print(f"swgpu align: {traced} ({', '.join(o.kind for o in outputs)})", file=sys.stderr)
     return 0

@@ -41,22 +41,52 @@ DEFAULT_OUTFMT = "6 qseqid sseqid score pident length mismatch gapopen qstart qe
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--query", required=True, help="query FASTA[.gz], one record")
     parser.add_argument("--target", required=True, help="target FASTA[.gz], one record")
-    parser.add_argument("--alphabet", choices=("dna", "protein"), default="dna", help="residues: dna (ACGT, U read as T, IUPAC codes) or protein (default dna)")
+    parser.add_argument(
+        "--alphabet",
+        choices=("dna", "protein"),
+        default="dna",
+        help="residues: dna (ACGT, U read as T, IUPAC codes) or protein (default dna)",
+    )
     parser.add_argument("--match", type=int, default=5, help="DNA: score of a match (default 5)")
     parser.add_argument("--mismatch", type=int, default=-3, help="DNA: score of a mismatch, N and ambiguity codes included (default -3)")
     parser.add_argument("--matrix", default="BLOSUM62", help="protein: substitution matrix (default BLOSUM62)")
-    parser.add_argument("--gap-open", type=int, help="gap opening cost; a gap of length k costs open + k*extend (default 8 DNA, 11 protein)")
+    parser.add_argument(
+        "--gap-open", type=int, help="gap opening cost; a gap of length k costs open + k*extend (default 8 DNA, 11 protein)"
+    )
     parser.add_argument("--gap-extend", type=int, default=1, help="gap extension cost (default 1)")
     parser.add_argument("--top", type=int, default=DEFAULT_TOP, help=f"distinct end points to report (default {DEFAULT_TOP})")
-    parser.add_argument("--band-width", type=int, default=DEFAULT_BAND_WIDTH, help=f"diagonals per band: at most one end point per band (default {DEFAULT_BAND_WIDTH})")
-    parser.add_argument("--max-alignment-length", type=int, help="overlap of target sections, the longest alignment they find exactly (default: the longest a positive-scoring alignment of the query can be)")
-    parser.add_argument("--backend", choices=("cpu", "cuda", "auto"), default="auto", help="scan and traceback backend (default auto: CUDA if a GPU is usable, else CPU)")
+    parser.add_argument(
+        "--band-width",
+        type=int,
+        default=DEFAULT_BAND_WIDTH,
+        help=f"diagonals per band: at most one end point per band (default {DEFAULT_BAND_WIDTH})",
+    )
+    parser.add_argument(
+        "--max-alignment-length",
+        type=int,
+        help="overlap of target sections, the longest alignment they find exactly (default: the longest a positive-scoring alignment of the query can be)",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=("cpu", "cuda", "auto"),
+        default="auto",
+        help="scan and traceback backend (default auto: CUDA if a GPU is usable, else CPU)",
+    )
     parser.add_argument("--devices", help="comma-separated CUDA devices; the target is cut into one section per device (default 0)")
-    parser.add_argument("--gpu-sections", default="auto", metavar="auto|N", help="parts each GPU cuts its section into and scans side by side, overlapping like sections; auto: enough to keep a short query's GPU busy (default auto; 1: no cut)")
+    parser.add_argument(
+        "--gpu-sections",
+        default="auto",
+        metavar="auto|N",
+        help="parts each GPU cuts its section into and scans side by side, overlapping like sections; auto: enough to keep a short query's GPU busy (default auto; 1: no cut)",
+    )
     parser.add_argument("--section", metavar="I/N", help="scan only section I (0-based) of N; use with --save-ends")
     parser.add_argument("--save-ends", metavar="PATH", help="save the scanned section's band end points (.npz) for a later --ends merge")
     parser.add_argument("--ends", nargs="+", metavar="NPZ", help="merge saved sections (all N of them) instead of scanning")
-    add_output_arguments(parser, out_help="alignment output (table, .sam, .bam, .jsonl, .txt), '-' for standard output (default '-', or none with --save-ends)", outfmt=DEFAULT_OUTFMT)
+    add_output_arguments(
+        parser,
+        out_help="alignment output (table, .sam, .bam, .jsonl, .txt), '-' for standard output (default '-', or none with --save-ends)",
+        outfmt=DEFAULT_OUTFMT,
+    )
     parser.add_argument("--threads", type=int, default=0, help="CPU threads for a CPU traceback (default: all cores)")
     parser.add_argument("--quiet", action="store_true", help="no summary on stderr")
 
@@ -103,7 +133,9 @@ def run(args: argparse.Namespace) -> int:
     if args.ends:
         found = _load_sections(args.ends, meta)
     else:
-        scan = api.scan_long(query, target, scoring, **shape, backend=args.backend, devices=devices, gpu_sections=gpu_sections, section=section)
+        scan = api.scan_long(
+            query, target, scoring, **shape, backend=args.backend, devices=devices, gpu_sections=gpu_sections, section=section
+        )
         found = scan.found
         if args.save_ends:
             index, count = section if section else (0, 1)
@@ -111,14 +143,22 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet and scan.cells:
             rate = scan.cells / scan.seconds / 1e9 if scan.seconds > 0 else float("inf")
             where = f"{scan.backend}, {scan.parts} part(s) per section" if scan.backend == "cuda" else scan.backend
-            print(f"swgpu align-long: {scan.cells:,} cells (+{scan.extra_cells:,} overlap) on {where} in {scan.seconds:.3f} s ({rate:.2f} GCUPS)", file=sys.stderr)
+            print(
+                f"swgpu align-long: {scan.cells:,} cells (+{scan.extra_cells:,} overlap) on {where} in {scan.seconds:.3f} s ({rate:.2f} GCUPS)",
+                file=sys.stderr,
+            )
     if out is None:
         return 0
     # with --ends nothing was scanned here: the traceback still resolves its own backend
-    results = api.trace_long(query, target, found, scoring, top=args.top, **shape, backend=args.backend, threads=args.threads, target_path=args.target)
+    results = api.trace_long(
+        query, target, found, scoring, top=args.top, **shape, backend=args.backend, threads=args.threads, target_path=args.target
+    )
     write_output(output, results)
     if not args.quiet:
-        print(f"swgpu align-long: {len(results.alignments[0])} alignments in {time.perf_counter() - started:.2f} s ({output.kind})", file=sys.stderr)
+        print(
+            f"swgpu align-long: {len(results.alignments[0])} alignments in {time.perf_counter() - started:.2f} s ({output.kind})",
+            file=sys.stderr,
+        )
     return 0
 
 

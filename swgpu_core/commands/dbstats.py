@@ -7,8 +7,8 @@ import sys
 
 from ..atomic import check_output_path
 from ..database import Database
-from ..errors import InputError
 from ..dbstats import default_threshold, length_stats, length_table, plot_histogram, write_tsv
+from ..errors import InputError
 
 NAME = "dbstats"
 HELP = "print a database's length statistics and write its length histogram (PNG and TSV)"
@@ -16,7 +16,9 @@ HELP = "print a database's length statistics and write its length histogram (PNG
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dbdir", help="database directory built by 'swgpu makedb'")
-    parser.add_argument("--threshold", type=int, help="long-sequence threshold in residues (default: the planner's for a 1000-residue query)")
+    parser.add_argument(
+        "--threshold", type=int, help="long-sequence threshold in residues (default: the planner's for a 1000-residue query)"
+    )
     parser.add_argument("--png", help="histogram plot (default: DBDIR.lengths.png)")
     parser.add_argument("--tsv", help="histogram table (default: DBDIR.lengths.tsv)")
     parser.add_argument("--bins", type=int, default=60, help="number of log-spaced length bins (default 60)")

@@ -42,5 +42,8 @@ def run(args: argparse.Namespace) -> int:
     )
     state = "new release" if changed else "unchanged"
     tag = release.etag or release.last_modified or ""
-    print(f"{args.dest}: {state} ({release.size} bytes, sha256 {release.sha256[:16]}{', ' + tag if tag else ''}); version in {vfile}", file=sys.stderr)
+    print(
+        f"{args.dest}: {state} ({release.size} bytes, sha256 {release.sha256[:16]}{', ' + tag if tag else ''}); version in {vfile}",
+        file=sys.stderr,
+    )
     return 0

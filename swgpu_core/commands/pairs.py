@@ -23,12 +23,17 @@ HELP = "align given pairs of sequences: two FASTA files in matching order, or a 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--query", help="query FASTA: record k pairs with record k of --subject; with --pairs, where query ids are looked up (default: the database)")
+    parser.add_argument(
+        "--query",
+        help="query FASTA: record k pairs with record k of --subject; with --pairs, where query ids are looked up (default: the database)",
+    )
     parser.add_argument("--subject", help="subject FASTA, in the order of --query")
     parser.add_argument("--pairs", help="table of 'query_id subject_id' lines (tab or space separated, '#' comments)")
     parser.add_argument("--db", help="database directory holding the --pairs subjects (and queries, without --query)")
     add_output_arguments(parser, out_help="output file (table, .sam, .bam, .jsonl, .txt), '-' for standard output (default)")
-    parser.add_argument("--backend", choices=("cpu", "cuda", "auto"), default="auto", help="alignment backend (default auto: CUDA if usable, else CPU)")
+    parser.add_argument(
+        "--backend", choices=("cpu", "cuda", "auto"), default="auto", help="alignment backend (default auto: CUDA if usable, else CPU)"
+    )
     add_statistics_arguments(parser, pairs=True)
     parser.add_argument("--quiet", action="store_true", help="no summary on stderr")
     add_scoring_arguments(parser)

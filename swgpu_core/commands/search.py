@@ -28,14 +28,28 @@ def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", required=True, help="database directory built by 'swgpu makedb'")
     parser.add_argument("--query", required=True, help="query FASTA[.gz], one or more protein sequences")
-    add_output_arguments(parser, out_help="results (table, .sam, .bam, .jsonl, .txt), '-' for standard output (default '-', or none when --save-hits is given)")
-    parser.add_argument("--backend", choices=("cpu", "cuda", "auto"), default="auto", help="compute backend (default auto: CUDA if a GPU is usable, else CPU)")
+    add_output_arguments(
+        parser,
+        out_help="results (table, .sam, .bam, .jsonl, .txt), '-' for standard output (default '-', or none when --save-hits is given)",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=("cpu", "cuda", "auto"),
+        default="auto",
+        help="compute backend (default auto: CUDA if a GPU is usable, else CPU)",
+    )
     parser.add_argument("--top", type=int, default=50, help="hits kept per query (default 50)")
     add_scoring_arguments(parser)
     parser.add_argument("--threads", type=int, default=0, help="CPU threads (default: all available cores)")
     parser.add_argument("--devices", help="comma-separated CUDA device indices (default: all visible)")
-    parser.add_argument("--threshold", type=int, help="GPU: inter/intra-task length threshold (default: chosen per batch and query by the planner; see 'swgpu plan')")
-    parser.add_argument("--gpu-memory", help="GPU: memory budget for the database per device, e.g. 8G or 512M (default: 60%% of free memory)")
+    parser.add_argument(
+        "--threshold",
+        type=int,
+        help="GPU: inter/intra-task length threshold (default: chosen per batch and query by the planner; see 'swgpu plan')",
+    )
+    parser.add_argument(
+        "--gpu-memory", help="GPU: memory budget for the database per device, e.g. 8G or 512M (default: 60%% of free memory)"
+    )
     parser.add_argument("--chunks", help="comma-separated chunk indices or ranges (e.g. 0,2-4) to scan (default: all)")
     parser.add_argument("--save-hits", metavar="PATH", help="also save the raw hit list (.npz) for 'swgpu merge'")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or summary")

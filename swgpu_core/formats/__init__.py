@@ -125,7 +125,9 @@ def check_statistics(outputs: Sequence[Output], stats: Statistics) -> None:
         require_statistics(stats, "--outfmt evalue/bitscore")
 
 
-def write_results(path: str | os.PathLike, results: Results, *, format: str | None = None, outfmt: str | OutFormat = DEFAULT_OUTFMT) -> None:
+def write_results(
+    path: str | os.PathLike, results: Results, *, format: str | None = None, outfmt: str | OutFormat = DEFAULT_OUTFMT
+) -> None:
     """Write ``results`` to ``path`` (``-``: standard output) in the chosen format, atomically."""
     out = plan_output(path, format, outfmt) if isinstance(outfmt, str) else Output(os.fspath(path), choose_format(path, format), outfmt)
     write_output(out, results)

@@ -68,7 +68,9 @@ def _record(header: pysam.AlignmentHeader, query: EncodedSequence, residues: str
     return rec
 
 
-def _write(path: str, mode: str, db: Database, queries: Sequence[EncodedSequence], alignments: Sequence[Sequence[Alignment]], scoring: str) -> None:
+def _write(
+    path: str, mode: str, db: Database, queries: Sequence[EncodedSequence], alignments: Sequence[Sequence[Alignment]], scoring: str
+) -> None:
     header, refs = _header(db, alignments, scoring)
     with pysam.AlignmentFile(path, mode, header=header) as out:
         for query, alns in zip(queries, alignments):
@@ -79,7 +81,9 @@ def _write(path: str, mode: str, db: Database, queries: Sequence[EncodedSequence
                 out.write(_record(header, query, residues, aln, refs[aln.subject_index]))
 
 
-def write_sam(path: str | os.PathLike, db: Database, queries: Sequence[EncodedSequence], alignments: Sequence[Sequence[Alignment]], scoring: str) -> None:
+def write_sam(
+    path: str | os.PathLike, db: Database, queries: Sequence[EncodedSequence], alignments: Sequence[Sequence[Alignment]], scoring: str
+) -> None:
     """SAM text, in query order (``-``: standard output)."""
     if os.fspath(path) == "-":
         _write("-", "w", db, queries, alignments, scoring)
@@ -89,7 +93,9 @@ def write_sam(path: str | os.PathLike, db: Database, queries: Sequence[EncodedSe
         install(tmp / "out.sam", path)  # never a rename over /dev/null or a pipe
 
 
-def write_bam(path: str | os.PathLike, db: Database, queries: Sequence[EncodedSequence], alignments: Sequence[Sequence[Alignment]], scoring: str) -> None:
+def write_bam(
+    path: str | os.PathLike, db: Database, queries: Sequence[EncodedSequence], alignments: Sequence[Sequence[Alignment]], scoring: str
+) -> None:
     """Coordinate-sorted BAM and its ``.bai`` index."""
     if os.fspath(path) == "-":
         raise InputError("BAM output needs a file name (it is sorted and indexed), not '-'")

@@ -78,7 +78,9 @@ class LongScanKernel:
         self.function = load_functions(code, ("-std=c++17", *kernel_abi.compile_options()), [name])[name]
         self.sms = geometry(cp.cuda.Device().id).sms
 
-    def scan(self, query: np.ndarray, target: np.ndarray, parts: Sequence[Section], rule: BandRule, scoring: Scoring) -> tuple[BandKeys, ScanTiming]:
+    def scan(
+        self, query: np.ndarray, target: np.ndarray, parts: Sequence[Section], rule: BandRule, scoring: Scoring
+    ) -> tuple[BandKeys, ScanTiming]:
         """Band keys of the cells ``parts`` own, in one launch (the same as :func:`.cpu_scan.scan_section` on each, merged)."""
         m = int(query.size)
         parts = [p for p in parts if p.own_hi > p.own_lo]

@@ -44,7 +44,9 @@ def _high_kernel() -> cp.ElementwiseKernel:
     )  # fmt: skip
 
 
-def queue_histogram(hist: ScoreHistograms, query: int, scores: cp.ndarray, lbins: cp.ndarray, dense: cp.ndarray, keys: cp.ndarray) -> cp.ndarray:
+def queue_histogram(
+    hist: ScoreHistograms, query: int, scores: cp.ndarray, lbins: cp.ndarray, dense: cp.ndarray, keys: cp.ndarray
+) -> cp.ndarray:
     """Queue on the current stream, without waiting, the counting of ``scores`` (device int32,
     one per subject; ``lbins`` from :func:`length_bins`) for ``query``: the cells into ``dense``
     (int32, ``hist.counts[query].size``), the keys of the scores above the cap into the front

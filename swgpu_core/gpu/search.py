@@ -140,7 +140,9 @@ class DeviceWorker:
                 self._staged[k].synchronize()
             staged = np.frombuffer(self._staging[k], np.uint8, piece.size)
             staged[:] = piece
-            cp.cuda.runtime.memcpyAsync(dst.data.ptr + start, staged.ctypes.data, piece.size, cp.cuda.runtime.memcpyHostToDevice, self.copy.ptr)
+            cp.cuda.runtime.memcpyAsync(
+                dst.data.ptr + start, staged.ctypes.data, piece.size, cp.cuda.runtime.memcpyHostToDevice, self.copy.ptr
+            )
             self._staged[k] = _record(self.copy)
 
     def upload(self, db: Database, chunk: Chunk, keep: DeviceChunk | None = None) -> DeviceChunk:
@@ -358,7 +360,13 @@ class DeviceWorker:
         self.kernels.launch(shape, wide, args, count, stream)
 
     def scan_chunk(
-        self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, next_chunk: Chunk | None, score_stats: ScoreHistograms | None = None
+        self,
+        db: Database,
+        chunk: Chunk,
+        queries: list[EncodedSequence],
+        top: int,
+        next_chunk: Chunk | None,
+        score_stats: ScoreHistograms | None = None,
     ):
         """Per query, the candidates of ``chunk`` (see :meth:`swgpu_core.engine.Scanner.scan_chunk`).
 

@@ -214,9 +214,16 @@ def align_packed(
     ends = np.zeros((n, len(EndField)), np.int32)
     f = EndField
     out = PackedTraces(
-        status=ends[:, f.STATUS], score=ends[:, f.SCORE], qstart=ends[:, f.Q_START], qend=ends[:, f.Q_END],
-        sstart=ends[:, f.S_START], send=ends[:, f.S_END],
-        region_score=np.zeros(n, np.int32), ops=np.zeros(0, np.uint8), ops_start=np.zeros(n, np.int64), ops_len=np.zeros(n, np.int32),
+        status=ends[:, f.STATUS],
+        score=ends[:, f.SCORE],
+        qstart=ends[:, f.Q_START],
+        qend=ends[:, f.Q_END],
+        sstart=ends[:, f.S_START],
+        send=ends[:, f.S_END],
+        region_score=np.zeros(n, np.int32),
+        ops=np.zeros(0, np.uint8),
+        ops_start=np.zeros(n, np.int64),
+        ops_len=np.zeros(n, np.int32),
     )
     if n == 0:
         return out
@@ -263,8 +270,19 @@ def _ends(k: _Kernels, qoff, qlen, soff, slen, expected, end_cells, ends: np.nda
             sl = slice(k0, min(k0 + PAIRS_PER_LAUNCH, last))
             bnd, bnd_off = _boundary(rows_p[sl], cols_p[sl], r)
             args = (
-                k.residues, d_qoff[sl], d_qlen[sl], d_soff[sl], d_slen[sl], np.int32(sl.stop - sl.start), k.matrix, *k.scalars,
-                None if d_exp is None else d_exp[sl], None if d_given is None else d_given[sl], bnd, bnd_off, d_ends[sl],
+                k.residues,
+                d_qoff[sl],
+                d_qlen[sl],
+                d_soff[sl],
+                d_slen[sl],
+                np.int32(sl.stop - sl.start),
+                k.matrix,
+                *k.scalars,
+                None if d_exp is None else d_exp[sl],
+                None if d_given is None else d_given[sl],
+                bnd,
+                bnd_off,
+                d_ends[sl],
             )
             k.timer("tb_ends", _kernel(f"tb_ends<{r}>"), -(-(sl.stop - sl.start) // WARPS[r]), 32 * WARPS[r], args)
     ends[perm] = d_ends.get()
@@ -317,7 +335,20 @@ def _region_launch(k: _Kernels, pairs, heights, widths, r: int, nbytes, out: Pac
     dirs = cp.empty(int(nbytes.sum()), np.uint8)
     bnd, bnd_off = _boundary(heights, widths, r)
     score = cp.empty(m, np.int32)
-    args = (k.residues, cp.asarray(qoff[pairs]), cp.asarray(soff[pairs]), d_rect, np.int32(m), k.matrix, *k.scalars, bnd, bnd_off, dirs, d_dirs_off, score)
+    args = (
+        k.residues,
+        cp.asarray(qoff[pairs]),
+        cp.asarray(soff[pairs]),
+        d_rect,
+        np.int32(m),
+        k.matrix,
+        *k.scalars,
+        bnd,
+        bnd_off,
+        dirs,
+        d_dirs_off,
+        score,
+    )
     k.timer("tb_region", _kernel(f"tb_region<{r}>"), -(-m // WARPS[r]), 32 * WARPS[r], args)
     slots = heights + widths
     ops_off = np.zeros(m, np.int64)
@@ -325,7 +356,13 @@ def _region_launch(k: _Kernels, pairs, heights, widths, r: int, nbytes, out: Pac
     size = int(slots.sum())
     d_ops = cp.empty(size, np.uint8)
     n_ops = cp.empty(m, np.int32)
-    k.timer("tb_walk", _kernel("tb_walk"), -(-m // 128), 128, (d_rect, np.int32(m), np.int32(r), dirs, d_dirs_off, d_ops, cp.asarray(ops_off), n_ops))
+    k.timer(
+        "tb_walk",
+        _kernel("tb_walk"),
+        -(-m // 128),
+        128,
+        (d_rect, np.int32(m), np.int32(r), dirs, d_dirs_off, d_ops, cp.asarray(ops_off), n_ops),
+    )
     d_ops.get(out=out.ops[base : base + size])
     got_n, got_score = n_ops.get(), score.get()
     out.region_score[pairs] = got_score

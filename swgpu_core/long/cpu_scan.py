@@ -68,7 +68,9 @@ PACK_LIMIT = 1 << 27
 _LS = 1024  # stride of the state fields in a block's state array
 _U = np.uint64
 _I = np.int32
-_H, _P, _E, _F, _S, _Q = (_U(k * _LS) for k in range(6))  # H at the last anti-diagonal, H before it, E, F, segment best, query code * matrix row
+_H, _P, _E, _F, _S, _Q = (
+    _U(k * _LS) for k in range(6)
+)  # H at the last anti-diagonal, H before it, E, F, segment best, query code * matrix row
 
 
 @njit(cache=True, nogil=True)
@@ -262,7 +264,18 @@ def _row_parts(m: int, threads: int, rows: int) -> list[list[tuple[int, int]]]:
     return parts
 
 
-def _tiled_scan(q: np.ndarray, t: np.ndarray, scoring: Scoring, width: int, scan_lo: int, own_lo: int, keys: np.ndarray, threads: int, rows: int = ROWS, cols: int = COLS) -> None:
+def _tiled_scan(
+    q: np.ndarray,
+    t: np.ndarray,
+    scoring: Scoring,
+    width: int,
+    scan_lo: int,
+    own_lo: int,
+    keys: np.ndarray,
+    threads: int,
+    rows: int = ROWS,
+    cols: int = COLS,
+) -> None:
     m, n = q.size, t.size
     kernel, codes = _kernel(scoring)
     threads = max(1, min(threads, m))
@@ -285,7 +298,7 @@ def _tiled_scan(q: np.ndarray, t: np.ndarray, scoring: Scoring, width: int, scan
                 top_h, top_f = np.zeros(c1 - c0 + 1, np.int32), np.full(c1 - c0 + 1, NEG, np.int32)
             else:
                 with ready:
-                    ready.wait_for(lambda: handover[k - 1][c] is not None)
+                    ready.wait_for(lambda: handover[k - 1][c] is not None)  # noqa: B023 (called in this iteration only)
                     top_h, top_f = handover[k - 1][c]
                     handover[k - 1][c] = None  # taken (nobody waits for it again): free it
             for (i0, r), (w, left_h, left_e) in zip(parts[k], states):

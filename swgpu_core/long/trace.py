@@ -66,7 +66,9 @@ def grown_window(end: EndPoint, window: int, max_length: int) -> int:
         raise TracebackError(f"no alignment of score {end.score} ends at query {end.qend}, target {end.send}")
     cap = window_cap(max_length)
     if window >= cap:
-        raise InputError(f"the alignment ending at query {end.qend}, target {end.send} is longer than --max-alignment-length {max_length}; raise it")
+        raise InputError(
+            f"the alignment ending at query {end.qend}, target {end.send} is longer than --max-alignment-length {max_length}; raise it"
+        )
     return min(window * 4, cap)
 
 
@@ -112,7 +114,9 @@ def trace_end_points(
         return list(pool.map(one, ends))
 
 
-def trace_on_gpu(gpu: ModuleType, query: np.ndarray, target: np.ndarray, ends: Sequence[EndPoint], scoring: Scoring, max_length: int) -> list[PairTrace]:
+def trace_on_gpu(
+    gpu: ModuleType, query: np.ndarray, target: np.ndarray, ends: Sequence[EndPoint], scoring: Scoring, max_length: int
+) -> list[PairTrace]:
     """:func:`trace_end_point` for all ``ends`` in rounds: each round packs the current window
     of every end point still open and traces them in one anchored batch (reverse scan from
     the end cell, then the region pass of those whose start was found); the rest go to the
