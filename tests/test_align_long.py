@@ -8,6 +8,8 @@ the inputs cross many block and chunk boundaries.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from long_data import fasta, planted, protein_pair, random_dna
@@ -152,6 +154,32 @@ def test_cli_sections_merge_equals_whole_run(tmp_path, swgpu):
         "align-long", "--query", qf, "--target", tf, "--ends", *parts, "--band-width", "32", "--max-alignment-length", "1000"
     )
     assert rc == 2 and "band_width" in err
+
+
+def test_cli_several_outputs_from_one_traceback(tmp_path, swgpu, monkeypatch):
+    """`--out a.tsv --out a.jsonl` traces the end points once and writes both (the workflow's merge job)."""
+    from swgpu_core import engine
+
+    q, t, _ = planted(2_000, 300, 900)
+    qf, tf = fasta(tmp_path / "q.fa", "q", q), fasta(tmp_path / "t.fa", "t", t)
+    calls = []
+    real = engine.CpuEngine.trace_end_points
+
+    def counting(self, *args, **options):
+        calls.append(len(args[2]))
+        return real(self, *args, **options)
+
+    monkeypatch.setattr(engine.CpuEngine, "trace_end_points", counting)
+    tsv, jsonl = tmp_path / "a.tsv", tmp_path / "a.jsonl"
+    rc, _, err = swgpu("align-long", "--query", qf, "--target", tf, "--backend", "cpu", "--top", "5", "--out", tsv, "--out", jsonl)
+    assert rc == 0, err
+    assert len(calls) == 1 and "tsv, jsonl" in err
+    rows = tsv.read_text().splitlines()
+    records = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    assert len(rows) == len(records) == calls[0] > 0
+    assert [r.split("\t")[:2] for r in rows] == [[r["query_id"], r["subject_id"]] for r in records]
+    rc, _, err = swgpu("align-long", "--query", qf, "--target", tf, "--backend", "cpu", "--out", tsv, "--out", tsv)
+    assert rc == 2 and "names a file twice" in err
 
 
 def test_rna_u_reads_as_t(tmp_path):

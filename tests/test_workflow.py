@@ -171,11 +171,23 @@ def test_align_long_paths_reach_the_shell_quoted(tmp_path):
         tmp_path,
         str(db),
         queries,
-        align_long={"enabled": True, "query": str(query), "target": str(target), "sections": 2, "backend": "cpu", "formats": ["tsv"]},
+        align_long={
+            "enabled": True,
+            "query": str(query),
+            "target": str(target),
+            "sections": 2,
+            "backend": "cpu",
+            "formats": ["tsv", "sam"],
+        },
     )
     proc = snakemake(tmp_path, "-n", "-p", "results/align_long/alignments.tsv")
     commands = [line for line in proc.stdout.splitlines() if "swgpu align-long" in line]
-    assert len(commands) == 3  # two sections and the merge
+    assert len(commands) == 3  # two sections and one merge that writes both formats from one traceback
+    merge = shlex.split(commands[-1].split(" > ")[0])
+    assert [merge[i + 1] for i, w in enumerate(merge) if w == "--out"] == [
+        "results/align_long/alignments.tsv",
+        "results/align_long/alignments.sam",
+    ]
     for command in commands:
         words = shlex.split(command.split(" > ")[0])
         assert words[words.index("--query") + 1] == str(query) and words[words.index("--target") + 1] == str(target)

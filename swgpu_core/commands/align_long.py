@@ -84,8 +84,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ends", nargs="+", metavar="NPZ", help="merge saved sections (all N of them) instead of scanning")
     add_output_arguments(
         parser,
-        out_help="alignment output (table, .sam, .bam, .jsonl, .txt), '-' for standard output (default '-', or none with --save-ends)",
+        out_help="alignment outputs (table, .sam, .bam, .jsonl, .txt; several from one traceback), '-' for standard output (default '-', or none with --save-ends)",
         outfmt=DEFAULT_OUTFMT,
+        several=True,
     )
     parser.add_argument("--threads", type=int, default=0, help="CPU threads for a CPU traceback (default: all cores)")
     parser.add_argument("--quiet", action="store_true", help="no summary on stderr")
@@ -112,8 +113,10 @@ def run(args: argparse.Namespace) -> int:
     if args.ends and (args.section or args.save_ends):
         raise InputError("--ends merges saved sections: it takes neither --section nor --save-ends")
     check_output_path(args.save_ends)
-    out = args.out if args.out is not None else (None if args.save_ends else "-")
-    output = plan_output(out, args.format, args.outfmt) if out else None
+    paths = args.out if args.out is not None else ([] if args.save_ends else ["-"])
+    if len(set(paths)) != len(paths):
+        raise InputError(f"--out names a file twice ({' '.join(paths)})")
+    outputs = [plan_output(p, args.format, args.outfmt) for p in paths]
     devices = parse_index_list(args.devices, "--devices") if args.devices else [0]
     gpu_sections = parse_gpu_sections(args.gpu_sections)
     section = parse_section(args.section) if args.section else None
@@ -147,16 +150,18 @@ def run(args: argparse.Namespace) -> int:
                 f"swgpu align-long: {scan.cells:,} cells (+{scan.extra_cells:,} overlap) on {where} in {scan.seconds:.3f} s ({rate:.2f} GCUPS)",
                 file=sys.stderr,
             )
-    if out is None:
+    if not outputs:
         return 0
     # with --ends nothing was scanned here: the traceback still resolves its own backend
     results = api.trace_long(
         query, target, found, scoring, top=args.top, **shape, backend=args.backend, threads=args.threads, target_path=args.target
     )
-    write_output(output, results)
+    for output in outputs:
+        write_output(output, results)
     if not args.quiet:
         print(
-            f"swgpu align-long: {len(results.alignments[0])} alignments in {time.perf_counter() - started:.2f} s ({output.kind})",
+            f"swgpu align-long: {len(results.alignments[0])} alignments in {time.perf_counter() - started:.2f} s"
+            f" ({', '.join(o.kind for o in outputs)})",
             file=sys.stderr,
         )
     return 0

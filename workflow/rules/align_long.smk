@@ -1,6 +1,7 @@
 # One huge local alignment (swgpu align-long): the target cut into sections that overlap
 # by --max-alignment-length, one job per section (one GPU each), then a merge job that
-# picks the top distinct end points and traces them back. Off unless align_long.enabled.
+# picks the top distinct end points, traces them back once and writes every configured
+# format. Off unless align_long.enabled.
 
 
 rule align_long_section:
@@ -41,11 +42,13 @@ rule align_long_merge:
             section=ALIGN_LONG_SECTIONS,
         ),
     output:
-        "results/align_long/alignments.{fmt}",
+        expand(
+            "results/align_long/alignments.{fmt}", fmt=config["align_long"]["formats"]
+        ),
     log:
-        "results/align_long/logs/merge.{fmt}.log",
+        "results/align_long/logs/merge.log",
     benchmark:
-        "results/align_long/benchmarks/merge.{fmt}.tsv"
+        "results/align_long/benchmarks/merge.tsv"
     conda:
         "../envs/swgpu.yaml"
     threads: config["align_long"]["threads"]
@@ -54,11 +57,14 @@ rule align_long_merge:
     params:
         gpu_run=gpu_run(config["align_long"]["backend"]),
         top=config["align_long"]["top"],
+        outs=lambda wildcards, output: [
+            arg for path in output for arg in ("--out", path)
+        ],
         backend=config["align_long"]["backend"],
         options=align_long_options(),
         extra=config["align_long"]["extra"],
     shell:
         "{params.gpu_run:q} swgpu align-long --query {input.query:q} --target {input.target:q}"
-        " --ends {input.sections:q} --top {params.top:q} --out {output:q}"
+        " --ends {input.sections:q} --top {params.top:q} {params.outs:q}"
         " --backend {params.backend:q} --threads {threads}"
         " {params.options:q} {params.extra} > {log:q} 2>&1"
