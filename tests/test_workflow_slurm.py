@@ -103,7 +103,9 @@ def test_documented_command_runs_the_workflow_through_slurm_and_gpu_jobs_get_a_d
     assert sbatch and all("--gpus=1" in line for line in sbatch)
     # --mem from the chunk size (workflow/rules/resources.smk), not the profile's default 4000.
     assert all(int(re.search(r"--mem (\d+)", line).group(1)) < 4000 for line in sbatch)
-    logs = list((tmp_path / "results/small/logs/search").glob("*.log"))
+    # With a GPU backend a search job covers the whole database (search.job_size auto): its
+    # logs are batch-*.all.log; the CPU run above left chunk-level logs beside them.
+    logs = list((tmp_path / "results/small/logs/search").glob("*.all.log"))
     assert logs and all(re.search(r"swgpu gpu-run: CUDA_VISIBLE_DEVICES=\d\b", log.read_text()) for log in logs), [
         log.read_text() for log in logs
     ]
