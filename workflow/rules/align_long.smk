@@ -29,7 +29,7 @@ rule align_long_section:
         extra=config["align_long"]["extra"],
     shell:
         "{params.gpu_run:q} swgpu align-long --query {input.query:q} --target {input.target:q}"
-        " --section {wildcards.section}/{params.n_sections} --save-ends {output:q}"
+        " --section {wildcards.section}/{params.n_sections:q} --save-ends {output:q}"
         " --backend {params.backend:q} --threads {threads} {params.options:q} {params.extra} > {log:q} 2>&1"
 
 
