@@ -15,7 +15,7 @@ import shutil
 import socket
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -172,3 +172,41 @@ def atomic_output(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def check_replaceable(
+    directory: Path, what: str, tool: str, marker: str, owns: Callable[[str], bool], *, source: str | os.PathLike | None = None
+) -> None:
+    """Refuse to replace ``directory`` with ``tool``'s output (``what``) unless it is absent,
+    empty, or an earlier output of ``tool``: it holds ``marker`` and nothing but names that
+    ``owns`` accepts. Never the current directory or one above it, so a mistyped ``.`` or
+    ``..`` cannot be taken for an output, and never a directory that holds the input being
+    read (``source``). ``makedb`` and ``split-queries`` share this rule.
+    """
+    resolved, cwd = directory.resolve(), Path.cwd().resolve()
+    if resolved == cwd or resolved in cwd.parents:
+        raise InputError(f"{directory}: is the current directory or one above it; give the {what} a directory of its own")
+    if source is not None and resolved in Path(source).resolve().parents:
+        raise InputError(f"{source}: lies inside the {what} directory {directory}, which {tool} replaces; move it out first")
+    if not directory.exists() and not directory.is_symlink():
+        return
+    if directory.is_symlink() or not directory.is_dir():
+        raise InputError(f"{directory}: exists and is not a directory; refusing to replace it with the {what}")
+    names = {p.name for p in directory.iterdir()}
+    if not names:
+        return
+    if marker not in names:
+        raise InputError(f"{directory}: exists and is not an output of {tool}; refusing to replace it")
+    foreign = sorted(n for n in names if n != marker and not owns(n))
+    if foreign:
+        raise InputError(f"{directory}: holds files that {tool} did not write ({', '.join(foreign[:3])}); refusing to replace it")
+
+
+def remove_owned(directory: Path, marker: str, owns: Callable[[str], bool]) -> None:
+    """Delete an earlier output's ``marker`` and the files ``owns`` accepts, then the
+    directory if that leaves it empty (something that appeared meanwhile stays, with it)."""
+    for entry in directory.iterdir():
+        if entry.name == marker or owns(entry.name):
+            entry.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        directory.rmdir()

@@ -10,14 +10,13 @@ directory) is refused, never deleted.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
 import tempfile
 from pathlib import Path
 
-from .atomic import WRITE_ERRORS, owner_tag, sweep_stale
+from .atomic import WRITE_ERRORS, check_replaceable, owner_tag, remove_owned, sweep_stale
 from .errors import InputError
 from .fasta import read_fasta
 
@@ -31,32 +30,8 @@ def batch_name(index: int) -> str:
     return f"batch-{index:04d}.fasta"
 
 
-def _check_replaceable(outdir: Path) -> None:
-    """Refuse an OUTDIR that holds anything split-queries did not write."""
-    resolved, cwd = outdir.resolve(), Path.cwd().resolve()
-    if resolved == cwd or resolved in cwd.parents:
-        raise InputError(f"{outdir}: is the current directory or one above it; give the batches a directory of their own")
-    if not outdir.exists() and not outdir.is_symlink():
-        return
-    if outdir.is_symlink() or not outdir.is_dir():
-        raise InputError(f"{outdir}: exists and is not a directory; refusing to replace it")
-    names = {p.name for p in outdir.iterdir()}
-    if not names:
-        return
-    if MARKER not in names:
-        raise InputError(f"{outdir}: exists and is not an output of split-queries; refusing to replace it")
-    foreign = sorted(n for n in names if n != MARKER and not _BATCH.fullmatch(n))
-    if foreign:
-        raise InputError(f"{outdir}: holds files that split-queries did not write ({', '.join(foreign[:3])}); refusing to replace it")
-
-
-def _remove_batches(directory: Path) -> None:
-    """Delete an earlier output's batch files and marker, then the directory if empty."""
-    for entry in directory.iterdir():
-        if entry.name == MARKER or _BATCH.fullmatch(entry.name):
-            entry.unlink(missing_ok=True)
-    with contextlib.suppress(OSError):
-        directory.rmdir()
+def _owned(name: str) -> bool:
+    return bool(_BATCH.fullmatch(name))
 
 
 def split_queries(fasta: str | os.PathLike, outdir: str | os.PathLike, batch_size: int) -> list[Path]:
@@ -64,7 +39,7 @@ def split_queries(fasta: str | os.PathLike, outdir: str | os.PathLike, batch_siz
     if batch_size < 1:
         raise InputError(f"batch size must be at least 1 (got {batch_size})")
     outdir = Path(outdir)
-    _check_replaceable(outdir)
+    check_replaceable(outdir, "batches", "split-queries", MARKER, _owned)
     try:
         outdir.parent.mkdir(parents=True, exist_ok=True)
         sweep_stale(outdir.parent, f".{outdir.name}.tmp-")
@@ -89,12 +64,12 @@ def split_queries(fasta: str | os.PathLike, outdir: str | os.PathLike, batch_siz
         umask = os.umask(0)
         os.umask(umask)
         tmp.chmod(0o777 & ~umask)
-        _check_replaceable(outdir)  # again: reading took a while
+        check_replaceable(outdir, "batches", "split-queries", MARKER, _owned)  # again: reading took a while
         if outdir.exists():
             old = outdir.with_name(f".{outdir.name}.old-{owner_tag()}")
             outdir.rename(old)
             tmp.rename(outdir)
-            _remove_batches(old)
+            remove_owned(old, MARKER, _owned)
         else:
             tmp.rename(outdir)
     except OSError as exc:

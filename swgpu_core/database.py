@@ -20,7 +20,6 @@ renamed into place only when complete.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -37,7 +36,7 @@ import numpy as np
 
 from . import __version__
 from .alphabet import ALPHABETS, PROTEIN, Alphabet, get_alphabet
-from .atomic import WRITE_ERRORS, owner_tag, sweep_stale
+from .atomic import WRITE_ERRORS, check_replaceable, owner_tag, remove_owned, sweep_stale
 from .errors import DatabaseError, InputError
 from .fasta import check_fasta_file, encode_record, read_fasta
 from .progress import progress_bar
@@ -407,7 +406,7 @@ def build_database(
             _check_replaceable(dbdir, fasta)  # again: the build took a while
             dbdir.rename(old)
             tmp.rename(dbdir)
-            _remove_database_files(old)
+            remove_owned(old, "manifest.json", _FILES.__contains__)
         else:
             tmp.rename(dbdir)
     except BaseException as exc:
@@ -426,29 +425,7 @@ def _check_replaceable(dbdir: Path, fasta: str) -> None:
     DBDIR (``.``, ``..``, a project directory) must not be taken for a database, and the
     FASTA being read must not lie inside the directory about to be replaced.
     """
-    resolved, cwd = dbdir.resolve(), Path.cwd().resolve()
-    if resolved == cwd or resolved in cwd.parents:
-        raise InputError(f"{dbdir}: is the current directory or one above it; give the database a directory of its own")
-    if resolved in Path(fasta).resolve().parents:
-        raise InputError(f"{fasta}: lies inside the database directory {dbdir}, which a build replaces; move it out first")
-    if not dbdir.exists() and not dbdir.is_symlink():
-        return
-    if dbdir.is_symlink() or not dbdir.is_dir():
-        raise InputError(f"{dbdir}: exists and is not a directory; refusing to replace it with a database")
-    names = {p.name for p in dbdir.iterdir()}
-    if names and "manifest.json" not in names:
-        raise InputError(f"{dbdir}: exists and is not a swgpu database; refusing to replace it")
-    foreign = sorted(names - {"manifest.json", *_FILES})
-    if foreign:
-        raise InputError(f"{dbdir}: holds files that makedb did not write ({', '.join(foreign[:3])}); refusing to replace it")
-
-
-def _remove_database_files(directory: Path) -> None:
-    """Delete the files a build writes, then the directory if that leaves it empty."""
-    for name in ("manifest.json", *_FILES):
-        (directory / name).unlink(missing_ok=True)
-    with contextlib.suppress(OSError):  # something appeared meanwhile: leave it rather than delete what is not ours
-        directory.rmdir()
+    check_replaceable(dbdir, "database", "makedb", "manifest.json", _FILES.__contains__, source=fasta)
 
 
 def _make_parents(directory: Path) -> list[Path]:
