@@ -13,6 +13,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from ..engine import KINDS
 from ..errors import InputError
 from ..formats import FORMATS
 from ..outfmt import DEFAULT_OUTFMT, fields_help
@@ -71,9 +72,7 @@ def add_alignment_arguments(parser: argparse.ArgumentParser, *, backend: bool = 
         )
     add_statistics_arguments(parser)
     if backend:
-        parser.add_argument(
-            "--backend", choices=("cpu", "cuda", "auto"), default="auto", help="traceback backend (default auto: CUDA if usable, else CPU)"
-        )
+        parser.add_argument("--backend", choices=KINDS, default="auto", help="traceback backend (default auto: CUDA if usable, else CPU)")
         parser.add_argument("--threads", type=int, default=0, help="CPU threads of a CPU traceback (default 0: all available cores)")
 
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..alphabet import DNA, PROTEIN
 from ..atomic import check_output_path
+from ..engine import KINDS
 from ..errors import InputError
 from ..long import endpoints
 from ..long.endpoints import DEFAULT_BAND_WIDTH, DEFAULT_TOP
@@ -68,7 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--backend",
-        choices=("cpu", "cuda", "auto"),
+        choices=KINDS,
         default="auto",
         help="scan and traceback backend (default auto: CUDA if a GPU is usable, else CPU)",
     )

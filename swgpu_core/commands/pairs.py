@@ -14,6 +14,7 @@ import argparse
 import sys
 import time
 
+from ..engine import KINDS
 from ..errors import InputError
 from ._options import add_output_arguments, add_statistics_arguments, statistics_of
 from .search import add_scoring_arguments
@@ -31,9 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pairs", help="table of 'query_id subject_id' lines (tab or space separated, '#' comments)")
     parser.add_argument("--db", help="database directory holding the --pairs subjects (and queries, without --query)")
     add_output_arguments(parser, out_help="output file (table, .sam, .bam, .jsonl, .txt), '-' for standard output (default)")
-    parser.add_argument(
-        "--backend", choices=("cpu", "cuda", "auto"), default="auto", help="alignment backend (default auto: CUDA if usable, else CPU)"
-    )
+    parser.add_argument("--backend", choices=KINDS, default="auto", help="alignment backend (default auto: CUDA if usable, else CPU)")
     add_statistics_arguments(parser, pairs=True)
     parser.add_argument("--quiet", action="store_true", help="no summary on stderr")
     add_scoring_arguments(parser)

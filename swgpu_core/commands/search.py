@@ -10,6 +10,7 @@ import argparse
 import sys
 
 from ..atomic import check_output_path
+from ..engine import KINDS
 from ..errors import InputError
 from ._options import add_alignment_arguments, add_output_arguments, announced, check_alignment_arguments, check_statistics, report_hits
 
@@ -34,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--backend",
-        choices=("cpu", "cuda", "auto"),
+        choices=KINDS,
         default="auto",
         help="compute backend (default auto: CUDA if a GPU is usable, else CPU)",
     )
