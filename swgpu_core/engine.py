@@ -6,6 +6,8 @@ hardware and the same results from each (scores, ends and paths bit for bit):
 
 * :meth:`~Engine.scanner`: a :class:`Scanner` that scores queries against database chunks
   and returns each chunk's top candidates (:func:`swgpu_core.search.search` drives it);
+* :meth:`~Engine.seeder`: the candidate stage of ``--mode fast`` (a
+  :class:`~swgpu_core.seed.Seeder`), whose candidates the scanner's ``scan_subset`` scores;
 * :meth:`~Engine.traceback`: the alignments of pairs whose score a search found
   (:class:`~swgpu_core.align.traceback.PairTask` in, ``PairTrace`` out, same order);
 * :meth:`~Engine.align_pairs`: the best alignment of pairs whose score is not known yet;
@@ -44,6 +46,7 @@ if TYPE_CHECKING:
     from .plan import DeviceModel
     from .score_stats import ScoreHistograms
     from .scoring import Scoring
+    from .seed import Seeder, SeedParams
 
 #: The names a user may give (``--backend``).
 KINDS = ("cpu", "cuda", "auto")
@@ -114,6 +117,15 @@ class Scanner(Protocol):
         (the chunks in its own order and batches, e.g. over several GPUs), one such list per batch."""
         ...
 
+    def scan_subset(
+        self, db: Database, chunk: Chunk, queries: list[EncodedSequence], candidates: list[np.ndarray], top: int
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """As :meth:`scan_chunk`, scoring only each query's ``candidates`` (sorted, unique
+        sorted-numbering indices in ``chunk``, as :meth:`swgpu_core.seed.Seeder.candidates`
+        returns them): per query, the candidates whose score reaches the ``top``-th best
+        among them (ties included). No score histograms: a fit needs every score."""
+        ...
+
 
 class Engine(Protocol):
     """The operations every product runs, on one kind of hardware (see the module doc)."""
@@ -127,6 +139,11 @@ class Engine(Protocol):
         self, scoring: Scoring, *, threads: int = 0, devices: Sequence[int] | None = None,
         threshold: int | None = None, memory_budget: int | None = None,
     ) -> Scanner: ...  # fmt: skip
+
+    def seeder(
+        self, scoring: Scoring, queries: list[EncodedSequence], params: SeedParams, *, threads: int = 0,
+        devices: Sequence[int] | None = None,
+    ) -> Seeder: ...  # fmt: skip
 
     def traceback(self, tasks: Sequence[PairTask], scoring: Scoring, *, threads: int = 0) -> list[PairTrace]: ...
 
@@ -161,6 +178,12 @@ class CpuEngine:
         from .backends.cpu import CpuBackend
 
         return CpuBackend(scoring, threads=threads)
+
+    def seeder(self, scoring: Scoring, queries: list[EncodedSequence], params: SeedParams, *, threads: int = 0, devices=None) -> Seeder:
+        """The numba candidate stage on ``threads`` cores (0: all this process may use)."""
+        from .backends.cpu_seed import CpuSeeder
+
+        return CpuSeeder(scoring, queries, params, threads=threads)
 
     def traceback(self, tasks: Sequence[PairTask], scoring: Scoring, *, threads: int = 0) -> list[PairTrace]:
         """On ``threads`` cores (0: all this process may use)."""
@@ -213,6 +236,11 @@ class CudaEngine:
         from .gpu.search import CudaBackend
 
         return CudaBackend(scoring, list(devices) if devices else None, threshold=threshold, memory_budget=memory_budget)
+
+    def seeder(self, scoring: Scoring, queries: list[EncodedSequence], params: SeedParams, *, threads: int = 0, devices=None) -> Seeder:
+        """The GPU candidate stage on ``devices`` (default GPU 0)."""
+        # SEEDGPU: placeholder until the GPU seeder (swgpu_core/gpu/seed.py, worktree seedgpu) replaces this body
+        raise BackendUnavailable("--mode fast is not implemented on the GPU yet: use --backend cpu")
 
     def traceback(self, tasks: Sequence[PairTask], scoring: Scoring, *, threads: int = 0) -> list[PairTrace]:
         """On the GPU (``threads`` concerns the CPU engine)."""

@@ -18,6 +18,10 @@ from __future__ import annotations
 import enum
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .seed import SeedParams
 
 #: The directory of the CUDA sources and ``common.cuh`` (the ``-I`` path for nvcc).
 KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
@@ -100,6 +104,23 @@ def compile_options() -> tuple[str, ...]:
         f"-DSWGPU_LONG_WARPS_PER_BLOCK={LONG_WARPS_PER_BLOCK}",
         f"-DSWGPU_LONG_SLOT_BITS={LONG_SLOT_BITS}",
         *_enum_defines("PART", PartField),
+    )
+
+
+def seed_options(params: SeedParams) -> tuple[str, ...]:
+    """The ``-D`` options of the seeding kernels (``--mode fast``), beside :func:`compile_options`:
+    the word's shape (:data:`swgpu_core.seed.WORD`, ``WORD_CODES``, ``N_WORDS``) and the rule's
+    parameters (:class:`~swgpu_core.seed.SeedParams`), so the kernel and the CPU read one definition."""
+    from .seed import N_WORDS, WORD, WORD_CODES
+
+    return (
+        f"-DSWGPU_SEED_WORD={WORD}",
+        f"-DSWGPU_SEED_WORD_CODES={WORD_CODES}",
+        f"-DSWGPU_SEED_N_WORDS={N_WORDS}",
+        f"-DSWGPU_SEED_THRESHOLD={params.threshold}",
+        f"-DSWGPU_SEED_WINDOW={params.window}",
+        f"-DSWGPU_SEED_XDROP={params.xdrop}",
+        f"-DSWGPU_SEED_TRIGGER={params.trigger}",
     )
 
 
