@@ -86,6 +86,52 @@ class PartField(enum.IntEnum):
     BLOCKS = 5  # column blocks
 
 
+# ---------------------------------------------------------------- seed.cu
+#: Subject positions a warp of the seed kernel takes per batch: the bits of a diagonal's in-batch
+#: hit mask in its state word (the rest holds the history, see seed.cu).
+SEED_BATCH = 12
+#: Rounds of 32 hits a warp holds per batch (a batch with more hits is cut shorter).
+SEED_ROUNDS = 4
+#: Query segments per group at most (a warp's per-segment flags; a segment's index is a byte).
+SEED_MAX_SEGS = 64
+#: Row length of the seed kernel's substitution matrix copy (codes < 32).
+SEED_MATRIX_STRIDE = 32
+#: Warps per block of the seed kernel at most (its ``__launch_bounds__`` is 32 times this).
+SEED_MAX_WARPS = 16
+
+
+class SeedGroupField(enum.IntEnum):
+    """Columns of the seed kernel's group table (int32, one row per query group, see ``seed_tables``)."""
+
+    BLOB = 0  # the group's table blob: first uint16 word in the blobs array (a multiple of 8)
+    WORDS = 1  # its uint16 words (a multiple of 8)
+    SEGMAP = 2  # uint16 offset, inside the blob, of the byte table: super-query position -> segment
+    SEG0 = 3  # first row of the group's segments in the segment table
+    NSEG = 4  # segments of the group
+    RING = 5  # diagonal slots per warp (>= the group's super-query length + window)
+
+
+class SeedSegField(enum.IntEnum):
+    """Columns of the seed kernel's segment table (int32, one row per query segment)."""
+
+    QUERY = 0  # the query's index in the batch
+    QSTART = 1  # its first residue in the concatenated query codes
+    QLEN = 2  # its length
+    LO = 3  # the query word position at the segment's first super-query position
+    OWN = 4  # super-query position of the first word the segment owns (triggers for)
+    BASE = 5  # super-query position of the segment's first word
+
+
+class SeedCounter(enum.IntEnum):
+    """The seed kernel's uint64 counters."""
+
+    PAIRS = 0  # (query, subject) pairs appended (beyond the buffer's capacity: counted, not stored)
+    HITS = 1
+    TRIGGERS = 2  # hits with a partner on their diagonal (owned by their segment)
+    EXTENSIONS = 3  # ungapped extensions run
+    ERROR = 4  # non-zero: the launch's shared memory is smaller than the kernel's layout
+
+
 def _enum_defines(prefix: str, values: type[enum.IntEnum]) -> list[str]:
     return [f"-DSWGPU_{prefix}_{m.name}={m.value}" for m in values] + [f"-DSWGPU_{prefix}_COUNT={len(values)}"]
 
@@ -121,6 +167,14 @@ def seed_options(params: SeedParams) -> tuple[str, ...]:
         f"-DSWGPU_SEED_WINDOW={params.window}",
         f"-DSWGPU_SEED_XDROP={params.xdrop}",
         f"-DSWGPU_SEED_TRIGGER={params.trigger}",
+        f"-DSWGPU_SEED_BATCH={SEED_BATCH}",
+        f"-DSWGPU_SEED_ROUNDS={SEED_ROUNDS}",
+        f"-DSWGPU_SEED_MAX_SEGS={SEED_MAX_SEGS}",
+        f"-DSWGPU_SEED_MATRIX_STRIDE={SEED_MATRIX_STRIDE}",
+        f"-DSWGPU_SEED_MAX_WARPS={SEED_MAX_WARPS}",
+        *_enum_defines("SEED_GROUP", SeedGroupField),
+        *_enum_defines("SEED_SEG", SeedSegField),
+        *_enum_defines("SEED_COUNTER", SeedCounter),
     )
 
 
