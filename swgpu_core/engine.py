@@ -118,12 +118,13 @@ class Scanner(Protocol):
         ...
 
     def scan_subset(
-        self, db: Database, chunk: Chunk, queries: list[EncodedSequence], candidates: list[np.ndarray], top: int
+        self, db: Database, chunk: Chunk, queries: list[EncodedSequence], subjects: list[np.ndarray], top: int
     ) -> list[tuple[np.ndarray, np.ndarray]]:
-        """As :meth:`scan_chunk`, scoring only each query's ``candidates`` (sorted, unique
-        sorted-numbering indices in ``chunk``, as :meth:`swgpu_core.seed.Seeder.candidates`
-        returns them): per query, the candidates whose score reaches the ``top``-th best
-        among them (ties included). No score histograms: a fit needs every score."""
+        """As :meth:`scan_chunk`, scoring only each query's ``subjects`` (its candidates:
+        sorted, unique sorted-numbering indices in ``chunk``, as
+        :meth:`swgpu_core.seed.Seeder.candidates` returns them): per query, those whose
+        score reaches the ``top``-th best among them (ties included). No score histograms:
+        a fit needs every score."""
         ...
 
 

@@ -23,7 +23,7 @@ both backends start from, and the types the engine's seeders return.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -37,7 +37,11 @@ WORD, WORD_CODES = 3, 20
 N_WORDS = WORD_CODES**WORD
 
 #: The search modes: every subject scored, or only the seeded candidates.
-MODES = ("exact", "fast")
+SEARCH_MODES = ("exact", "fast")
+#: Why a fast-mode search has no fitted E-values (its statistics say so).
+FAST_NO_FIT = (
+    "a fast-mode search scores only its seeded candidates, and a fit needs every subject's score (use --mode exact, or BLAST's parameters)"
+)
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,18 @@ class SeedParams:
             raise ValueError(f"seed window must be at least {WORD} (got {self.window})")
         if self.xdrop < 0:
             raise ValueError(f"seed X-drop must be >= 0 (got {self.xdrop})")
+
+
+@dataclass(frozen=True)
+class SeedRun:
+    """What a fast-mode search reports of its candidate stage (saved with its hit lists)."""
+
+    params: SeedParams
+    counts: dict[str, int]  # the seeder's counts (Seeder.counts)
+    seconds: float  # wall time of the candidate stage, within the search's
+
+    def to_json(self) -> dict:
+        return {"params": asdict(self.params), "counts": dict(self.counts), "seconds": self.seconds}
 
 
 @dataclass(frozen=True)

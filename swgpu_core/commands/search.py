@@ -1,4 +1,5 @@
-"""``swgpu search --db DBDIR --query FASTA``: exact Smith-Waterman top hits per query.
+"""``swgpu search --db DBDIR --query FASTA``: exact Smith-Waterman top hits per query
+(of every subject, or with ``--mode fast`` of the seeded candidates).
 
 Everything that can be wrong with the inputs (output format, matrix, database, queries,
 chunk list) is checked before the scan starts, and the outputs are written atomically.
@@ -12,6 +13,7 @@ import sys
 from ..atomic import check_output_path
 from ..engine import KINDS
 from ..errors import InputError
+from ..seed import FAST_NO_FIT, SEARCH_MODES
 from ._options import add_alignment_arguments, add_output_arguments, announced, check_alignment_arguments, check_statistics, report_hits
 
 NAME = "search"
@@ -38,6 +40,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=KINDS,
         default="auto",
         help="compute backend (default auto: CUDA if a GPU is usable, else CPU)",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=SEARCH_MODES,
+        default="exact",
+        help="exact: every subject scored (default); fast: only the subjects a BLASTP-like seeding finds (word hits, two-hit rule, "
+        "ungapped extension) are scored, exactly: same scores and E-values, some hits may be missed (docs/seeded.md)",
     )
     parser.add_argument("--top", type=int, default=50, help="hits kept per query (default 50)")
     add_scoring_arguments(parser)
@@ -114,13 +123,14 @@ def run(args: argparse.Namespace) -> int:
     check_output_path(args.save_hits)
     out = args.out if args.out is not None else (None if args.save_hits else "-")
     output = plan_output(out, args.format, args.outfmt) if out is not None else None
-    check_search_options(args.top, args.threads, args.threshold)
+    check_search_options(args.top, args.threads, args.threshold, args.mode)
     check_alignment_arguments(args)
     scoring = Scoring.protein(args.matrix, args.gap_open, args.gap_extend)
     db = api.open_database(args.db)
     chunks = parse_index_list(args.chunks, "--chunks", len(db.chunks)) if args.chunks else None
     some_chunks = chunks is not None and len(chunks) < len(db.chunks)
-    check_statistics(args, scoring, [output] if output is not None else [], no_fit=SOME_CHUNKS if some_chunks else None)
+    no_fit = FAST_NO_FIT if args.mode == "fast" else (SOME_CHUNKS if some_chunks else None)
+    check_statistics(args, scoring, [output] if output is not None else [], no_fit=no_fit)
     devices = parse_index_list(args.devices, "--devices") if args.devices else None
     queries = api.read_queries(args.query, db.alphabet)
     budget = parse_size(args.gpu_memory, "--gpu-memory") if args.gpu_memory else None
@@ -131,12 +141,14 @@ def run(args: argparse.Namespace) -> int:
         db, queries, scoring, backend=engine, top=args.top, chunks=chunks, threads=args.threads, devices=devices,
         threshold=args.threshold, memory_budget=budget, show_progress=not args.quiet, stats_mode=args.stats, lam=args.lam, kappa=args.kappa,
         keep_score_stats=True if args.save_hits else None,  # a merge of the saved lists may fit
+        mode=args.mode,
     )  # fmt: skip
     if args.save_hits:
         save_hits(args.save_hits, result, args.top, chunks if chunks is not None else list(range(len(db.chunks))))
     if output is not None:
         stats = announced(args, result.statistics, [output])
-        results, _ = report_hits(args, db, result.hits, scoring, stats, [output], program="swgpu search", backend=engine)
+        program = "swgpu search" if args.mode == "exact" else f"swgpu search --mode {args.mode}"
+        results, _ = report_hits(args, db, result.hits, scoring, stats, [output], program=program, backend=engine)
         write_output(output, results)
     if not args.quiet:
         print(
@@ -144,4 +156,12 @@ def run(args: argparse.Namespace) -> int:
             f"in {result.seconds:.2f} s, {result.gcups:.2f} GCUPS on {result.backend}",
             file=sys.stderr,
         )
+        if result.seed is not None:
+            found = result.seed.counts.get("candidates", 0)
+            print(
+                f"swgpu search: fast mode: {found:,} candidates ({found / max(len(queries), 1):,.1f} per query, "
+                f"{100 * found / max(len(queries) * db.n_sequences, 1):.2f}% of the pairs) found in {result.seed.seconds:.2f} s; "
+                "GCUPS counts the whole database",
+                file=sys.stderr,
+            )
     return 0

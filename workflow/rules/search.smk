@@ -25,6 +25,7 @@ rule search:
     params:
         gpu_run=gpu_run(config["search"]["backend"]),
         backend=config["search"]["backend"],
+        mode=config["search"]["mode"],
         top=config["search"]["top"],
         chunks=lambda wildcards: (
             []
@@ -34,5 +35,5 @@ rule search:
         extra=config["search"]["extra"],
     shell:
         "{params.gpu_run:q} swgpu search --db {input.db:q} --query {input.batch:q}"
-        " --backend {params.backend:q} --top {params.top:q} {params.chunks:q}"
+        " --backend {params.backend:q} --mode {params.mode:q} --top {params.top:q} {params.chunks:q}"
         " --threads {threads} --save-hits {output.hits:q} {params.extra} > {log:q} 2>&1"
