@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -225,6 +225,9 @@ class CudaEngine:
     traceback kernels cannot hold are traced on the CPU, with the same results."""
 
     choice: EngineChoice
+    #: devices -> the last scanner made for them, whose device workers (and resident chunks) a
+    #: seeder for the same devices shares, so that a fast search uploads each chunk once
+    _scanners: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def kind(self) -> str:
@@ -236,12 +239,18 @@ class CudaEngine:
         each GPU for database batches (default 60% of the free memory)."""
         from .gpu.search import CudaBackend
 
-        return CudaBackend(scoring, list(devices) if devices else None, threshold=threshold, memory_budget=memory_budget)
+        backend = CudaBackend(scoring, list(devices) if devices else None, threshold=threshold, memory_budget=memory_budget)
+        self._scanners[tuple(w.device_id for w in backend.workers)] = backend
+        return backend
 
     def seeder(self, scoring: Scoring, queries: list[EncodedSequence], params: SeedParams, *, threads: int = 0, devices=None) -> Seeder:
-        """The GPU candidate stage on ``devices`` (default GPU 0)."""
-        # SEEDGPU: placeholder until the GPU seeder (swgpu_core/gpu/seed.py, worktree seedgpu) replaces this body
-        raise BackendUnavailable("--mode fast is not implemented on the GPU yet: use --backend cpu")
+        """The GPU candidate stage on ``devices`` (default GPU 0), sharing the device workers of
+        this engine's last scanner for the same devices (``threads`` concerns the CPU engine)."""
+        from .gpu.seed import CudaSeeder
+
+        ids = tuple(devices) if devices else (0,)
+        backend = self._scanners.get(ids)
+        return CudaSeeder(scoring, queries, params, list(ids), workers=backend.workers if backend is not None else None)
 
     def traceback(self, tasks: Sequence[PairTask], scoring: Scoring, *, threads: int = 0) -> list[PairTrace]:
         """On the GPU (``threads`` concerns the CPU engine)."""

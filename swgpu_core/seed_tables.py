@@ -18,12 +18,13 @@ triggers only for the words it owns).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
 from .kernel_abi import SEED_MATRIX_STRIDE, SEED_MAX_SEGS, SEED_ROUNDS, SeedGroupField, SeedSegField
-from .seed import N_WORDS, WORD, SeedParams, neighbourhoods, word_index
+from .seed import N_WORDS, SeedParams, neighbourhoods, word_index
 
 #: uint16 index of a blob's first lookup-table entry (after the 8001 row offsets, 16-byte aligned).
 ENTRIES_AT = (N_WORDS + 1 + 7) // 8 * 8
@@ -129,10 +130,17 @@ def _segments(counts: np.ndarray, window: int, span: int, entries: int) -> list[
     return out
 
 
+@functools.lru_cache(maxsize=4)
+def _neighbourhoods(matrix: bytes, n: int, threshold: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`swgpu_core.seed.neighbourhoods`, once per matrix and threshold in a process (a few
+    tenths of a second, paid by every query batch otherwise)."""
+    return neighbourhoods(np.frombuffer(matrix, np.int32).reshape(n, -1), threshold)
+
+
 def build_tables(queries: list[np.ndarray], matrix: np.ndarray, params: SeedParams, *, smem_limit: int, warps: int) -> SeedTables:
     """The groups of a query batch (``queries``: residue codes) for blocks of ``warps`` warps in
     ``smem_limit`` bytes of shared memory, segments packed in query order."""
-    nb_off, nb_words = neighbourhoods(matrix, params.threshold)
+    nb_off, nb_words = _neighbourhoods(np.ascontiguousarray(matrix, np.int32).tobytes(), np.shape(matrix)[0], params.threshold)
     nb_count = np.diff(nb_off)
     codes = [np.asarray(q, np.uint8) for q in queries]
     words = [word_index(c) for c in codes]
@@ -175,8 +183,8 @@ def build_tables(queries: list[np.ndarray], matrix: np.ndarray, params: SeedPara
             segmap.append(np.full(hi - inc, k, np.uint8))
             segmap.append(np.full(params.window, 255, np.uint8))
             base += hi - inc + params.window
-        sw = np.concatenate(subject_words)
-        order = np.argsort(sw, kind="stable")
+        sw = np.concatenate(subject_words).astype(np.uint16)
+        order = np.argsort(sw, kind="stable")  # radix sort on 16-bit keys
         offsets = np.zeros(N_WORDS + 1, np.int64)
         np.cumsum(np.bincount(sw, minlength=N_WORDS), out=offsets[1:])
         entries = np.concatenate(positions_i)[order].astype(np.uint16)

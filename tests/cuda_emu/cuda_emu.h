@@ -61,6 +61,7 @@ struct Thread {
     Op op = kSync;
     uint64_t value = 0;
     int arg = 0;
+    int width = 32;
     uint64_t result = 0;
 };
 
@@ -77,11 +78,13 @@ inline std::function<void()> body;
 
 inline void yield_to_scheduler() { swapcontext(&threads[current].ctx, &scheduler); }
 
-inline uint64_t warp_op(Op op, uint64_t value, int arg) {
+inline uint64_t warp_op(Op op, uint64_t value, int arg, int width = 32) {
+    if (width < 1 || width > 32 || (width & (width - 1))) fail("shuffle width not a power of 2 up to 32");
     Thread& t = threads[current];
     t.op = op;
     t.value = value;
     t.arg = arg;
+    t.width = width;
     t.state = kAtWarp;
     yield_to_scheduler();
     return threads[current].result;
@@ -114,12 +117,12 @@ inline bool resolve_warp(int w, int n_threads) {
     for (int k = first; k < last; ++k) ballot |= (uint64_t)(threads[k].value != 0) << (k - first);
     for (int k = first; k < last; ++k) {
         Thread& t = threads[k];
-        const int lane = k - first;
+        const int lane = k - first, seg = lane / t.width * t.width, sub = lane - seg;
         int src = lane;
-        switch (op) {
-            case kShfl: src = t.arg & 31; break;
-            case kShflUp: src = lane >= t.arg ? lane - t.arg : lane; break;
-            case kShflXor: src = lane ^ t.arg; break;
+        switch (op) {  // within the lane's segment of `width` lanes, as CUDA's shuffles
+            case kShfl: src = seg + (t.arg & (t.width - 1)); break;
+            case kShflUp: src = sub >= t.arg ? lane - t.arg : lane; break;
+            case kShflXor: src = (sub ^ t.arg) < t.width ? seg + (sub ^ t.arg) : lane; break;
             default: break;
         }
         if (first + src >= last) fail("shuffle from a lane past the block's end");
@@ -207,18 +210,15 @@ inline T from_bits(uint64_t v) {
 
 template <class T>
 inline T __shfl_sync(unsigned, T v, int src, int width = 32) {
-    if (width != 32) emu::fail("shuffle width other than 32");
-    return emu::from_bits<T>(emu::warp_op(emu::kShfl, emu::bits(v), src));
+    return emu::from_bits<T>(emu::warp_op(emu::kShfl, emu::bits(v), src, width));
 }
 template <class T>
 inline T __shfl_up_sync(unsigned, T v, unsigned delta, int width = 32) {
-    if (width != 32) emu::fail("shuffle width other than 32");
-    return emu::from_bits<T>(emu::warp_op(emu::kShflUp, emu::bits(v), (int)delta));
+    return emu::from_bits<T>(emu::warp_op(emu::kShflUp, emu::bits(v), (int)delta, width));
 }
 template <class T>
 inline T __shfl_xor_sync(unsigned, T v, int mask, int width = 32) {
-    if (width != 32) emu::fail("shuffle width other than 32");
-    return emu::from_bits<T>(emu::warp_op(emu::kShflXor, emu::bits(v), mask));
+    return emu::from_bits<T>(emu::warp_op(emu::kShflXor, emu::bits(v), mask, width));
 }
 inline unsigned __ballot_sync(unsigned, int pred) { return (unsigned)emu::warp_op(emu::kBallot, pred != 0, 0); }
 inline int __any_sync(unsigned mask, int pred) { return __ballot_sync(mask, pred) != 0; }
@@ -254,4 +254,39 @@ inline T atomicMax(T* p, T v) {
     const T old = *p;
     *p = std::max(old, v);
     return old;
+}
+
+inline uint2 make_uint2(unsigned x, unsigned y) { return uint2{x, y}; }
+
+// Packed 16-bit SIMD and Hopper DPX intrinsics: two signed halfwords per word, wrapping adds.
+namespace emu {
+inline int lo16(unsigned v) { return (int16_t)(v & 0xffffu); }
+inline int hi16(unsigned v) { return (int16_t)(v >> 16); }
+inline unsigned pack16(int lo, int hi) { return (unsigned)(uint16_t)lo | ((unsigned)(uint16_t)hi << 16); }
+template <class F>
+inline unsigned halves(unsigned a, unsigned b, unsigned c, F f) {
+    return pack16(f(lo16(a), lo16(b), lo16(c)), f(hi16(a), hi16(b), hi16(c)));
+}
+inline int wrap16(int v) { return (int16_t)(uint16_t)v; }
+}  // namespace emu
+inline unsigned __vadd2(unsigned a, unsigned b) {
+    return emu::halves(a, b, 0, [](int x, int y, int) { return emu::wrap16(x + y); });
+}
+inline unsigned __vmaxs2(unsigned a, unsigned b) {
+    return emu::halves(a, b, 0, [](int x, int y, int) { return std::max(x, y); });
+}
+inline unsigned __viaddmax_s16x2(unsigned a, unsigned b, unsigned c) {
+    return emu::halves(a, b, c, [](int x, int y, int z) { return std::max(emu::wrap16(x + y), z); });
+}
+inline unsigned __vimax3_s16x2(unsigned a, unsigned b, unsigned c) {
+    return emu::halves(a, b, c, [](int x, int y, int z) { return std::max(std::max(x, y), z); });
+}
+inline unsigned __vimax3_s16x2_relu(unsigned a, unsigned b, unsigned c) {
+    return emu::halves(a, b, c, [](int x, int y, int z) { return std::max(std::max(std::max(x, y), z), 0); });
+}
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+    const uint64_t bytes = ((uint64_t)y << 32) | x;
+    unsigned out = 0;
+    for (int i = 0; i < 4; ++i) out |= (unsigned)((bytes >> (8 * ((s >> (4 * i)) & 7))) & 0xffu) << (8 * i);
+    return out;
 }
