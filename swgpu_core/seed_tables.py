@@ -39,8 +39,9 @@ def _up(n: int, k: int) -> int:
 
 
 def warp_bytes(ring: int) -> int:
-    """Shared memory of one warp: its ring of diagonal words, extension queue and segment flags."""
-    return _up(4 * ring + 8 * EXT_QUEUE + SEED_MAX_SEGS // 8, 16)
+    """Shared memory of one warp: its ring of diagonal words, extension queue, segment flags and
+    a batch's list of positions."""
+    return _up(4 * ring + 8 * EXT_QUEUE + SEED_MAX_SEGS // 8 + 32, 16)
 
 
 def smem_bytes(blob_words: int, ring: int, warps: int) -> int:

@@ -6,8 +6,9 @@ of the seeding rule (``tests/seed_reference.py``).
 
 The layouts vary what the kernel's bookkeeping depends on: groups of one or several
 segments (a query cut into segments when shared memory is small), warps and slices per
-group, the batch width (a narrow one renormalises the diagonal words often), and the
-rule's parameters (a window narrower than a batch). Skipped where g++ is missing.
+group (one warp walking every subject realigns all its diagonal words many times), the
+batch width, and the rule's parameters (a window narrower than a batch). Skipped where
+g++ is missing.
 """
 
 from __future__ import annotations
@@ -121,12 +122,12 @@ def test_candidates_equal_the_reference(emulator, tmp_path, data, smem_limit, wa
 @pytest.mark.parametrize(
     "params, batch",
     [
-        (SeedParams(), 14),  # 10 bits of p1: renormalised every ~800 positions
+        (SeedParams(), 1),  # one position per batch
         (SeedParams(window=5), None),  # a window narrower than a batch
         (SeedParams(threshold=13, window=20, xdrop=5, trigger=30), 3),
         (SeedParams(threshold=10, window=60, xdrop=30, trigger=55), 9),
     ],
-    ids=["narrow-p1", "window-5", "t13", "t10"],
+    ids=["batch-1", "window-5", "t13", "t10"],
 )
 def test_other_rules_and_batches(emulator, tmp_path, params, batch):
     queries, subjects = seed_data(2, n_queries=4, n_subjects=80)
@@ -134,7 +135,8 @@ def test_other_rules_and_batches(emulator, tmp_path, params, batch):
 
 
 def test_lane_order_does_not_matter(emulator, tmp_path):
-    """Two interleavings of the lanes between barriers, the same candidates and counts."""
+    """Two interleavings of the lanes between barriers: the same candidates, hits and triggers
+    (extensions skipped once a query is a candidate depend on the order)."""
     queries, subjects = seed_data(3, n_queries=3, n_subjects=60)
     exe = emulator(SeedParams())
     tables = build_tables(queries, BLOSUM62.matrix, SeedParams(), smem_limit=232_448, warps=2)
@@ -142,7 +144,7 @@ def test_lane_order_does_not_matter(emulator, tmp_path):
     a = emulate(exe, tmp_path / "a", tables, residues, offsets, 1, 11)
     b = emulate(exe, tmp_path / "b", tables, residues, offsets, 1, 12)
     assert all(np.array_equal(x, y) for x, y in zip(a[0], b[0]))
-    assert np.array_equal(a[1][1:4], b[1][1:4])
+    assert np.array_equal(a[1][1:3], b[1][1:3])
 
 
 def test_full_output_buffer_is_counted(emulator, tmp_path, data):

@@ -11,46 +11,46 @@
 // of length Q <= 65535), so one diagonal array per warp serves all of them: two words of
 // different segments are more than `window` apart on any diagonal, and never pair.
 //
-// Diagonal state. A hit (I, j) (super-query position, subject position) triggers iff an earlier
-// hit on its diagonal lies WORD..window positions before it. Hits of one subject position are
-// on distinct diagonals, and hits closer than WORD = 3 never pair, so the latest hit at least 3
-// before j is one of the last three hits of the diagonal. A warp keeps, per diagonal, one 32-bit
-// word (a ring of R >= Q + window slots, slot (j - I) mod R: two diagonals sharing a slot are
-// never both within `window` of the current position):
+// Diagonal words. A hit (I, j) (super-query position, subject position) triggers iff an earlier
+// hit on its diagonal lies WORD..window positions before it. A warp keeps one 32-bit word per
+// diagonal, in a ring of R >= Q + window slots (slot (j - I) mod R: two diagonals that share a
+// slot never have hits within `window` positions of each other, so neither sees the other's):
 //
-//   [ p1 : 24 - kBatch bits | bd : 7 | f : 1 | mask : kBatch ]
+//   [ base : 22 - kBatch bits | dp : 7 | mask : kBatch + 3 ]
 //
-//   p1    the subject position of the diagonal's latest hit (mod 2^bits, in the warp's running
-//         coordinate: subjects follow each other with a gap > window, so a new subject sees
-//         every earlier entry as stale);
-//   f     a hit at p1 - 1;
-//   bd    p1 - b, b = the latest hit at or before p1 - 2 (127: none within the window);
-//   mask  the hits of the current batch (bit r: batch position r).
+//   mask  the diagonal's hits at positions base .. base + kBatch + 2 (bit k: position base + k);
+//   dp    base - p, p the diagonal's latest hit before base (127: none within the window);
+//   base  kept mod 2^bits, in the warp's running coordinate (subjects follow each other with a
+//         gap > window, so a new subject sees every earlier entry as stale).
 //
-// For a hit at j with d = j - p1 (the state before the batch), the latest earlier hit at least
-// 3 before j is p1 if d >= 3, p1 - 1 if d == 2 and f, else b (d in {1, 2}); so d, f and bd give
-// its distance exactly. p1 is kept mod 2^bits; every kRenormPeriod positions a warp rewrites
-// entries more than `window` old as empty (p1 = window + 1 behind), so a distance never wraps.
+// A batch of subject positions jb .. jb + kBatch - 1 uses base = jb - 3 (WORD = 3): a hit at
+// j = jb + r then has its partners either in the mask (bits max(0, r + 3 - window) .. r, the
+// positions base .. j - 3: the three before the batch and the batch's own) or before the base,
+// where only the latest hit p matters (it is at least 4 before j, so it pairs iff j - p =
+// dp + r + 3 <= window). A word written for an earlier batch is *realigned* to the new base
+// first: its mask shifted down by the difference, the highest bit shifted out giving dp (or dp
+// grown by the difference). Every kRenormPeriod positions a warp realigns all its words, so a
+// base difference never wraps.
 //
 // Batches. A warp takes 32 subject positions (a "superbatch": one per lane computes its word
 // and its lookup-table row) and cuts them into batches of at most kBatch positions and kHits
 // hits. A batch's hits are spread over the lanes in balanced rounds (a lane finds its hit's
-// position by binary search over the positions' running hit counts), then:
-//   A. each hit sets its bit in its diagonal's mask (shared-memory atomicOr);
-//   B. each hit reads the word: the history (p1, f, bd) answers for partners before the batch,
-//      the mask for partners inside it (bits r - window .. r - 3); the diagonal's last hit of
-//      the batch (its "owner", no higher mask bit) computes the new history, mask cleared, and
-//      writes it at once if it is the batch's only hit on that diagonal (the common case);
-//   C. only if some diagonal had several hits, after a warp barrier, their owners write.
-// So no hit waits for another, and the result is the one of a walk in subject order.
+// position from the positions' running hit counts: ballots, a reduction and two shuffles), then
+//   A. each hit realigns its diagonal's word and sets its own bit (one shared-memory CAS,
+//      retried when another hit of the batch on that diagonal came first: every retry finds
+//      the word realigned, so the result is the same in any order);
+//   B. after a warp barrier each hit reads its word: the mask and dp answer the rule.
+// So a batch is two steps with a barrier between, and the result is the one of a walk in
+// subject order: no hit of a batch can be a partner of another at distance < 3, and every
+// partner at distance >= 3 is in the word when it is read.
 //
-// Extension. Triggering hits of owned positions (a long query is cut into segments that
-// overlap by `window` positions; each segment triggers only for the words it owns) whose
-// query is not yet a candidate for this subject go to a per-warp queue; when 32 are queued,
-// each lane extends one (word score + right and left X-drop gains, the rule's exact loops)
-// and a hit reaching the trigger score appends (query, subject) to the output once per
-// segment and subject (a per-warp flag per segment; the host removes the duplicates that
-// segments of one query leave).
+// Extension. Triggering hits go to a per-warp queue; when 32 are queued, each lane extends
+// one (of an owned position: a long query is cut into segments that overlap by `window`
+// positions, each triggering only for the words it owns; and of a query that is not yet a
+// candidate for this subject): word score, then the right and left X-drop gains (the rule's
+// loops, which stop as soon as the trigger score is reached), and a hit reaching the trigger
+// appends (query, subject) to the output once per segment and subject (a per-warp flag per
+// segment; the host removes the duplicates that segments of one query leave).
 //
 // Host side: swgpu_core/seed_tables.py builds the groups, tables and the shared-memory layout
 // (smem_bytes mirrors Layout below; the kernel checks the launch's size and flags an error).
@@ -96,9 +96,9 @@ enum SeedCounter : int {
     kCError = SWGPU_SEED_COUNTER_ERROR,
 };
 
-static_assert(kWord == 3, "the diagonal history (f, bd) is written for words of 3");
-static_assert(kWindow >= kWord && kWindow < 127, "bd holds distances up to the window in 7 bits (127: none)");
-static_assert(kBatch >= 1 && kBatch <= 16, "a batch's positions are found by a 4-step binary search");
+static_assert(kWord == 3, "the window of a batch starts WORD = 3 positions before it");
+static_assert(kWindow >= kWord && kWindow < 127, "dp holds distances up to the window in 7 bits (127: none)");
+static_assert(kBatch >= 1 && kBatch <= 12, "a diagonal word holds kBatch + 3 mask bits, 7 of dp and >= 10 of base");
 static_assert(kMaxSegs % 32 == 0 && kMaxSegs <= 256, "segment flags are whole words, a segment index a byte");
 
 constexpr unsigned kAll = 0xffffffffu;
@@ -106,23 +106,40 @@ constexpr int kHits = 32 * kRounds;          // hits of one batch at most
 constexpr int kExtQueue = kHits + 32;        // < 32 left over from earlier batches, plus one batch
 constexpr int kOffsets = kWords + 1;         // the lookup table's row offsets
 constexpr int kEntriesAt = (kOffsets + 7) / 8 * 8;  // uint16 index of the first entry in a blob
-constexpr int kP1Shift = kBatch + 8;
-constexpr int kP1Bits = 32 - kP1Shift;
-constexpr uint32_t kP1Mask = (1u << kP1Bits) - 1u;
-constexpr uint32_t kBatchMask = (1u << kBatch) - 1u;
+constexpr int kMaskWidth = kBatch + kWord;   // mask bits: the 3 positions before a batch and the batch
+constexpr uint32_t kMaskBits = (1u << kMaskWidth) - 1u;
+constexpr int kBaseShift = kMaskWidth + 7;
+constexpr int kBaseBits = 32 - kBaseShift;
+constexpr uint32_t kBaseMask = (1u << kBaseBits) - 1u;
 constexpr uint32_t kNone = 127;
-// Positions a warp may advance between two renormalisations: a stored p1 is then at most
-// kRenormPeriod + 2 * (window + 1) + 64 behind any position compared with it (the slack covers
-// the superbatch being walked and the jump to the next subject), less than 2^bits.
-constexpr uint32_t kRenormPeriod = (1u << kP1Bits) - 2u * (kWindow + 1) - 128u;
-static_assert((1 << kP1Bits) > 2 * (kWindow + 1) + 128 + 256, "p1 bits too few for the renormalisation period");
+// Positions a warp may advance between two realignments of all its words: a stored base is
+// then less than kRenormPeriod + window + 36 behind any base it is realigned to (the slack
+// covers the superbatch being walked and the jump to the next subject), less than 2^bits.
+constexpr uint32_t kRenormPeriod = (1u << kBaseBits) - 2u * (kWindow + 1) - 64u;
+static_assert((1 << kBaseBits) >= 2 * (kWindow + 1) + 64 + 256, "base bits too few for the realignment period");
 
-__device__ __forceinline__ uint32_t history(uint32_t p1, uint32_t bd, uint32_t f) {
-    return ((p1 & kP1Mask) << kP1Shift) | (bd << (kBatch + 1)) | (f << kBatch);
+// The word of a diagonal with no hit within the window, based at `base`.
+__device__ __forceinline__ uint32_t empty_word(uint32_t base) { return ((base & kBaseMask) << kBaseShift) | (kNone << kMaskWidth); }
+
+// `v` realigned to base `nb` (mod 2^bits, not behind v's base): mask bits before nb leave, the
+// highest of them (or, without any, the old latest hit) giving dp.
+__device__ __forceinline__ uint32_t realign(uint32_t v, uint32_t nb) {
+    const uint32_t shift = (nb - (v >> kBaseShift)) & kBaseMask;
+    if (shift == 0u) return v;
+    const uint32_t mask = v & kMaskBits;
+    const uint32_t gone = shift >= (uint32_t)kMaskWidth ? mask : mask & ((1u << shift) - 1u);
+    const uint32_t dp = gone ? shift - (31u - (uint32_t)__clz(gone)) : ((v >> kMaskWidth) & kNone) + shift;
+    const uint32_t kept = shift >= (uint32_t)kMaskWidth ? 0u : mask >> shift;
+    return (nb << kBaseShift) | (min(dp, kNone) << kMaskWidth) | kept;
 }
 
-// The empty state at coordinate t: a latest hit window + 1 behind t, no earlier one.
-__device__ __forceinline__ uint32_t empty_state(uint32_t t) { return history(t - (kWindow + 1), kNone, 0); }
+// Whether a hit at batch position r (its bit r + 3 set) has a partner, given its word after step A.
+__device__ __forceinline__ bool paired(uint32_t v, int r) {
+    const uint32_t dp = (v >> kMaskWidth) & kNone;
+    uint32_t m = v & ((2u << r) - 1u);  // positions base .. j - 3
+    if (kBatch + 2 > kWindow && r + 3 > kWindow) m &= ~((1u << (r + 3 - kWindow)) - 1u);  // within the window
+    return m != 0u || dp + (uint32_t)r + 3u <= (uint32_t)kWindow;
+}
 
 // ---------------------------------------------------------------- shared memory
 // Byte offsets of the block's shared memory (swgpu_core/seed_tables.py: smem_bytes mirrors it).
@@ -132,7 +149,7 @@ struct Layout {
         matrix = (uint32_t)(blob_words * 2 + 15) / 16 * 16;
         segs = matrix + kStride * kStride;
         warps = (segs + kMaxSegs * kSegFields * 4 + 15) / 16 * 16;
-        warp_bytes = ((uint32_t)ring * 4 + kExtQueue * 8 + kMaxSegs / 8 + 15) / 16 * 16;
+        warp_bytes = ((uint32_t)ring * 4 + kExtQueue * 8 + kMaxSegs / 8 + 32 + 15) / 16 * 16;
         counter = warps + (uint32_t)n_warps * warp_bytes;
         end = counter + 16;
     }
@@ -144,6 +161,7 @@ struct WarpState {
     uint32_t* ext_i;  // [kExtQueue] queued extensions: super-query position
     uint32_t* ext_j;  // [kExtQueue] and subject position
     uint32_t* done;   // [kMaxSegs / 32] segment is a candidate for the current subject
+    uint8_t* nz;      // [32] a batch's positions with hits, in order
 };
 
 // Everything a warp reads about its group and subject.
@@ -163,28 +181,29 @@ struct Context {
 };
 
 // ---------------------------------------------------------------- ungapped extension
-// The best running sum (>= 0) walking from (a, b) by `step` over query q[0, qlen) and subject
-// s[0, slen), stopping more than kXdrop below the best or at either sequence's end.
+// The best running sum (>= 0) of n steps from q[0], s[0] by Step, stopping more than kXdrop below
+// the best, or as soon as the best reaches `need` (the trigger is reached: the exact gain no
+// longer matters).
 template <int Step>
-__device__ __forceinline__ int side_gain(const uint8_t* q, int qlen, int a, const uint8_t* s, int slen, int b, const int8_t* m) {
+__device__ __forceinline__ int side_gain(const uint8_t* q, const uint8_t* s, int n, const int8_t* m, int need) {
     int best = 0, run = 0;
-    for (; a >= 0 && a < qlen && b >= 0 && b < slen; a += Step, b += Step) {
-        run += m[__ldg(q + a) * kStride + __ldg(s + b)];
+    for (int k = 0; k < n && best < need; ++k) {
+        run += m[__ldg(q + Step * k) * kStride + __ldg(s + Step * k)];
         if (run > best) best = run;
         else if (best - run > kXdrop) break;
     }
     return best;
 }
 
-// Extend the queued hit k; on a score reaching the trigger, flag its segment and append
-// (query, subject) once.
-__device__ __forceinline__ void extend(const Context& c, const WarpState& w, int k) {
+// Extend the queued hit k (if its segment owns it and is no candidate yet); on a score reaching
+// the trigger, flag the segment and append (query, subject) once. Returns whether it extended.
+__device__ __forceinline__ bool extend(const Context& c, const WarpState& w, int k) {
     const uint32_t big_i = w.ext_i[k];
     const int j = (int)w.ext_j[k];
     const int seg = c.segmap[big_i];
     const uint32_t bit = 1u << (seg & 31);
-    if (w.done[seg >> 5] & bit) return;  // an earlier extension made it a candidate
     const int32_t* sg = c.segs + seg * kSegFields;
+    if ((w.done[seg >> 5] & bit) || (int)big_i < sg[kSOwn]) return false;
     const int i = (int)big_i - sg[kSBase] + sg[kSLo];
     const uint8_t* q = c.qcodes + sg[kSQstart];
     const int qlen = sg[kSQlen];
@@ -193,57 +212,23 @@ __device__ __forceinline__ void extend(const Context& c, const WarpState& w, int
     int score = 0;
 #pragma unroll
     for (int t = 0; t < kWord; ++t) score += m[__ldg(q + i + t) * kStride + __ldg(s + j + t)];
-    score += side_gain<1>(q, qlen, i + kWord, s, c.length, j + kWord, m);
-    score += side_gain<-1>(q, qlen, i - 1, s, c.length, j - 1, m);
-    if (score < kTrigger) return;
-    if (atomicOr(&w.done[seg >> 5], bit) & bit) return;  // another lane of this round was first
+    score += side_gain<1>(q + i + kWord, s + j + kWord, min(qlen - i, c.length - j) - kWord, m, kTrigger - score);
+    score += side_gain<-1>(q + i - 1, s + j - 1, min(i, j), m, kTrigger - score);
+    if (score < kTrigger) return true;
+    if (atomicOr(&w.done[seg >> 5], bit) & bit) return true;  // another lane of this round was first
     const unsigned long long slot = atomicAdd(&c.counters[kCPairs], 1ull);
     if (slot < (unsigned long long)c.capacity)
         c.pairs[slot] = ((unsigned long long)(uint32_t)sg[kSQuery] << 32) | (uint32_t)c.subject_index;
+    return true;
 }
 
 // Run the newest min(n, 32) queued extensions, one per lane; returns how many remain.
 __device__ __forceinline__ int run_extensions(const Context& c, const WarpState& w, int n, int lane, unsigned long long& extensions) {
     const int take = min(n, 32);
-    if (lane < take) extend(c, w, n - take + lane);
-    extensions += (unsigned long long)take;
+    const bool ran = lane < take && extend(c, w, n - take + lane);
+    extensions += (unsigned long long)__popc(__ballot_sync(kAll, ran));
     __syncwarp();
     return n - take;
-}
-
-// ---------------------------------------------------------------- the diagonal rule
-// Phase B for one hit at subject coordinate j, batch position r, given its diagonal's word v:
-// whether it triggers, and (for the diagonal's last hit of the batch) the word after the batch.
-struct Verdict {
-    bool trigger;
-    bool owner;  // the diagonal's last hit of the batch: it writes `next`
-    bool alone;  // and the only one: it may write at once
-    uint32_t next;
-};
-
-__device__ __forceinline__ Verdict judge(uint32_t v, uint32_t j, int r) {
-    const uint32_t mask = v & kBatchMask;
-    const uint32_t hist = v >> kBatch;
-    const uint32_t f = hist & 1u, bd = (hist >> 1) & 127u, p1 = hist >> 8;
-    const uint32_t d = (j - p1) & kP1Mask;  // >= 1: p1 precedes the batch
-    // distance to the latest hit before the batch that lies at least kWord before j
-    const uint32_t dist = d >= (uint32_t)kWord ? d : (d == 2u && f ? 3u : d + bd);
-    Verdict out;
-    out.trigger = dist <= (uint32_t)kWindow;
-    if (r >= kWord) {  // partners inside the batch: bits r - window .. r - kWord
-        uint32_t m = mask & ((2u << (r - kWord)) - 1u);
-        if (r > kWindow) m &= ~((1u << (r - kWindow)) - 1u);
-        out.trigger |= m != 0u;
-    }
-    out.owner = (mask >> (r + 1)) == 0u;
-    out.alone = mask == (1u << r);
-    // the new history: p1' = j; f' = a hit at j - 1; bd' = distance to the latest hit <= j - 2
-    const uint32_t f2 = r >= 1 ? (mask >> (r - 1)) & 1u : (uint32_t)(d == 1u);
-    const uint32_t inner = r >= 2 ? mask & ((1u << (r - 1)) - 1u) : 0u;  // batch hits <= j - 2
-    uint32_t bd2 = inner ? (uint32_t)r - (31u - (uint32_t)__clz(inner)) : (d >= 2u ? d : (f ? 2u : 1u + bd));
-    if (bd2 > (uint32_t)kWindow) bd2 = kNone;
-    out.next = history(j, bd2, f2);
-    return out;
 }
 
 // ---------------------------------------------------------------- the kernel
@@ -264,7 +249,7 @@ extern "C" __global__ void __launch_bounds__(kMaxWarps * 32) seed_candidates(SWG
     const int32_t* gr = groups + group * kGroupFields;
     const int ring_g = gr[kGRing], n_seg = gr[kGNseg];
 
-    // the group's blob, the matrix and the segment rows into shared memory; the warps' state
+    // the group's blob, the matrix and the segment rows into shared memory; the warps' words
     {
         const uint4* src = reinterpret_cast<const uint4*>(blobs + gr[kGBlob]);
         uint4* dst = reinterpret_cast<uint4*>(smem);
@@ -276,7 +261,7 @@ extern "C" __global__ void __launch_bounds__(kMaxWarps * 32) seed_candidates(SWG
         uint8_t* wbase = smem + lay.warps;
         for (int k = threadIdx.x; k < n_warps * ring_g; k += blockDim.x) {
             const int wk = k / ring_g;
-            reinterpret_cast<uint32_t*>(wbase + wk * lay.warp_bytes)[k - wk * ring_g] = empty_state(0);
+            reinterpret_cast<uint32_t*>(wbase + wk * lay.warp_bytes)[k - wk * ring_g] = empty_word(0u - kWord);
         }
         if (threadIdx.x == 0) *reinterpret_cast<int*>(smem + lay.counter) = 0;
     }
@@ -300,12 +285,13 @@ extern "C" __global__ void __launch_bounds__(kMaxWarps * 32) seed_candidates(SWG
         w.ext_i = w.state + ring;
         w.ext_j = w.ext_i + kExtQueue;
         w.done = w.ext_j + kExtQueue;
+        w.nz = reinterpret_cast<uint8_t*>(w.done + kMaxSegs / 32);
     }
     int* next_subject = reinterpret_cast<int*>(smem + lay.counter);
     const int lo = slices[slice], hi = slices[slice + 1];
 
-    uint32_t jc = 0;         // the warp's running coordinate of the current subject's position 0
-    uint32_t renormed = 0;   // coordinate of the last renormalisation
+    uint32_t jc = 0;        // the warp's running coordinate of the current subject's position 0
+    uint32_t renormed = 0;  // coordinate of the last realignment of all words
     unsigned long long hits = 0, triggers = 0, extensions = 0;
     const uint32_t lt_mask = (1u << lane) - 1u;
 
@@ -326,11 +312,9 @@ extern "C" __global__ void __launch_bounds__(kMaxWarps * 32) seed_candidates(SWG
         uint32_t jm = jc % (uint32_t)ring_g;       // coordinate of the superbatch's first position, mod ring
         for (int p0 = 0; p0 < n_pos; p0 += 32, jm = jm + 32 >= (uint32_t)ring_g ? jm + 32 - ring_g : jm + 32) {
             const uint32_t jsb = jc + (uint32_t)p0;
-            if (jsb + 32u - renormed > kRenormPeriod) {  // forget entries older than the window
-                for (int t = lane; t < ring_g; t += 32) {
-                    const uint32_t v = w.state[t];
-                    if (((jsb - (v >> kP1Shift)) & kP1Mask) > (uint32_t)kWindow) w.state[t] = empty_state(jsb);
-                }
+            if (jsb + 32u - renormed > kRenormPeriod) {  // realign every word, so no base difference wraps
+                const uint32_t nb = (jsb - kWord) & kBaseMask;
+                for (int t = lane; t < ring_g; t += 32) w.state[t] = realign(w.state[t], nb);
                 renormed = jsb;
                 __syncwarp();
             }
@@ -356,7 +340,7 @@ extern "C" __global__ void __launch_bounds__(kMaxWarps * 32) seed_candidates(SWG
 
             int a = 0, e0 = 0;  // next batch: from position a, skipping e0 entries of it
             while (a < 32) {
-                const int base = __shfl_sync(kAll, excl, a) + e0;
+                const int base = __shfl_sync(kAll, excl, a) + e0;  // the batch's first hit, in superbatch numbering
                 const int left_a = __shfl_sync(kAll, cnt, a) - e0;
                 int b, n;
                 if (left_a > kHits) {  // a crowded position, in parts: its hits share no diagonal
@@ -369,73 +353,61 @@ extern "C" __global__ void __launch_bounds__(kMaxWarps * 32) seed_candidates(SWG
                 }
                 if (n > 0) {
                     hits += (unsigned long long)n;
-                    const int rel = incl - base;           // hits of the batch up to this lane's position
-                    const int estart = wstart - (excl - base);  // entry of this position's hit k: estart + k
-                    // per round: the hit's slot | super-query position << 16, its batch position, and
-                    // (deferred owners) the diagonal's word after the batch, never 0 (bd >= 1)
-                    uint32_t slot[kRounds], pos[kRounds], next[kRounds];
-#pragma unroll
-                    for (int rd = 0; rd < kRounds; ++rd) next[rd] = 0u;
-                    bool deferred = false;
-                    // A: every hit marks its diagonal's mask
+                    // this lane's position in the batch: its first hit (batch numbering) and whether it has any
+                    const int first = max(excl - base, 0);
+                    const bool has = lane >= a && lane < b && (lane == a ? left_a : cnt) > 0;
+                    const int estart = wstart - (excl - base);  // entry of the batch's hit h at this position: estart + h
+                    const unsigned nz = __ballot_sync(kAll, has);
+                    if (has) w.nz[__popc(nz & lt_mask)] = (uint8_t)lane;
+                    __syncwarp();
+                    const int nz_pos = w.nz[lane];
+                    const uint32_t nb = (jsb + (uint32_t)a - kWord) & kBaseMask;  // the batch's window base
+                    uint32_t slot[kRounds], big_i[kRounds];  // per round: the hit's slot | batch position << 16, its super-query position
+                    // A: every hit realigns its diagonal's word and sets its bit
 #pragma unroll
                     for (int rd = 0; rd < kRounds; ++rd) {
                         if (rd * 32 >= n) break;  // uniform
-                        const int kk = rd * 32 + lane;
-                        int l = a;  // l = a + #{positions of the batch whose running count <= kk}
-#pragma unroll
-                        for (int step = 8; step > 0; step /= 2) {
-                            const int probe = l + step - 1;
-                            const int v = __shfl_sync(kAll, rel, probe & 31);
-                            if (probe < b && v <= kk) l += step;
-                        }
-                        const int e = __shfl_sync(kAll, estart, l & 31) + kk;
-                        pos[rd] = (uint32_t)l;
+                        const int h = rd * 32 + lane;
+                        // the position of hit h: the positions starting in this round, ranked after the one
+                        // holding the round's first hit
+                        const bool starts = has && first > rd * 32 && first < rd * 32 + 32;
+                        const unsigned start_bits = __reduce_or_sync(kAll, starts ? 1u << (first - rd * 32) : 0u);
+                        const int rank = __popc(__ballot_sync(kAll, has && first <= rd * 32)) - 1 + __popc(start_bits & (lt_mask | (1u << lane)));
+                        const int l = __shfl_sync(kAll, nz_pos, rank & 31);
+                        const int e = __shfl_sync(kAll, estart, l & 31) + h;
                         slot[rd] = 0;
-                        if (kk < n) {
-                            const int big_i = c.entries[e];
-                            int sl = (int)jm + l - big_i;
+                        big_i[rd] = 0;
+                        if (h < n) {
+                            big_i[rd] = c.entries[e];
+                            int sl = (int)jm + l - (int)big_i[rd];
                             sl += sl < 0 ? ring_g : 0;
                             sl -= sl >= ring_g ? ring_g : 0;
-                            slot[rd] = (uint32_t)sl | ((uint32_t)big_i << 16);
-                            atomicOr(&w.state[sl], 1u << (l - a));
+                            slot[rd] = (uint32_t)sl | ((uint32_t)(l - a) << 16);
+                            const uint32_t bit = 1u << (l - a + kWord);
+                            uint32_t old = w.state[sl];
+                            for (;;) {
+                                const uint32_t prev = atomicCAS(&w.state[sl], old, realign(old, nb) | bit);
+                                if (prev == old) break;
+                                old = prev;
+                            }
                         }
                     }
                     __syncwarp();
-                    // B: judge every hit; lone owners write at once; queue the triggers
+                    // B: every hit reads its word; the paired ones are queued for extension
 #pragma unroll
                     for (int rd = 0; rd < kRounds; ++rd) {
                         if (rd * 32 >= n) break;
-                        const int kk = rd * 32 + lane;
-                        bool push = false;
-                        const int l = (int)pos[rd];
-                        const uint32_t big_i = slot[rd] >> 16, sl = slot[rd] & 0xffffu;
-                        if (kk < n) {
-                            const Verdict vd = judge(w.state[sl], jsb + (uint32_t)l, l - a);
-                            if (vd.owner) {
-                                if (vd.alone) w.state[sl] = vd.next;
-                                else { next[rd] = vd.next; deferred = true; }
-                            }
-                            if (vd.trigger) {
-                                const int seg = c.segmap[big_i];
-                                push = (int)big_i >= c.segs[seg * kSegFields + kSOwn] && !((w.done[seg >> 5] >> (seg & 31)) & 1u);
-                            }
-                        }
+                        const int h = rd * 32 + lane;
+                        const int r = (int)(slot[rd] >> 16);
+                        const bool push = h < n && paired(w.state[slot[rd] & 0xffffu], r);
                         const unsigned ballot = __ballot_sync(kAll, push);
                         if (push) {
                             const int at = queued + __popc(ballot & lt_mask);
-                            w.ext_i[at] = big_i;
-                            w.ext_j[at] = (uint32_t)(p0 + l);
+                            w.ext_i[at] = big_i[rd];
+                            w.ext_j[at] = (uint32_t)(p0 + a + r);
                         }
                         queued += __popc(ballot);
                         triggers += (unsigned long long)__popc(ballot);
-                    }
-                    // C: owners of diagonals with several hits in the batch
-                    if (__any_sync(kAll, deferred)) {
-                        __syncwarp();
-#pragma unroll
-                        for (int rd = 0; rd < kRounds; ++rd)
-                            if (next[rd] != 0u) w.state[slot[rd] & 0xffffu] = next[rd];
                     }
                     __syncwarp();
                     while (queued >= 32) queued = run_extensions(c, w, queued, lane, extensions);
