@@ -122,15 +122,15 @@ static_assert((1 << kBaseBits) >= 2 * (kWindow + 1) + 64 + 256, "base bits too f
 __device__ __forceinline__ uint32_t empty_word(uint32_t base) { return ((base & kBaseMask) << kBaseShift) | (kNone << kMaskWidth); }
 
 // `v` realigned to base `nb` (mod 2^bits, not behind v's base): mask bits before nb leave, the
-// highest of them (or, without any, the old latest hit) giving dp.
+// highest of them (or, without any, the old latest hit) giving dp. Branch-free; the identity
+// when the base is nb already. (mask < 2^kMaskWidth, so shifts by kMaskWidth..31 act as the
+// whole mask leaving.)
 __device__ __forceinline__ uint32_t realign(uint32_t v, uint32_t nb) {
-    const uint32_t shift = (nb - (v >> kBaseShift)) & kBaseMask;
-    if (shift == 0u) return v;
+    const uint32_t shift = min((nb - (v >> kBaseShift)) & kBaseMask, 31u);
     const uint32_t mask = v & kMaskBits;
-    const uint32_t gone = shift >= (uint32_t)kMaskWidth ? mask : mask & ((1u << shift) - 1u);
-    const uint32_t dp = gone ? shift - (31u - (uint32_t)__clz(gone)) : ((v >> kMaskWidth) & kNone) + shift;
-    const uint32_t kept = shift >= (uint32_t)kMaskWidth ? 0u : mask >> shift;
-    return (nb << kBaseShift) | (min(dp, kNone) << kMaskWidth) | kept;
+    const uint32_t gone = mask & ((1u << shift) - 1u);
+    const uint32_t dp = gone ? shift + (uint32_t)__clz(gone) - 31u : ((v >> kMaskWidth) & kNone) + shift;
+    return (nb << kBaseShift) | (min(dp, kNone) << kMaskWidth) | (mask >> shift);
 }
 
 // Whether a hit at batch position r (its bit r + 3 set) has a partner, given its word after step A.
@@ -293,7 +293,7 @@ extern "C" __global__ void __launch_bounds__(kMaxWarps * 32) seed_candidates(SWG
     uint32_t jc = 0;        // the warp's running coordinate of the current subject's position 0
     uint32_t renormed = 0;  // coordinate of the last realignment of all words
     unsigned long long hits = 0, triggers = 0, extensions = 0;
-    const uint32_t lt_mask = (1u << lane) - 1u;
+    const uint32_t lt_mask = (1u << lane) - 1u, le_mask = lt_mask | (1u << lane);
 
     for (;;) {
         int k = 0;
@@ -370,9 +370,10 @@ extern "C" __global__ void __launch_bounds__(kMaxWarps * 32) seed_candidates(SWG
                         const int h = rd * 32 + lane;
                         // the position of hit h: the positions starting in this round, ranked after the one
                         // holding the round's first hit
-                        const bool starts = has && first > rd * 32 && first < rd * 32 + 32;
-                        const unsigned start_bits = __reduce_or_sync(kAll, starts ? 1u << (first - rd * 32) : 0u);
-                        const int rank = __popc(__ballot_sync(kAll, has && first <= rd * 32)) - 1 + __popc(start_bits & (lt_mask | (1u << lane)));
+                        const int from = first - rd * 32;  // this position's first hit, relative to the round
+                        const bool starts = has && (unsigned)(from - 1) < 31u;
+                        const unsigned start_bits = __reduce_or_sync(kAll, starts ? 1u << from : 0u);
+                        const int rank = __popc(__ballot_sync(kAll, has && from <= 0)) - 1 + __popc(start_bits & le_mask);
                         const int l = __shfl_sync(kAll, nz_pos, rank & 31);
                         const int e = __shfl_sync(kAll, estart, l & 31) + h;
                         slot[rd] = 0;
