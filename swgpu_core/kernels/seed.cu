@@ -126,10 +126,10 @@ __device__ __forceinline__ uint32_t empty_word(uint32_t base) { return ((base & 
 // when the base is nb already. (mask < 2^kMaskWidth, so shifts by kMaskWidth..31 act as the
 // whole mask leaving.)
 __device__ __forceinline__ uint32_t realign(uint32_t v, uint32_t nb) {
-    const uint32_t shift = min((nb - (v >> kBaseShift)) & kBaseMask, 31u);
+    const uint32_t diff = (nb - (v >> kBaseShift)) & kBaseMask, shift = min(diff, 31u);
     const uint32_t mask = v & kMaskBits;
     const uint32_t gone = mask & ((1u << shift) - 1u);
-    const uint32_t dp = gone ? shift + (uint32_t)__clz(gone) - 31u : ((v >> kMaskWidth) & kNone) + shift;
+    const uint32_t dp = gone ? diff + (uint32_t)__clz(gone) - 31u : ((v >> kMaskWidth) & kNone) + diff;
     return (nb << kBaseShift) | (min(dp, kNone) << kMaskWidth) | (mask >> shift);
 }
 
