@@ -53,6 +53,35 @@ for what in "${steps[@]}"; do
       # the multi-device and slot tests, with every device visible (a skip fails)
       timeout 240 python3 -m pytest -q -m gpu tests/test_gpu_scores.py tests/test_gpu_slots.py tests/test_gpu_align_long.py \
         -p no:cacheprovider -rs 2>&1 | tee "$OUT/multigpu_tests.log" | tail -8 || rc=1 ;;
+    probe)
+      # where a two-GPU search loses time: per device, the kernel seconds and the wall of its
+      # batches, for devices 0, 1 and both, on the first 100 queries
+      bench_db
+      python3 - "$W/db" "$W/q500.fasta" "$ALL" <<'PY' 2>&1 | tee "$OUT/multigpu_probe.txt"
+import sys, time
+from swgpu_core.database import Database
+from swgpu_core.fasta import read_sequences
+from swgpu_core.gpu.search import CudaBackend
+from swgpu_core.scoring import Scoring
+from swgpu_core.search import search
+db = Database(sys.argv[1]); sc = Scoring.protein()
+queries = read_sequences(sys.argv[2], db.alphabet)[:100]
+many = [int(d) for d in sys.argv[3].split(",")]
+for devs in ([0], [1], many, many):
+    backend = CudaBackend(sc, devs)
+    search(db, queries[:2], sc, backend, top=10, show_progress=False)  # warm-up
+    spans = {}
+    for w in backend.workers:
+        original = w.scan_chunk
+        def timed(*a, _o=original, _w=w, **k):
+            t = time.perf_counter(); r = _o(*a, **k); spans.setdefault(_w.device_id, []).append(round(time.perf_counter() - t, 3)); return r
+        w.scan_chunk = timed
+    k0 = [w.kernel_seconds for w in backend.workers]
+    t = time.perf_counter(); r = search(db, queries, sc, backend, top=50, show_progress=False); wall = time.perf_counter() - t
+    print(devs, f"scan {r.seconds:.3f} s {r.gcups:.0f} GCUPS wall {wall:.3f}", "batches", [(b[1].first, b[1].stop, b[1].n_residues) for b in backend.batches(db, db.chunks)],
+          "kernel s per device", [round(w.kernel_seconds - k, 3) for w, k in zip(backend.workers, k0)], "batch walls", spans, flush=True)
+PY
+      ;;
     search)
       bench_db
       swgpu search --db "$W/db" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
@@ -114,7 +143,7 @@ YAML
       done
       same=$(cmp -s "$W/wf/alignments_gpu1.tsv" "$W/wf/alignments_gpu$NG.tsv" && echo true || echo false)
       rec=$(python3 - "$W/wf" "$NG" "$same" <<'PY'
-import collections, csv, json, sys
+import collections, csv, datetime, json, sys
 w, ng, same = sys.argv[1], sys.argv[2], sys.argv[3] == "true"
 times = dict(line.split() for line in open(f"{w}/times.txt"))
 rec = {"workload": "workflow, bench200M x 500 queries in 4 batches, search + alignments (BLAST 12 columns, top 50)",
@@ -127,13 +156,18 @@ for g in ("1", ng):
         if len(row) < 3: continue
         samples[row[1].strip()] += 1
         busy[row[1].strip()] += float(row[2].split()[0]) > 0
-    per_ts = collections.defaultdict(collections.Counter)
+    # one sample = the rows nvidia-smi wrote within a few ms of each other (each row has its own time)
+    per_ts, last = [], None
     for row in csv.reader(open(f"{w}/smi_apps{g}.csv")):
         if len(row) >= 3 and row[2].strip().isdigit():
-            per_ts[row[0].strip()][row[1].strip()] += 1
+            t = datetime.datetime.strptime(row[0].strip(), "%Y/%m/%d %H:%M:%S.%f").timestamp()
+            if last is None or t - last > 0.1:
+                per_ts.append(collections.Counter())
+            last = t
+            per_ts[-1][row[1].strip()] += 1
     rec[f"gpu{g}"] = {"busy_share_per_device": {d: round(busy[d] / samples[d], 3) for d in samples},
-                      "max_processes_on_one_device": max((max(c.values()) for c in per_ts.values()), default=None),
-                      "samples_with_processes_on_every_device": sum(len(c) == int(ng) for c in per_ts.values()),
+                      "max_processes_on_one_device": max((max(c.values()) for c in per_ts), default=None),
+                      "samples_with_processes_on_every_device": sum(len(c) == int(ng) for c in per_ts), "samples_with_processes": len(per_ts),
                       "job_devices": open(f"{w}/devices_gpu{g}.txt").read().split("\n")[:-1]}
 print(json.dumps(rec))
 PY

@@ -16,8 +16,7 @@ before it waits for anything of the previous one.
 from __future__ import annotations
 
 import functools
-import threading
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Generator
 from dataclasses import dataclass, field, replace
 
 import cupy as cp
@@ -29,6 +28,7 @@ from ..fasta import EncodedSequence
 from ..plan import DeviceModel, LengthProfile, Plan, choose_threshold, evaluate
 from ..score_stats import ScoreHistograms
 from ..scoring import Scoring
+from ..steps import drive
 from .device import device_count, geometry
 from .kernels import ScanKernels, Shape, build_profile, pick_shapes
 from .score_stats import length_bins, queue_histogram
@@ -368,7 +368,20 @@ class DeviceWorker:
         next_chunk: Chunk | None,
         score_stats: ScoreHistograms | None = None,
     ):
-        """Per query, the candidates of ``chunk`` (see :meth:`swgpu_core.engine.Scanner.scan_chunk`).
+        """Per query, the candidates of ``chunk`` (see :meth:`swgpu_core.engine.Scanner.scan_chunk`)."""
+        return drive([self.scan_steps(db, chunk, queries, top, next_chunk, score_stats)])[0]
+
+    def scan_steps(
+        self,
+        db: Database,
+        chunk: Chunk,
+        queries: list[EncodedSequence],
+        top: int,
+        next_chunk: Chunk | None,
+        score_stats: ScoreHistograms | None = None,
+    ) -> Generator[cp.cuda.Event, None, list[tuple[np.ndarray, np.ndarray]]]:
+        """:meth:`scan_chunk` as steps: it yields each event it is about to wait for and
+        returns the candidates, so that one host thread can drive several GPUs (:func:`drive`).
 
         The queries are pipelined, PIPELINE_DEPTH in flight, each in a slot of device
         buffers and pinned counts: step ``i`` queues query ``i``'s scans, then (its scans
@@ -385,7 +398,8 @@ class DeviceWorker:
         candidates were copied, the shared boundary buffer is used by one query's kernels
         at a time, and the pinned counts are read after the event of their copy.
         The next batch's upload is queued after the first query's scans, so its host
-        staging overlaps them.
+        staging overlaps them. Yielding changes none of this order: a yield only lets the
+        host queue another GPU's work before it waits.
         """
         self._forget_profiles()
         dev = self.upload(db, chunk)
@@ -396,12 +410,16 @@ class DeviceWorker:
                 if i == 0 and next_chunk is not None:
                     self.upload(db, next_chunk, keep=dev)  # staging and copy overlap this batch's scans
             if 0 <= i - 1 < len(queries):
+                yield flights[i - 1].counted
                 self._rescore(dev, flights[i - 1])
                 self._select(dev, flights[i - 1], top, score_stats)
             if 0 <= i - 2 < len(queries):
+                yield flights[i - 2].selected
                 self._fetch(flights[i - 2], score_stats)
         with cp.cuda.Device(self.device_id):
             dev.last_use = _record(self.compute)
+        yield dev.last_use
+        with cp.cuda.Device(self.device_id):
             self.compute.synchronize()
         out = []
         for f in flights:
@@ -486,7 +504,6 @@ class CudaBackend:
             raise BackendUnavailable(f"no CUDA device {bad[0]} (this machine has {n_devices})")
         self.scoring = scoring
         self.workers = [DeviceWorker(d, scoring, threshold, memory_budget, arith) for d in ids]
-        self._lock = threading.Lock()
 
     @property
     def device_names(self) -> list[str]:
@@ -503,26 +520,22 @@ class CudaBackend:
         return device_batches(db, chunks, budget // BYTES_PER_RESIDUE, len(self.workers), budget // STREAMED_BYTES_PER_RESIDUE)
 
     def scan(self, db: Database, chunks: list[Chunk], queries: list[EncodedSequence], top: int, on_chunk=None, score_stats=None):
-        """Per device batch, per query candidates; devices scan their batches in parallel."""
+        """Per device batch, per query candidates: batches are dealt to the devices round robin
+        and every device scans its batches one after the other, all driven from this thread."""
         n = len(self.workers)
         batches = self.batches(db, chunks)
         results: list = [None] * len(batches)
 
-        def run(w: int) -> None:
+        def run(w: int) -> Generator[cp.cuda.Event, None, None]:
             mine = list(range(w, len(batches), n))
             for k, b in enumerate(mine):
                 nxt = batches[mine[k + 1]][1] if k + 1 < len(mine) else None
-                results[b] = self.workers[w].scan_chunk(db, batches[b][1], queries, top, nxt, score_stats)
+                results[b] = yield from self.workers[w].scan_steps(db, batches[b][1], queries, top, nxt, score_stats)
                 if on_chunk is not None:
-                    with self._lock:
-                        for c in batches[b][0]:
-                            on_chunk(c)
+                    for c in batches[b][0]:
+                        on_chunk(c)
 
-        if n == 1:
-            run(0)
-        else:
-            with ThreadPoolExecutor(n) as pool:
-                list(pool.map(run, range(n)))
+        drive([run(w) for w in range(n)])
         return results
 
     def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, score_stats=None):
