@@ -16,7 +16,7 @@ before it waits for anything of the previous one.
 from __future__ import annotations
 
 import functools
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field, replace
 
 import cupy as cp
@@ -369,7 +369,7 @@ class DeviceWorker:
         score_stats: ScoreHistograms | None = None,
     ):
         """Per query, the candidates of ``chunk`` (see :meth:`swgpu_core.engine.Scanner.scan_chunk`)."""
-        return drive([self.scan_steps(db, chunk, queries, top, next_chunk, score_stats)])[0]
+        return [found for _, found in drive([self.scan_steps(db, chunk, queries, top, next_chunk, score_stats)])[0]]
 
     def scan_steps(
         self,
@@ -379,9 +379,13 @@ class DeviceWorker:
         top: int,
         next_chunk: Chunk | None,
         score_stats: ScoreHistograms | None = None,
-    ) -> Generator[cp.cuda.Event, None, list[tuple[np.ndarray, np.ndarray]]]:
+        order: Iterator[int] | None = None,
+    ) -> Generator[cp.cuda.Event, None, list[tuple[int, tuple[np.ndarray, np.ndarray]]]]:
         """:meth:`scan_chunk` as steps: it yields each event it is about to wait for and
-        returns the candidates, so that one host thread can drive several GPUs (:func:`drive`).
+        returns (query index, candidates) pairs, so that one host thread can drive several
+        GPUs (:func:`~swgpu_core.steps.drive`). ``order`` hands out the indices of the queries
+        to scan, all of them in order by default; when several workers share one ``order``,
+        each takes the next query whenever its pipeline has room, so a faster GPU takes more.
 
         The queries are pipelined, PIPELINE_DEPTH in flight, each in a slot of device
         buffers and pinned counts: step ``i`` queues query ``i``'s scans, then (its scans
@@ -403,19 +407,27 @@ class DeviceWorker:
         """
         self._forget_profiles()
         dev = self.upload(db, chunk)
+        todo = iter(range(len(queries))) if order is None else order
         flights: list[_Flight] = []
-        for i in range(len(queries) + 2):
-            if i < len(queries):
-                flights.append(self._launch(dev, queries[i], i % PIPELINE_DEPTH, i))
+        last = False  # no query is left to take
+        i = 0  # step i launches this worker's i-th query (ring slot i % PIPELINE_DEPTH)
+        while True:
+            k = None if last else next(todo, None)
+            last = k is None
+            if k is not None:
+                flights.append(self._launch(dev, queries[k], i % PIPELINE_DEPTH, k))
                 if i == 0 and next_chunk is not None:
                     self.upload(db, next_chunk, keep=dev)  # staging and copy overlap this batch's scans
-            if 0 <= i - 1 < len(queries):
+            if 0 <= i - 1 < len(flights):
                 yield flights[i - 1].counted
                 self._rescore(dev, flights[i - 1])
                 self._select(dev, flights[i - 1], top, score_stats)
-            if 0 <= i - 2 < len(queries):
+            if 0 <= i - 2 < len(flights):
                 yield flights[i - 2].selected
                 self._fetch(flights[i - 2], score_stats)
+            if last and i - 2 >= len(flights) - 1:
+                break
+            i += 1
         with cp.cuda.Device(self.device_id):
             dev.last_use = _record(self.compute)
         yield dev.last_use
@@ -427,7 +439,7 @@ class DeviceWorker:
             idx, val, keys, _pinned = f.host
             if score_stats is not None:
                 score_stats.add_counts(f.index, f.dense, keys)
-            out.append((idx.astype(np.int64) + chunk.first, val.astype(np.int32)))  # astype copies out of the pinned buffer
+            out.append((f.index, (idx.astype(np.int64) + chunk.first, val.astype(np.int32))))  # astype copies out of pinned memory
         return out
 
 
@@ -520,9 +532,28 @@ class CudaBackend:
         return device_batches(db, chunks, budget // BYTES_PER_RESIDUE, len(self.workers), budget // STREAMED_BYTES_PER_RESIDUE)
 
     def scan(self, db: Database, chunks: list[Chunk], queries: list[EncodedSequence], top: int, on_chunk=None, score_stats=None):
-        """Per device batch, per query candidates: batches are dealt to the devices round robin
-        and every device scans its batches one after the other, all driven from this thread."""
+        """Per device batch, per query candidates, all devices driven from this thread.
+
+        With several GPUs, a selection that fits every one of them and at least as many
+        queries as GPUs, every GPU holds the whole selection and they share the queries,
+        longest first, each taking the next when it has room: the work stays in the one
+        large batch a single GPU scans best, and the GPUs finish together (splitting the
+        database instead gives batches whose subjects differ in length, so in speed: on two
+        H200s it reached 1.19x of one, bench/RESULTS.md). Otherwise the database batches
+        are dealt to the GPUs round robin."""
         n = len(self.workers)
+        if n > 1 and len(queries) >= n:
+            whole = device_batches(db, chunks, min(w.budget for w in self.workers) // BYTES_PER_RESIDUE)
+            if len(whole) == 1:
+                longest_first = iter(sorted(range(len(queries)), key=lambda q: -len(queries[q])))
+                found: list = [None] * len(queries)
+                for part in drive([w.scan_steps(db, whole[0][1], queries, top, None, score_stats, longest_first) for w in self.workers]):
+                    for q, candidates in part:
+                        found[q] = candidates
+                if on_chunk is not None:
+                    for c in whole[0][0]:
+                        on_chunk(c)
+                return [found]
         batches = self.batches(db, chunks)
         results: list = [None] * len(batches)
 
@@ -530,7 +561,8 @@ class CudaBackend:
             mine = list(range(w, len(batches), n))
             for k, b in enumerate(mine):
                 nxt = batches[mine[k + 1]][1] if k + 1 < len(mine) else None
-                results[b] = yield from self.workers[w].scan_steps(db, batches[b][1], queries, top, nxt, score_stats)
+                pairs = yield from self.workers[w].scan_steps(db, batches[b][1], queries, top, nxt, score_stats)
+                results[b] = [candidates for _, candidates in pairs]
                 if on_chunk is not None:
                     for c in batches[b][0]:
                         on_chunk(c)
