@@ -12,7 +12,7 @@ pairs come back as each query's sorted subjects.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Generator
 
 import cupy as cp
 import numpy as np
@@ -25,6 +25,7 @@ from ..kernel_abi import SEED_MAX_WARPS, SeedCounter
 from ..scoring import Scoring
 from ..seed import SeedParams
 from ..seed_tables import SeedTables, build_tables, pairs_by_query, slices
+from ..steps import drive
 from .device import device_count
 from .search import DeviceWorker, _record, _to_host
 
@@ -41,7 +42,10 @@ PAIRS_PER_QUERY = 4096
 
 def smem_limit(device_id: int) -> int:
     """Shared memory a block of the seed kernel may use on ``device_id`` (the opt-in maximum)."""
-    return int(cp.cuda.runtime.getDeviceProperties(device_id)["sharedMemPerBlockOptin"])
+    props = cp.cuda.runtime.getDeviceProperties(device_id)
+    if "sharedMemPerBlockOptin" in props:
+        return int(props["sharedMemPerBlockOptin"])
+    return int(cp.cuda.Device(device_id).attributes["MaxSharedMemoryPerBlockOptin"])
 
 
 class _DeviceSeed:
@@ -72,8 +76,9 @@ class _DeviceSeed:
         want = -(-BLOCKS_PER_SM * self.worker.geometry.sms // max(self.tables.n_groups, 1))
         return max(1, min(want, n_subjects // (SUBJECTS_PER_WARP * self.tables.warps)))
 
-    def run(self, db: Database, chunk: Chunk) -> tuple[list[np.ndarray], np.ndarray]:
-        """Per query, its candidates in ``chunk`` (chunk-relative, sorted), and the kernel's counters."""
+    def steps(self, db: Database, chunk: Chunk) -> Generator[cp.cuda.Event, None, tuple[list[np.ndarray], np.ndarray]]:
+        """Per query, its candidates in ``chunk`` (chunk-relative, sorted), and the kernel's counters,
+        as steps for :func:`~swgpu_core.steps.drive` (it yields the event it waits for)."""
         t = self.tables
         dev = self.worker.upload(db, chunk)
         offsets = np.asarray(db.offsets[chunk.first : chunk.stop + 1], np.int64) - chunk.residue_start
@@ -82,7 +87,8 @@ class _DeviceSeed:
         with cp.cuda.Device(self.worker.device_id), self.stream:
             self.stream.wait_event(dev.ready)
             d_bounds = cp.asarray(bounds)
-            while True:
+        while True:
+            with cp.cuda.Device(self.worker.device_id), self.stream:
                 self.counters.fill(0)
                 start = _record(self.stream, timing=True)
                 args = (
@@ -93,17 +99,21 @@ class _DeviceSeed:
                 self.function((n_blocks,), (32 * t.warps,), args, shared_mem=t.smem_bytes)
                 end = _record(self.stream, timing=True)
                 _to_host(self._host_counters, self.counters, self.stream)
-                self.stream.synchronize()
-                counters = self._host_counters.copy()
-                if counters[SeedCounter.ERROR]:
-                    raise RuntimeError(f"seed kernel: {t.smem_bytes} bytes of shared memory are less than its layout needs")
-                found = int(counters[SeedCounter.PAIRS])
-                if found <= self.pairs.size:
-                    break
+                counted = _record(self.stream)
+            yield counted
+            counted.synchronize()
+            counters = self._host_counters.copy()
+            if counters[SeedCounter.ERROR]:
+                raise RuntimeError(f"seed kernel: {t.smem_bytes} bytes of shared memory are less than its layout needs")
+            found = int(counters[SeedCounter.PAIRS])
+            if found <= self.pairs.size:
+                break
+            with cp.cuda.Device(self.worker.device_id):
                 self.pairs = cp.empty(2 * found, np.uint64)  # rare: more pairs than room, run again with enough
-            seconds = cp.cuda.get_elapsed_time(start, end) / 1e3
+        with cp.cuda.Device(self.worker.device_id), self.stream:
             keys = cp.unique(self.pairs[:found]).get() if found else np.zeros(0, np.uint64)
             dev.last_use = _record(self.stream)
+        seconds = cp.cuda.get_elapsed_time(start, end) / 1e3
         self.kernel_seconds += seconds
         self.last_timing = {"seconds": seconds, "blocks": n_blocks, "slices": int(bounds.size - 1), "groups": t.n_groups,
                             "warps": t.warps, "smem_bytes": t.smem_bytes, "pairs": found}  # fmt: skip
@@ -112,7 +122,8 @@ class _DeviceSeed:
 
 class CudaSeeder:
     """The candidate stage of one query batch on one or more GPUs (see :class:`swgpu_core.seed.Seeder`):
-    each chunk's subjects are cut into one run per device, seeded side by side."""
+    each chunk's subjects are cut into one run per device, seeded side by side, all devices
+    driven from this thread (:func:`~swgpu_core.steps.drive`)."""
 
     name = "cuda"
 
@@ -155,15 +166,13 @@ class CudaSeeder:
         parts = pieces(db, chunk, -(-chunk.n_residues // n)) if n > 1 else [chunk]
         mine = [[p for k, p in enumerate(parts) if k % n == d] for d in range(n)]
 
-        def run(d: int) -> list[tuple[Chunk, list[np.ndarray], np.ndarray]]:
-            return [(p, *self.devices[d].run(db, p)) for p in mine[d]]
+        def run(d: int) -> Generator[cp.cuda.Event, None, list[tuple[Chunk, list[np.ndarray], np.ndarray]]]:
+            done = []
+            for p in mine[d]:
+                done.append((p, *(yield from self.devices[d].steps(db, p))))
+            return done
 
-        if n == 1:
-            done = [run(0)]
-        else:
-            with ThreadPoolExecutor(n) as pool:
-                done = list(pool.map(run, range(n)))
-        results = sorted((r for per_device in done for r in per_device), key=lambda r: r[0].first)
+        results = sorted((r for per_device in drive([run(d) for d in range(n)]) for r in per_device), key=lambda r: r[0].first)
         out = [np.concatenate([found[q] + part.first for part, found, _c in results]) for q in range(self.n_queries)]
         for _part, _found, counters in results:
             self.counts["hits"] += int(counters[SeedCounter.HITS])
