@@ -72,35 +72,38 @@ def _seed_block(
 ):  # fmt: skip
     """Mark ``flags[q, s - first]`` for every candidate subject s in [first, stop) (chunk-relative
     numbering; ``offsets`` chunk-relative); ``counts`` += hits, triggers."""
-    ring = np.full(n_slots * WORD, -1, np.int64)
+    base = offsets[first]  # ring entries are positions relative to the block's first residue (int32)
+    ring = np.full(n_slots * WORD, -1, np.int32)
+    done = np.full(qlen.size, -1, np.int64)  # done[q] == s: (q, s) is already a candidate
     hits = 0
     triggers = 0
     for s in range(first, stop):
         sbeg = offsets[s]
         send = offsets[s + 1]
         length = send - sbeg
-        col = s - first
+        lo = sbeg - base
         for j in range(sbeg, send - WORD + 1):
             c0, c1, c2 = res[j], res[j + 1], res[j + 2]
             if c0 >= WORD_CODES or c1 >= WORD_CODES or c2 >= WORD_CODES:
                 continue
             w = (c0 * WORD_CODES + c1) * WORD_CODES + c2
+            here = j - base
             for e in range(tab_off[w], tab_off[w + 1]):
                 q = tab_query[e]
-                if flags[q, col]:
+                if done[q] == s:
                     continue
                 i = tab_pos[e]
                 hits += 1
                 slot = (qcat[q] + i - (j - sbeg) + length) * WORD
                 partner = False
                 for k in range(WORD):
-                    gap = j - ring[slot + k]
-                    if WORD <= gap <= window and ring[slot + k] >= sbeg:
+                    before = ring[slot + k]
+                    if before >= lo and WORD <= here - before <= window:
                         partner = True
                         break
                 for k in range(WORD - 1, 0, -1):
                     ring[slot + k] = ring[slot + k - 1]
-                ring[slot] = j
+                ring[slot] = here
                 if not partner:
                     continue
                 triggers += 1
@@ -109,7 +112,8 @@ def _seed_block(
                 score = matrix[qcodes[a], res[j]] + matrix[qcodes[a + 1], res[j + 1]] + matrix[qcodes[a + 2], res[j + 2]]
                 score += _extend(qcodes, qs, qs + qlen[q], res, sbeg, send, a, j, matrix, xdrop)
                 if score >= trigger:
-                    flags[q, col] = 1
+                    done[q] = s
+                    flags[q, s - first] = 1
     counts[0] += hits
     counts[1] += triggers
 
