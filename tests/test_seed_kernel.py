@@ -200,3 +200,24 @@ def test_crowded_words(emulator, tmp_path):
     tables, counters = check(emulator(SeedParams()), tmp_path, queries, subjects, SeedParams(), smem_limit=232_448, warps=2, n_slices=1,
                              seed=9)  # fmt: skip
     assert counters[kernel_abi.SeedCounter.HITS] > 10_000
+
+
+def test_real_proteins_equal_the_cpu_seeder(emulator, tmp_path, bundled_db, resources):
+    """Bundled UniProt sequences (real composition: low-complexity runs, ambiguity codes): a run of
+    subjects from the middle of a chunk, against the CPU (numba) seeder's candidates there."""
+    from swgpu_core.backends.cpu_seed import CpuSeeder
+    from swgpu_core.database import Chunk
+    from swgpu_core.fasta import read_sequences
+
+    queries = read_sequences(resources / "queries.fasta", bundled_db.alphabet)
+    whole = bundled_db.chunks[1]
+    first = whole.first + whole.n_sequences // 2
+    stop = first + 160
+    chunk = Chunk(whole.index, first, stop, int(bundled_db.offsets[first]), int(bundled_db.offsets[stop]))
+    want = CpuSeeder(BLOSUM62, queries, SeedParams(), threads=1).candidates(bundled_db, chunk)
+    tables = build_tables([q.codes for q in queries], BLOSUM62.matrix, SeedParams(), smem_limit=120_000, warps=3)
+    offsets = np.asarray(bundled_db.offsets[first : stop + 1], np.int64) - chunk.residue_start
+    got, counters = emulate(emulator(SeedParams()), tmp_path, tables, bundled_db.chunk_residues(chunk), offsets, 2, 13)
+    assert sum(w.size for w in want) > 0
+    for q, g, w in zip(queries, got, want):
+        assert np.array_equal(g + first, w), q.id
