@@ -92,6 +92,9 @@ class PartField(enum.IntEnum):
 SEED_BATCH = 12
 #: Rounds of 32 hits a warp holds per batch (a batch with more hits is cut shorter).
 SEED_ROUNDS = 4
+#: Extensions a warp queues before it runs them (each lane taking the next when its own ends):
+#: its queue holds these and one batch's hits.
+SEED_EXT_FLUSH = 96
 #: Query segments per group at most (a warp's per-segment flags; a segment's index is a byte).
 SEED_MAX_SEGS = 64
 #: Row length of the seed kernel's substitution matrix copy (codes < 32).
@@ -127,8 +130,8 @@ class SeedCounter(enum.IntEnum):
 
     PAIRS = 0  # (query, subject) pairs appended (beyond the buffer's capacity: counted, not stored)
     HITS = 1
-    TRIGGERS = 2  # hits with a partner on their diagonal (owned by their segment)
-    EXTENSIONS = 3  # ungapped extensions run
+    TRIGGERS = 2  # hits with a partner on their diagonal (in segment overlaps, counted by both segments)
+    EXTENSIONS = 3  # ungapped extensions run (triggers of owned words whose query was no candidate yet)
     ERROR = 4  # non-zero: the launch's shared memory is smaller than the kernel's layout
 
 
@@ -169,6 +172,7 @@ def seed_options(params: SeedParams) -> tuple[str, ...]:
         f"-DSWGPU_SEED_TRIGGER={params.trigger}",
         f"-DSWGPU_SEED_BATCH={SEED_BATCH}",
         f"-DSWGPU_SEED_ROUNDS={SEED_ROUNDS}",
+        f"-DSWGPU_SEED_EXT_FLUSH={SEED_EXT_FLUSH}",
         f"-DSWGPU_SEED_MAX_SEGS={SEED_MAX_SEGS}",
         f"-DSWGPU_SEED_MATRIX_STRIDE={SEED_MATRIX_STRIDE}",
         f"-DSWGPU_SEED_MAX_WARPS={SEED_MAX_WARPS}",

@@ -23,13 +23,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .kernel_abi import SEED_MATRIX_STRIDE, SEED_MAX_SEGS, SEED_ROUNDS, SeedGroupField, SeedSegField
+from .kernel_abi import SEED_EXT_FLUSH, SEED_MATRIX_STRIDE, SEED_MAX_SEGS, SEED_ROUNDS, SeedGroupField, SeedSegField
 from .seed import N_WORDS, SeedParams, neighbourhoods, word_index
 
 #: uint16 index of a blob's first lookup-table entry (after the 8001 row offsets, 16-byte aligned).
 ENTRIES_AT = (N_WORDS + 1 + 7) // 8 * 8
 #: The kernel's queue of extensions per warp (``kExtQueue``), in entries of two uint32.
-EXT_QUEUE = 32 * SEED_ROUNDS + 32
+EXT_QUEUE = 32 * SEED_ROUNDS + SEED_EXT_FLUSH
 #: Largest super-query position and ring slot (uint16 in the table, 16 bits in the kernel's slot word).
 MAX_SPAN = 65535
 
@@ -39,9 +39,9 @@ def _up(n: int, k: int) -> int:
 
 
 def warp_bytes(ring: int) -> int:
-    """Shared memory of one warp: its ring of diagonal words, extension queue, segment flags and
-    a batch's list of positions."""
-    return _up(4 * ring + 8 * EXT_QUEUE + SEED_MAX_SEGS // 8 + 32, 16)
+    """Shared memory of one warp: its ring of diagonal words, extension queue, segment flags, a
+    batch's list of positions and the extension cursor."""
+    return _up(4 * ring + 8 * EXT_QUEUE + SEED_MAX_SEGS // 8 + 32 + 4, 16)
 
 
 def smem_bytes(blob_words: int, ring: int, warps: int) -> int:

@@ -66,6 +66,7 @@ enum : int {
     kTrigger = SWGPU_SEED_TRIGGER,
     kBatch = SWGPU_SEED_BATCH,
     kRounds = SWGPU_SEED_ROUNDS,
+    kFlush = SWGPU_SEED_EXT_FLUSH,
     kMaxSegs = SWGPU_SEED_MAX_SEGS,
     kStride = SWGPU_SEED_MATRIX_STRIDE,
     kMaxWarps = SWGPU_SEED_MAX_WARPS,
@@ -103,7 +104,7 @@ static_assert(kMaxSegs % 32 == 0 && kMaxSegs <= 256, "segment flags are whole wo
 
 constexpr unsigned kAll = 0xffffffffu;
 constexpr int kHits = 32 * kRounds;          // hits of one batch at most
-constexpr int kExtQueue = kHits + 32;        // < 32 left over from earlier batches, plus one batch
+constexpr int kExtQueue = kHits + kFlush;    // < kFlush left over from earlier batches, plus one batch
 constexpr int kOffsets = kWords + 1;         // the lookup table's row offsets
 constexpr int kEntriesAt = (kOffsets + 7) / 8 * 8;  // uint16 index of the first entry in a blob
 constexpr int kMaskWidth = kBatch + kWord;   // mask bits: the 3 positions before a batch and the batch
@@ -149,7 +150,7 @@ struct Layout {
         matrix = (uint32_t)(blob_words * 2 + 15) / 16 * 16;
         segs = matrix + kStride * kStride;
         warps = (segs + kMaxSegs * kSegFields * 4 + 15) / 16 * 16;
-        warp_bytes = ((uint32_t)ring * 4 + kExtQueue * 8 + kMaxSegs / 8 + 32 + 15) / 16 * 16;
+        warp_bytes = ((uint32_t)ring * 4 + kExtQueue * 8 + kMaxSegs / 8 + 32 + 4 + 15) / 16 * 16;
         counter = warps + (uint32_t)n_warps * warp_bytes;
         end = counter + 16;
     }
@@ -162,6 +163,7 @@ struct WarpState {
     uint32_t* ext_j;  // [kExtQueue] and subject position
     uint32_t* done;   // [kMaxSegs / 32] segment is a candidate for the current subject
     uint8_t* nz;      // [32] a batch's positions with hits, in order
+    int* cursor;      // the next queued extension to take
 };
 
 // Everything a warp reads about its group and subject.
@@ -181,54 +183,89 @@ struct Context {
 };
 
 // ---------------------------------------------------------------- ungapped extension
-// The best running sum (>= 0) of n steps from q[0], s[0] by Step, stopping more than kXdrop below
-// the best, or as soon as the best reaches `need` (the trigger is reached: the exact gain no
-// longer matters).
-template <int Step>
-__device__ __forceinline__ int side_gain(const uint8_t* q, const uint8_t* s, int n, const int8_t* m, int need) {
-    int best = 0, run = 0;
-    for (int k = 0; k < n && best < need; ++k) {
-        run += m[__ldg(q + Step * k) * kStride + __ldg(s + Step * k)];
-        if (run > best) best = run;
-        else if (best - run > kXdrop) break;
+// The queued extensions of a subject run together: every lane takes the next one when its own
+// ends (an extension's length varies widely: a lane per extension in fixed rounds would leave
+// most lanes waiting for the longest of each round). An extension is the word score, then the
+// right side from i + 3 / j + 3, then the left side from i - 1 / j - 1, each the rule's loop:
+// the best running sum (>= 0), stopping more than kXdrop below the best or at a sequence's end,
+// and here also as soon as the total reaches the trigger (the exact gain no longer matters).
+// A queued hit is skipped when its segment does not own it or is a candidate already.
+struct Extension {
+    const uint8_t* q;  // next query residue of the side being walked
+    const uint8_t* s;  // and subject residue
+    int stride;        // +1 right, -1 left
+    int steps;         // left on this side
+    int run, best;     // the side's running sum and best
+    int score;         // word score plus the gains of finished sides
+    int i, j;          // the hit (query position, subject position)
+    int qlen, seg;     // its query's length and segment; seg < 0: no extension in hand
+};
+
+// Take queued extensions from the cursor until one needs running (or the queue is done).
+__device__ __forceinline__ void take(const Context& c, const WarpState& w, int n, int job, Extension& x, unsigned& ran) {
+    for (; job < n; job = atomicAdd(w.cursor, 1)) {
+        const uint32_t big_i = w.ext_i[job];
+        const int seg = c.segmap[big_i];
+        const int32_t* sg = c.segs + seg * kSegFields;
+        if (((w.done[seg >> 5] >> (seg & 31)) & 1u) || (int)big_i < sg[kSOwn]) continue;
+        x.i = (int)big_i - sg[kSBase] + sg[kSLo];
+        x.j = (int)w.ext_j[job];
+        x.qlen = sg[kSQlen];
+        x.seg = seg;
+        const uint8_t* q = c.qcodes + sg[kSQstart] + x.i;
+        const uint8_t* s = c.subject + x.j;
+        x.score = 0;
+#pragma unroll
+        for (int t = 0; t < kWord; ++t) x.score += c.matrix[__ldg(q + t) * kStride + __ldg(s + t)];
+        x.q = q + kWord;
+        x.s = s + kWord;
+        x.stride = 1;
+        x.steps = min(x.qlen - x.i, c.length - x.j) - kWord;
+        x.run = x.best = 0;
+        ++ran;
+        return;
     }
-    return best;
+    x.seg = -1;
 }
 
-// Extend the queued hit k (if its segment owns it and is no candidate yet); on a score reaching
-// the trigger, flag the segment and append (query, subject) once. Returns whether it extended.
-__device__ __forceinline__ bool extend(const Context& c, const WarpState& w, int k) {
-    const uint32_t big_i = w.ext_i[k];
-    const int j = (int)w.ext_j[k];
-    const int seg = c.segmap[big_i];
+// Flag segment `seg` a candidate for this subject; the first to do so appends (query, subject).
+__device__ __forceinline__ void report(const Context& c, const WarpState& w, int seg) {
     const uint32_t bit = 1u << (seg & 31);
-    const int32_t* sg = c.segs + seg * kSegFields;
-    if ((w.done[seg >> 5] & bit) || (int)big_i < sg[kSOwn]) return false;
-    const int i = (int)big_i - sg[kSBase] + sg[kSLo];
-    const uint8_t* q = c.qcodes + sg[kSQstart];
-    const int qlen = sg[kSQlen];
-    const int8_t* m = c.matrix;
-    const uint8_t* s = c.subject;
-    int score = 0;
-#pragma unroll
-    for (int t = 0; t < kWord; ++t) score += m[__ldg(q + i + t) * kStride + __ldg(s + j + t)];
-    score += side_gain<1>(q + i + kWord, s + j + kWord, min(qlen - i, c.length - j) - kWord, m, kTrigger - score);
-    score += side_gain<-1>(q + i - 1, s + j - 1, min(i, j), m, kTrigger - score);
-    if (score < kTrigger) return true;
-    if (atomicOr(&w.done[seg >> 5], bit) & bit) return true;  // another lane of this round was first
+    if (atomicOr(&w.done[seg >> 5], bit) & bit) return;
     const unsigned long long slot = atomicAdd(&c.counters[kCPairs], 1ull);
     if (slot < (unsigned long long)c.capacity)
-        c.pairs[slot] = ((unsigned long long)(uint32_t)sg[kSQuery] << 32) | (uint32_t)c.subject_index;
-    return true;
+        c.pairs[slot] = ((unsigned long long)(uint32_t)c.segs[seg * kSegFields + kSQuery] << 32) | (uint32_t)c.subject_index;
 }
 
-// Run the newest min(n, 32) queued extensions, one per lane; returns how many remain.
-__device__ __forceinline__ int run_extensions(const Context& c, const WarpState& w, int n, int lane, unsigned long long& extensions) {
-    const int take = min(n, 32);
-    const bool ran = lane < take && extend(c, w, n - take + lane);
-    extensions += (unsigned long long)__popc(__ballot_sync(kAll, ran));
+// Run all n queued extensions; returns how many extensions ran (the warp's total).
+__device__ __forceinline__ unsigned run_extensions(const Context& c, const WarpState& w, int n, int lane) {
+    if (lane == 0) *w.cursor = 32;
     __syncwarp();
-    return n - take;
+    Extension x;
+    unsigned ran = 0;
+    take(c, w, n, lane, x, ran);
+    while (x.seg >= 0) {
+        if (x.steps > 0 && x.score + x.best < kTrigger) {  // one step of the side
+            x.run += c.matrix[__ldg(x.q) * kStride + __ldg(x.s)];
+            x.q += x.stride;
+            x.s += x.stride;
+            --x.steps;
+            if (x.run > x.best) x.best = x.run;
+            else if (x.best - x.run > kXdrop) x.steps = 0;
+        } else if (x.stride > 0 && x.score + x.best < kTrigger) {  // the right side ended: the left one
+            x.score += x.best;
+            x.q = c.qcodes + c.segs[x.seg * kSegFields + kSQstart] + x.i - 1;
+            x.s = c.subject + x.j - 1;
+            x.stride = -1;
+            x.steps = min(x.i, x.j);
+            x.run = x.best = 0;
+        } else {  // done: a candidate if the trigger is reached
+            if (x.score + x.best >= kTrigger) report(c, w, x.seg);
+            take(c, w, n, atomicAdd(w.cursor, 1), x, ran);
+        }
+    }
+    __syncwarp();
+    return __reduce_add_sync(kAll, ran);
 }
 
 // ---------------------------------------------------------------- the kernel
@@ -286,6 +323,7 @@ extern "C" __global__ void __launch_bounds__(kMaxWarps * 32) seed_candidates(SWG
         w.ext_j = w.ext_i + kExtQueue;
         w.done = w.ext_j + kExtQueue;
         w.nz = reinterpret_cast<uint8_t*>(w.done + kMaxSegs / 32);
+        w.cursor = reinterpret_cast<int*>(w.nz + 32);
     }
     int* next_subject = reinterpret_cast<int*>(smem + lay.counter);
     const int lo = slices[slice], hi = slices[slice + 1];
@@ -411,7 +449,10 @@ extern "C" __global__ void __launch_bounds__(kMaxWarps * 32) seed_candidates(SWG
                         triggers += (unsigned long long)__popc(ballot);
                     }
                     __syncwarp();
-                    while (queued >= 32) queued = run_extensions(c, w, queued, lane, extensions);
+                    if (queued >= kFlush) {
+                        extensions += run_extensions(c, w, queued, lane);
+                        queued = 0;
+                    }
                 }
                 if (left_a > kHits) {
                     e0 += kHits;
@@ -421,7 +462,7 @@ extern "C" __global__ void __launch_bounds__(kMaxWarps * 32) seed_candidates(SWG
                 }
             }
         }
-        while (queued > 0) queued = run_extensions(c, w, queued, lane, extensions);
+        if (queued > 0) extensions += run_extensions(c, w, queued, lane);
         // the next subject starts more than a window after this one's last position
         jc += (uint32_t)((max(n_pos, 0) + 31) / 32 * 32 + kWindow + 1);
     }

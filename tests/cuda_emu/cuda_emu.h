@@ -9,8 +9,9 @@
 // points the ready fibers run one after the other, in a random order drawn from a seed, so a
 // kernel whose result depends on the interleaving of lanes between barriers (a missing
 // __syncwarp) shows it as a difference between seeds. Atomics are plain operations (one OS
-// thread); atomicCAS first lets the other fibers run, so a CAS loop meets lost races. Blocks
-// run one after the other; `smem` is the one dynamic shared-memory buffer.
+// thread), but each first lets the other fibers run: a CAS loop meets lost races, and lanes
+// that take work from a shared counter interleave. Blocks run one after the other; `smem` is
+// the one dynamic shared-memory buffer.
 
 #pragma once
 
@@ -52,7 +53,7 @@ struct int4 {
 namespace emu {
 
 enum State { kReady, kAtWarp, kAtBlock, kDone };
-enum Op { kShfl, kShflUp, kShflXor, kBallot, kReduceOr, kSync };
+enum Op { kShfl, kShflUp, kShflXor, kBallot, kReduceOr, kReduceAdd, kSync };
 
 struct Thread {
     ucontext_t ctx;
@@ -116,7 +117,7 @@ inline bool resolve_warp(int w, int n_threads) {
     }
     uint64_t ballot = 0, reduced = 0;
     for (int k = first; k < last; ++k) ballot |= (uint64_t)(threads[k].value != 0) << (k - first);
-    for (int k = first; k < last; ++k) reduced |= threads[k].value;
+    for (int k = first; k < last; ++k) reduced = op == kReduceAdd ? (uint32_t)(reduced + threads[k].value) : reduced | threads[k].value;
     for (int k = first; k < last; ++k) {
         Thread& t = threads[k];
         const int lane = k - first, seg = lane / t.width * t.width, sub = lane - seg;
@@ -128,7 +129,7 @@ inline bool resolve_warp(int w, int n_threads) {
             default: break;
         }
         if (first + src >= last) fail("shuffle from a lane past the block's end");
-        t.result = op == kBallot ? ballot : op == kReduceOr ? reduced : threads[first + src].value;
+        t.result = op == kBallot ? ballot : op == kReduceOr || op == kReduceAdd ? reduced : threads[first + src].value;
     }
     for (int k = first; k < last; ++k) threads[k].state = kReady;
     return true;
@@ -224,6 +225,7 @@ inline T __shfl_xor_sync(unsigned, T v, int mask, int width = 32) {
 }
 inline unsigned __ballot_sync(unsigned, int pred) { return (unsigned)emu::warp_op(emu::kBallot, pred != 0, 0); }
 inline unsigned __reduce_or_sync(unsigned, unsigned value) { return (unsigned)emu::warp_op(emu::kReduceOr, value, 0); }
+inline unsigned __reduce_add_sync(unsigned, unsigned value) { return (unsigned)emu::warp_op(emu::kReduceAdd, value, 0); }
 inline int __any_sync(unsigned mask, int pred) { return __ballot_sync(mask, pred) != 0; }
 inline int __all_sync(unsigned mask, int pred) { return __ballot_sync(mask, !pred) == 0; }
 inline void __syncwarp(unsigned = 0xffffffffu) { emu::warp_op(emu::kSync, 0, 0); }
@@ -242,12 +244,14 @@ inline int __ffs(unsigned v) { return __builtin_ffs((int)v); }
 
 template <class T>
 inline T atomicAdd(T* p, T v) {
+    emu::yield_to_scheduler();  // lanes interleave at every atomic
     const T old = *p;
     *p = old + v;
     return old;
 }
 template <class T>
 inline T atomicOr(T* p, T v) {
+    emu::yield_to_scheduler();
     const T old = *p;
     *p = old | v;
     return old;
