@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """GPU timing of ``--mode fast``'s stages on bench200M x the 500 shared queries (H100).
 
-For each ``--warps`` value: the seeder's host tables (build time, groups, shared memory),
+For each ``--variants`` entry (lookup table in global or shared memory, warps per block): the seeder's host tables (build time, groups, shared memory),
 then per chunk the seed kernel (CUDA events; one warm-up, median of ``--reps``), with its
 counts (hits, queued extensions, candidates) and derived rates; then, with the default
 warps' candidates, the exact scoring of the candidates (``scan_subset``: its kernels' time
@@ -63,7 +63,8 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=Path("/tmp/swgpu-bench"))
     ap.add_argument("--out", type=Path, default=HERE / "results.jsonl")
     ap.add_argument("--queries", type=int, default=500)
-    ap.add_argument("--warps", type=int, nargs="+", default=[12, 8, 16])
+    ap.add_argument("--variants", nargs="+", default=["global:8", "global:12", "global:16", "shared:12", "shared:8"],
+                    help="LUT:WARPS seed kernel variants; the first one's candidates are scored")  # fmt: skip
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--top", type=int, default=500)
     ap.add_argument("--no-exact", action="store_true", help="skip the exact search (its ~15-25 s)")
@@ -81,22 +82,23 @@ def main() -> None:
                  "query_residues": sum(len(q) for q in queries), "params": vars(params), **info}  # fmt: skip
     rec["seed"] = {}
     found = None
-    for warps in args.warps:
+    for variant in args.variants:
+        lut, warps = variant.split(":")[0], int(variant.split(":")[1])
         t = time.perf_counter()
-        seeder = CudaSeeder(scoring, queries, params, workers=scanner.workers, warps=warps)
+        seeder = CudaSeeder(scoring, queries, params, workers=scanner.workers, warps=warps, lut=lut)
         build = time.perf_counter() - t
         tb = seeder.tables
         row, cands = seed_run(seeder, db, args.reps)
         row["tables"] = {"build_s": build, "groups": tb.n_groups, "segments": int(tb.segs.shape[0]), "entries": tb.entries,
-                         "smem_bytes": tb.smem_bytes, "ring": tb.ring, "blob_words": tb.blob_words}  # fmt: skip
+                         "smem_bytes": tb.smem_bytes, "ring": tb.ring, "copy_words": tb.copy_words, "lut": tb.lut}  # fmt: skip
         pairs = row["total"]["candidates"]
         lengths = np.asarray(db.lengths)
         row["candidate_cell_share"] = (
             sum(len(q) * int(lengths[np.concatenate([c[k] for c in cands])].sum()) for k, q in enumerate(queries)) / cells
         )
         row["candidates_per_query"] = pairs / len(queries)
-        rec["seed"][str(warps)] = row
-        print(f"warps {warps}: seed kernel {row['total']['kernel_s']:.3f} s, wall {row['total']['wall_s']:.3f} s, tables {build:.2f} s, "
+        rec["seed"][variant] = row
+        print(f"{variant}: seed kernel {row['total']['kernel_s']:.3f} s, wall {row['total']['wall_s']:.3f} s, tables {build:.2f} s, "
               f"{row['total']['hits'] / 1e9:.1f} G hits, {pairs} candidates", flush=True)  # fmt: skip
         if found is None:
             found = cands

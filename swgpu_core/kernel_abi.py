@@ -104,14 +104,18 @@ SEED_MAX_WARPS = 16
 
 
 class SeedGroupField(enum.IntEnum):
-    """Columns of the seed kernel's group table (int32, one row per query group, see ``seed_tables``)."""
+    """Columns of the seed kernel's group table (int32, one row per query group, see ``seed_tables``).
+    A group's blob is [row offsets: 8001 uint32 | segment map: a byte per super-query position |
+    entries: uint16], each part 16-byte aligned; its first COPY words go to shared memory, so the
+    entries are read from shared memory when ENTRIES < COPY, else from global memory (L2)."""
 
-    BLOB = 0  # the group's table blob: first uint16 word in the blobs array (a multiple of 8)
-    WORDS = 1  # its uint16 words (a multiple of 8)
+    BLOB = 0  # the group's blob: first uint16 word in the blobs array (a multiple of 8)
+    COPY = 1  # uint16 words of the blob copied to shared memory (a multiple of 8)
     SEGMAP = 2  # uint16 offset, inside the blob, of the byte table: super-query position -> segment
-    SEG0 = 3  # first row of the group's segments in the segment table
-    NSEG = 4  # segments of the group
-    RING = 5  # diagonal slots per warp (>= the group's super-query length + window)
+    ENTRIES = 3  # uint16 offset, inside the blob, of the entries (super-query positions)
+    SEG0 = 4  # first row of the group's segments in the segment table
+    NSEG = 5  # segments of the group
+    RING = 6  # diagonal slots per warp (>= the group's super-query length + window)
 
 
 class SeedSegField(enum.IntEnum):

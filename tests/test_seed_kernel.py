@@ -77,7 +77,7 @@ def emulate(exe: Path, work: Path, tables: SeedTables, residues, offsets, n_slic
     for name, arr in arrays.items():
         np.ascontiguousarray(arr).tofile(work / f"{name}.bin")
     n_blocks = tables.n_groups * (bounds.size - 1)
-    scalars = [bounds.size - 1, tables.blob_words, tables.ring, tables.smem_bytes, capacity, tables.warps, n_blocks]
+    scalars = [bounds.size - 1, tables.copy_words, tables.ring, tables.smem_bytes, capacity, tables.warps, n_blocks]
     (work / "scalars.txt").write_text(" ".join(map(str, scalars)) + "\n")
     done = subprocess.run([str(exe), str(work), str(seed)], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
@@ -87,9 +87,9 @@ def emulate(exe: Path, work: Path, tables: SeedTables, residues, offsets, n_slic
     return pairs_by_query(np.fromfile(work / "pairs.bin", np.uint64), tables.n_queries), counters
 
 
-def check(exe, work, queries, subjects, params, *, smem_limit, warps, n_slices, seed, want=None):
+def check(exe, work, queries, subjects, params, *, smem_limit, warps, n_slices, seed, want=None, lut="global", max_span=None):
     residues, offsets, order = chunk_of(subjects)
-    tables = build_tables(queries, BLOSUM62.matrix, params, smem_limit=smem_limit, warps=warps)
+    tables = build_tables(queries, BLOSUM62.matrix, params, smem_limit=smem_limit, warps=warps, lut=lut, max_span=max_span)
     got, counters = emulate(exe, work, tables, residues, offsets, n_slices, seed)
     want = want if want is not None else reference_candidates(queries, subjects, BLOSUM62.matrix, params)
     for k, (g, w) in enumerate(zip(got, want)):
@@ -105,17 +105,26 @@ def data():
 
 
 @pytest.mark.parametrize(
-    "smem_limit, warps, n_slices, seed",
-    [(232_448, 4, 3, 1), (40_000, 2, 2, 2), (32_000, 1, 1, 3), (232_448, 16, 1, 4)],
-    ids=["one-group", "a-query-a-group", "segments", "many-warps"],
+    "lut, smem_limit, warps, n_slices, seed, max_span",
+    [
+        ("global", 232_448, 4, 3, 1, None),
+        ("shared", 232_448, 4, 3, 1, None),
+        ("global", 232_448, 2, 2, 2, 160),  # many groups, long queries cut into segments
+        ("shared", 60_000, 1, 1, 3, None),  # little shared memory: small groups, one warp walks every subject
+        ("global", 232_448, 16, 1, 4, None),
+    ],
+    ids=["global", "shared", "segments", "small-shared", "many-warps"],
 )
-def test_candidates_equal_the_reference(emulator, tmp_path, data, smem_limit, warps, n_slices, seed):
+def test_candidates_equal_the_reference(emulator, tmp_path, data, lut, smem_limit, warps, n_slices, seed, max_span):
     queries, subjects, want = data
     tables, counters = check(emulator(SeedParams()), tmp_path, queries, subjects, SeedParams(), smem_limit=smem_limit, warps=warps,
-                             n_slices=n_slices, seed=seed, want=want)  # fmt: skip
+                             n_slices=n_slices, seed=seed, want=want, lut=lut, max_span=max_span)  # fmt: skip
+    assert tables.lut == lut
     assert sum(w.size for w in want) > 50  # the data has candidates, and non-candidates
     assert counters[kernel_abi.SeedCounter.HITS] > 0
-    if smem_limit == 32_000:
+    if max_span is not None or lut == "shared" and smem_limit < 100_000:
+        assert tables.n_groups > 1
+    if max_span is not None:
         assert tables.segs.shape[0] > len(queries)  # some query is cut into segments
 
 
@@ -131,7 +140,7 @@ def test_candidates_equal_the_reference(emulator, tmp_path, data, smem_limit, wa
 )
 def test_other_rules_and_batches(emulator, tmp_path, params, batch):
     queries, subjects = seed_data(2, n_queries=4, n_subjects=80)
-    check(emulator(params, batch), tmp_path, queries, subjects, params, smem_limit=60_000, warps=2, n_slices=2, seed=5)
+    check(emulator(params, batch), tmp_path, queries, subjects, params, smem_limit=232_448, warps=2, n_slices=2, seed=5, max_span=400)
 
 
 def test_lane_order_does_not_matter(emulator, tmp_path):
@@ -161,7 +170,7 @@ def test_full_output_buffer_is_counted(emulator, tmp_path, data):
                   segs=tables.segs, qcodes=tables.qcodes, matrix=tables.matrix)  # fmt: skip
     for name, arr in arrays.items():
         np.ascontiguousarray(arr).tofile(work / f"{name}.bin")
-    scalars = [1, tables.blob_words, tables.ring, tables.smem_bytes, 3, tables.warps, tables.n_groups]
+    scalars = [1, tables.copy_words, tables.ring, tables.smem_bytes, 3, tables.warps, tables.n_groups]
     (work / "scalars.txt").write_text(" ".join(map(str, scalars)) + "\n")
     subprocess.run([str(emulator(SeedParams())), str(work), "1"], check=True, timeout=600)
     counters = np.fromfile(work / "counters.bin", np.uint64)
@@ -180,7 +189,7 @@ def test_small_shared_memory_is_flagged(emulator, tmp_path, data):
                   segs=tables.segs, qcodes=tables.qcodes, matrix=tables.matrix)  # fmt: skip
     for name, arr in arrays.items():
         np.ascontiguousarray(arr).tofile(work / f"{name}.bin")
-    scalars = [1, tables.blob_words, tables.ring, tables.smem_bytes - 16, 100, tables.warps, tables.n_groups]
+    scalars = [1, tables.copy_words, tables.ring, tables.smem_bytes - 16, 100, tables.warps, tables.n_groups]
     (work / "scalars.txt").write_text(" ".join(map(str, scalars)) + "\n")
     subprocess.run([str(emulator(SeedParams())), str(work), "1"], check=True, timeout=600)
     counters = np.fromfile(work / "counters.bin", np.uint64)
@@ -215,7 +224,7 @@ def test_real_proteins_equal_the_cpu_seeder(emulator, tmp_path, bundled_db, reso
     stop = first + 160
     chunk = Chunk(whole.index, first, stop, int(bundled_db.offsets[first]), int(bundled_db.offsets[stop]))
     want = CpuSeeder(BLOSUM62, queries, SeedParams(), threads=1).candidates(bundled_db, chunk)
-    tables = build_tables([q.codes for q in queries], BLOSUM62.matrix, SeedParams(), smem_limit=120_000, warps=3)
+    tables = build_tables([q.codes for q in queries], BLOSUM62.matrix, SeedParams(), smem_limit=120_000, warps=3, lut="shared")
     offsets = np.asarray(bundled_db.offsets[first : stop + 1], np.int64) - chunk.residue_start
     got, counters = emulate(emulator(SeedParams()), tmp_path, tables, bundled_db.chunk_residues(chunk), offsets, 2, 13)
     assert sum(w.size for w in want) > 0

@@ -29,9 +29,12 @@ from ..steps import drive
 from .device import device_count
 from .search import DeviceWorker, _record, _to_host
 
-#: Warps per block: more warps hide more latency, fewer leave each warp a longer ring and
-#: the table more room (a larger group, fewer passes over the database).
-DEFAULT_WARPS = 12
+#: Warps per block: more warps hide more latency, fewer leave each warp a longer ring (a
+#: larger group: fewer passes over the database, more hits per subject position).
+DEFAULT_WARPS = 8
+#: Where the lookup tables' entries live (``swgpu_core.seed_tables``): in global memory (L2)
+#: the groups are about three times longer than with the entries in shared memory.
+DEFAULT_LUT = "global"
 #: Blocks per SM a launch aims at (slices per group): many waves keep the last one's tail short.
 BLOCKS_PER_SM = 16
 #: Subjects a warp should find in its slice at least.
@@ -93,7 +96,7 @@ class _DeviceSeed:
                 start = _record(self.stream, timing=True)
                 args = (
                     dev.residues, dev.offsets, d_bounds, np.int32(bounds.size - 1), self.blobs, self.groups, self.segs, self.qcodes,
-                    self.matrix, np.int32(t.blob_words), np.int32(t.ring), np.int32(t.smem_bytes), self.pairs, np.int32(self.pairs.size),
+                    self.matrix, np.int32(t.copy_words), np.int32(t.ring), np.int32(t.smem_bytes), self.pairs, np.int32(self.pairs.size),
                     self.counters,
                 )  # fmt: skip
                 self.function((n_blocks,), (32 * t.warps,), args, shared_mem=t.smem_bytes)
@@ -136,6 +139,7 @@ class CudaSeeder:
         *,
         workers: list[DeviceWorker] | None = None,
         warps: int = DEFAULT_WARPS,
+        lut: str = DEFAULT_LUT,
     ):
         ids = [w.device_id for w in workers] if workers else (devices or [0])
         n_devices = device_count()
@@ -151,7 +155,7 @@ class CudaSeeder:
         self.counts = {"hits": 0, "triggers": 0, "extensions": 0, "candidates": 0}
         workers = workers or [DeviceWorker(d, scoring, None, None, None) for d in ids]
         limit = min(smem_limit(w.device_id) for w in workers)
-        self.tables = build_tables([q.codes for q in queries], scoring.matrix, params, smem_limit=limit, warps=warps)
+        self.tables = build_tables([q.codes for q in queries], scoring.matrix, params, smem_limit=limit, warps=warps, lut=lut)
         self.devices = [_DeviceSeed(w, self.tables, params) for w in workers]
 
     @property

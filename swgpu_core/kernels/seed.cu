@@ -34,7 +34,8 @@
 //
 // Batches. A warp takes 32 subject positions (a "superbatch": one per lane computes its word
 // and its lookup-table row) and cuts them into batches of at most kBatch positions and kHits
-// hits. A batch's hits are spread over the lanes in balanced rounds (a lane finds its hit's
+// hits, cut back to a whole number of rounds of 32 hits where the positions allow (a batch
+// costs a little, a round's idle lanes more). A batch's hits are spread over the lanes in balanced rounds (a lane finds its hit's
 // position from the positions' running hit counts: ballots, a reduction and two shuffles), then
 //   A. each hit realigns its diagonal's word and sets its own bit (one shared-memory CAS,
 //      retried when another hit of the batch on that diagonal came first: every retry finds
@@ -73,8 +74,9 @@ enum : int {
 };
 enum SeedGroupField : int {
     kGBlob = SWGPU_SEED_GROUP_BLOB,
-    kGWords = SWGPU_SEED_GROUP_WORDS,
+    kGCopy = SWGPU_SEED_GROUP_COPY,
     kGSegmap = SWGPU_SEED_GROUP_SEGMAP,
+    kGEntries = SWGPU_SEED_GROUP_ENTRIES,
     kGSeg0 = SWGPU_SEED_GROUP_SEG0,
     kGNseg = SWGPU_SEED_GROUP_NSEG,
     kGRing = SWGPU_SEED_GROUP_RING,
@@ -105,8 +107,6 @@ static_assert(kMaxSegs % 32 == 0 && kMaxSegs <= 256, "segment flags are whole wo
 constexpr unsigned kAll = 0xffffffffu;
 constexpr int kHits = 32 * kRounds;          // hits of one batch at most
 constexpr int kExtQueue = kHits + kFlush;    // < kFlush left over from earlier batches, plus one batch
-constexpr int kOffsets = kWords + 1;         // the lookup table's row offsets
-constexpr int kEntriesAt = (kOffsets + 7) / 8 * 8;  // uint16 index of the first entry in a blob
 constexpr int kMaskWidth = kBatch + kWord;   // mask bits: the 3 positions before a batch and the batch
 constexpr uint32_t kMaskBits = (1u << kMaskWidth) - 1u;
 constexpr int kBaseShift = kMaskWidth + 7;
@@ -146,8 +146,8 @@ __device__ __forceinline__ bool paired(uint32_t v, int r) {
 // Byte offsets of the block's shared memory (swgpu_core/seed_tables.py: smem_bytes mirrors it).
 struct Layout {
     uint32_t matrix, segs, warps, warp_bytes, counter, end;
-    __device__ Layout(int blob_words, int ring, int n_warps) {
-        matrix = (uint32_t)(blob_words * 2 + 15) / 16 * 16;
+    __device__ Layout(int copy_words, int ring, int n_warps) {
+        matrix = (uint32_t)(copy_words * 2 + 15) / 16 * 16;
         segs = matrix + kStride * kStride;
         warps = (segs + kMaxSegs * kSegFields * 4 + 15) / 16 * 16;
         warp_bytes = ((uint32_t)ring * 4 + kExtQueue * 8 + kMaxSegs / 8 + 32 + 4 + 15) / 16 * 16;
@@ -168,8 +168,8 @@ struct WarpState {
 
 // Everything a warp reads about its group and subject.
 struct Context {
-    const uint16_t* lut_off;  // [kOffsets] row offsets
-    const uint16_t* entries;  // lookup table entries: super-query positions
+    const uint32_t* lut_off;  // [kWords + 1] row offsets (shared memory)
+    const uint16_t* entries;  // lookup table entries: super-query positions (shared or global memory)
     const uint8_t* segmap;    // super-query position -> segment
     const int32_t* segs;      // [kMaxSegs][kSegFields] the group's segments
     const int8_t* matrix;     // [kStride][kStride] substitution scores
@@ -271,13 +271,13 @@ __device__ __forceinline__ unsigned run_extensions(const Context& c, const WarpS
 // ---------------------------------------------------------------- the kernel
 #define SWGPU_SEED_PARAMS                                                                                            \
     const uint8_t *residues, const int64_t *offsets, const int32_t *slices, int n_slices, const uint16_t *blobs,       \
-        const int32_t *groups, const int32_t *segs, const uint8_t *qcodes, const int8_t *matrix, int blob_words, int ring, \
+        const int32_t *groups, const int32_t *segs, const uint8_t *qcodes, const int8_t *matrix, int copy_words, int ring, \
         int smem_bytes, unsigned long long *pairs, int capacity, unsigned long long *counters
 
 extern "C" __global__ void __launch_bounds__(kMaxWarps * 32) seed_candidates(SWGPU_SEED_PARAMS) {
     extern __shared__ __align__(16) uint8_t smem[];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, n_warps = blockDim.x / 32;
-    const Layout lay(blob_words, ring, n_warps);
+    const Layout lay(copy_words, ring, n_warps);
     if (lay.end > (uint32_t)smem_bytes) {
         if (threadIdx.x == 0) atomicAdd(&counters[kCError], 1ull);
         return;
@@ -290,7 +290,7 @@ extern "C" __global__ void __launch_bounds__(kMaxWarps * 32) seed_candidates(SWG
     {
         const uint4* src = reinterpret_cast<const uint4*>(blobs + gr[kGBlob]);
         uint4* dst = reinterpret_cast<uint4*>(smem);
-        for (int k = threadIdx.x; k < gr[kGWords] / 8; k += blockDim.x) dst[k] = __ldg(src + k);
+        for (int k = threadIdx.x; k < gr[kGCopy] / 8; k += blockDim.x) dst[k] = __ldg(src + k);
         int8_t* m = reinterpret_cast<int8_t*>(smem + lay.matrix);
         for (int k = threadIdx.x; k < kStride * kStride; k += blockDim.x) m[k] = matrix[k];
         int32_t* sg = reinterpret_cast<int32_t*>(smem + lay.segs);
@@ -306,8 +306,8 @@ extern "C" __global__ void __launch_bounds__(kMaxWarps * 32) seed_candidates(SWG
 
     const uint16_t* blob = reinterpret_cast<const uint16_t*>(smem);
     Context c;
-    c.lut_off = blob;
-    c.entries = blob + kEntriesAt;
+    c.lut_off = reinterpret_cast<const uint32_t*>(blob);
+    c.entries = (gr[kGEntries] < gr[kGCopy] ? blob : blobs + gr[kGBlob]) + gr[kGEntries];
     c.segmap = reinterpret_cast<const uint8_t*>(blob + gr[kGSegmap]);
     c.segs = reinterpret_cast<const int32_t*>(smem + lay.segs);
     c.matrix = reinterpret_cast<const int8_t*>(smem + lay.matrix);
@@ -363,7 +363,7 @@ extern "C" __global__ void __launch_bounds__(kMaxWarps * 32) seed_candidates(SWG
                 const int c0 = __ldg(c.subject + p), c1 = __ldg(c.subject + p + 1), c2 = __ldg(c.subject + p + 2);
                 if (c0 < kWordCodes && c1 < kWordCodes && c2 < kWordCodes) {
                     const int word = (c0 * kWordCodes + c1) * kWordCodes + c2;
-                    wstart = c.lut_off[word];
+                    wstart = (int)c.lut_off[word];
                     cnt = (int)c.lut_off[word + 1] - wstart;
                 }
             }
@@ -385,8 +385,14 @@ extern "C" __global__ void __launch_bounds__(kMaxWarps * 32) seed_candidates(SWG
                     b = a + 1;
                     n = kHits;
                 } else {
+                    // the longest run of at most kBatch positions and kHits hits, cut back to whole
+                    // rounds of 32 hits where its last round would be at most half full and that
+                    // keeps a position (idle lanes cost more than a batch)
                     const bool fits = lane >= a && lane < a + kBatch && incl - base <= kHits;
                     b = a + __popc(__ballot_sync(kAll, fits));
+                    const int most = __shfl_sync(kAll, incl, b - 1) - base;
+                    const int whole = most >= 32 && (-most & 31) > 16 ? most / 32 * 32 : most;
+                    b = max(a + __popc(__ballot_sync(kAll, fits && incl - base <= whole)), a + 1);
                     n = __shfl_sync(kAll, incl, b - 1) - base;
                 }
                 if (n > 0) {
@@ -401,7 +407,9 @@ extern "C" __global__ void __launch_bounds__(kMaxWarps * 32) seed_candidates(SWG
                     const int nz_pos = w.nz[lane];
                     const uint32_t nb = (jsb + (uint32_t)a - kWord) & kBaseMask;  // the batch's window base
                     uint32_t slot[kRounds], big_i[kRounds];  // per round: the hit's slot | batch position << 16, its super-query position
-                    // A: every hit realigns its diagonal's word and sets its bit
+                    // the batch's entries first (all rounds' loads in flight together: from global
+                    // memory they take a few hundred cycles), then A: every hit realigns its
+                    // diagonal's word and sets its bit
 #pragma unroll
                     for (int rd = 0; rd < kRounds; ++rd) {
                         if (rd * 32 >= n) break;  // uniform
@@ -414,21 +422,23 @@ extern "C" __global__ void __launch_bounds__(kMaxWarps * 32) seed_candidates(SWG
                         const int rank = __popc(__ballot_sync(kAll, has && from <= 0)) - 1 + __popc(start_bits & le_mask);
                         const int l = __shfl_sync(kAll, nz_pos, rank & 31);
                         const int e = __shfl_sync(kAll, estart, l & 31) + h;
-                        slot[rd] = 0;
-                        big_i[rd] = 0;
-                        if (h < n) {
-                            big_i[rd] = c.entries[e];
-                            int sl = (int)jm + l - (int)big_i[rd];
-                            sl += sl < 0 ? ring_g : 0;
-                            sl -= sl >= ring_g ? ring_g : 0;
-                            slot[rd] = (uint32_t)sl | ((uint32_t)(l - a) << 16);
-                            const uint32_t bit = 1u << (l - a + kWord);
-                            uint32_t old = w.state[sl];
-                            for (;;) {
-                                const uint32_t prev = atomicCAS(&w.state[sl], old, realign(old, nb) | bit);
-                                if (prev == old) break;
-                                old = prev;
-                            }
+                        slot[rd] = (uint32_t)(l - a) << 16;
+                        big_i[rd] = h < n ? c.entries[e] : 0u;
+                    }
+#pragma unroll
+                    for (int rd = 0; rd < kRounds; ++rd) {
+                        if (rd * 32 + lane >= n) break;
+                        const int r = (int)(slot[rd] >> 16);
+                        int sl = (int)jm + a + r - (int)big_i[rd];
+                        sl += sl < 0 ? ring_g : 0;
+                        sl -= sl >= ring_g ? ring_g : 0;
+                        slot[rd] |= (uint32_t)sl;
+                        const uint32_t bit = 1u << (r + kWord);
+                        uint32_t old = w.state[sl];
+                        for (;;) {
+                            const uint32_t prev = atomicCAS(&w.state[sl], old, realign(old, nb) | bit);
+                            if (prev == old) break;
+                            old = prev;
                         }
                     }
                     __syncwarp();

@@ -2,7 +2,7 @@
 //
 // usage: seed_emu DIR SEED
 // DIR holds the kernel's arrays as raw files (residues offsets slices blobs groups segs qcodes
-// matrix .bin) and scalars.txt: n_slices blob_words ring smem_bytes capacity warps n_blocks.
+// matrix .bin) and scalars.txt: n_slices copy_words ring smem_bytes capacity warps n_blocks.
 // Writes DIR/pairs.bin (uint64, min(count, capacity)) and DIR/counters.bin (uint64).
 
 #include "cuda_emu.h"
@@ -44,10 +44,10 @@ int main(int argc, char** argv) {
     auto segs = load<int32_t>(dir + "/segs.bin");
     auto qcodes = load<uint8_t>(dir + "/qcodes.bin");
     auto matrix = load<int8_t>(dir + "/matrix.bin");
-    int n_slices, blob_words, ring, smem_bytes, capacity, warps, n_blocks;
+    int n_slices, copy_words, ring, smem_bytes, capacity, warps, n_blocks;
     {
         std::ifstream in(dir + "/scalars.txt");
-        in >> n_slices >> blob_words >> ring >> smem_bytes >> capacity >> warps >> n_blocks;
+        in >> n_slices >> copy_words >> ring >> smem_bytes >> capacity >> warps >> n_blocks;
         if (!in || smem_bytes > (int)sizeof(smem)) {
             std::fprintf(stderr, "seed_emu: bad scalars.txt\n");
             return 2;
@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
         dim3{(unsigned)n_blocks, 1, 1}, dim3{(unsigned)(32 * warps), 1, 1},
         [&] {
             seed_candidates(residues.data(), offsets.data(), slices.data(), n_slices, blobs.data(), groups.data(), segs.data(),
-                            qcodes.data(), matrix.data(), blob_words, ring, smem_bytes, pairs.data(), capacity, counters.data());
+                            qcodes.data(), matrix.data(), copy_words, ring, smem_bytes, pairs.data(), capacity, counters.data());
         },
         seed);
     const size_t stored = (size_t)std::min<unsigned long long>(counters[kCPairs], (unsigned long long)capacity);
