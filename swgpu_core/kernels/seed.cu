@@ -330,7 +330,7 @@ extern "C" __global__ void __launch_bounds__(kMaxWarps * 32) seed_candidates(SWG
 
     uint32_t jc = 0;        // the warp's running coordinate of the current subject's position 0
     uint32_t renormed = 0;  // coordinate of the last realignment of all words
-    unsigned long long hits = 0, triggers = 0, extensions = 0;
+    unsigned long long total_hits = 0, total_triggers = 0, extensions = 0;
     const uint32_t lt_mask = (1u << lane) - 1u, le_mask = lt_mask | (1u << lane);
 
     for (;;) {
@@ -345,6 +345,7 @@ extern "C" __global__ void __launch_bounds__(kMaxWarps * 32) seed_candidates(SWG
         c.subject_index = s;
         if (lane < kMaxSegs / 32) w.done[lane] = 0u;
         int queued = 0;
+        uint32_t hits = 0, triggers = 0;  // of this subject, for the counters (32 bits: a cheaper add per round)
         __syncwarp();
         const int n_pos = c.length - (kWord - 1);  // word positions
         uint32_t jm = jc % (uint32_t)ring_g;       // coordinate of the superbatch's first position, mod ring
@@ -396,7 +397,7 @@ extern "C" __global__ void __launch_bounds__(kMaxWarps * 32) seed_candidates(SWG
                     n = __shfl_sync(kAll, incl, b - 1) - base;
                 }
                 if (n > 0) {
-                    hits += (unsigned long long)n;
+                    hits += (uint32_t)n;
                     // this lane's position in the batch: its first hit (batch numbering) and whether it has any
                     const int first = max(excl - base, 0);
                     const bool has = lane >= a && lane < b && (lane == a ? left_a : cnt) > 0;
@@ -456,7 +457,7 @@ extern "C" __global__ void __launch_bounds__(kMaxWarps * 32) seed_candidates(SWG
                             w.ext_j[at] = (uint32_t)(p0 + a + r);
                         }
                         queued += __popc(ballot);
-                        triggers += (unsigned long long)__popc(ballot);
+                        triggers += (uint32_t)__popc(ballot);
                     }
                     __syncwarp();
                     if (queued >= kFlush) {
@@ -473,12 +474,14 @@ extern "C" __global__ void __launch_bounds__(kMaxWarps * 32) seed_candidates(SWG
             }
         }
         if (queued > 0) extensions += run_extensions(c, w, queued, lane);
+        total_hits += hits;
+        total_triggers += triggers;
         // the next subject starts more than a window after this one's last position
         jc += (uint32_t)((max(n_pos, 0) + 31) / 32 * 32 + kWindow + 1);
     }
     if (lane == 0) {
-        atomicAdd(&counters[kCHits], hits);
-        atomicAdd(&counters[kCTriggers], triggers);
+        atomicAdd(&counters[kCHits], total_hits);
+        atomicAdd(&counters[kCTriggers], total_triggers);
         atomicAdd(&counters[kCExtensions], extensions);
     }
 }
