@@ -50,12 +50,18 @@ def cuda():
     return engine
 
 
-@pytest.mark.parametrize("params", [SeedParams(), SeedParams(threshold=12, window=20, xdrop=10, trigger=35)], ids=["default", "other"])
-def test_candidates_equal_the_reference(tmp_path, cuda, params):
+@pytest.mark.parametrize(
+    "params, lut, warps",
+    [(SeedParams(), "global", 8), (SeedParams(), "shared", 12), (SeedParams(threshold=12, window=20, xdrop=10, trigger=35), "global", 16)],
+    ids=["default", "shared", "other"],
+)
+def test_candidates_equal_the_reference(tmp_path, cuda, params, lut, warps):
+    from swgpu_core.gpu.seed import CudaSeeder
+
     queries, subjects = seed_data(4)
     db, order = seed_database(tmp_path, subjects)
     want = reference_candidates(queries, subjects, BLOSUM62.matrix, params)
-    seeder = cuda.seeder(BLOSUM62, records(queries), params)
+    seeder = CudaSeeder(BLOSUM62, records(queries), params, warps=warps, lut=lut)
     got = [sorted(order[np.concatenate([c[k] for c in per_chunk(seeder, db)])].tolist()) for k in range(len(queries))]
     assert got == [w.tolist() for w in want]
     assert seeder.counts["candidates"] == sum(w.size for w in want) and seeder.counts["hits"] > 0
