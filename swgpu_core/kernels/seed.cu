@@ -142,6 +142,25 @@ __device__ __forceinline__ bool paired(uint32_t v, int r) {
     return m != 0u || dp + (uint32_t)r + 3u <= (uint32_t)kWindow;
 }
 
+// Warp-wide OR and sum: one instruction from compute capability 8.0 on, shuffles before (the
+// tests' CPU emulation takes the first path, which the H100 runs).
+__device__ __forceinline__ unsigned warp_or(unsigned v) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+    return __reduce_or_sync(kAll, v);
+#else
+    for (int o = 16; o > 0; o /= 2) v |= __shfl_xor_sync(kAll, v, o);
+    return v;
+#endif
+}
+__device__ __forceinline__ unsigned warp_sum(unsigned v) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+    return __reduce_add_sync(kAll, v);
+#else
+    for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(kAll, v, o);
+    return v;
+#endif
+}
+
 // ---------------------------------------------------------------- shared memory
 // Byte offsets of the block's shared memory (swgpu_core/seed_tables.py: smem_bytes mirrors it).
 struct Layout {
@@ -265,7 +284,7 @@ __device__ __forceinline__ unsigned run_extensions(const Context& c, const WarpS
         }
     }
     __syncwarp();
-    return __reduce_add_sync(kAll, ran);
+    return warp_sum(ran);
 }
 
 // ---------------------------------------------------------------- the kernel
@@ -419,7 +438,7 @@ extern "C" __global__ void __launch_bounds__(kMaxWarps * 32) seed_candidates(SWG
                         // holding the round's first hit
                         const int from = first - rd * 32;  // this position's first hit, relative to the round
                         const bool starts = has && (unsigned)(from - 1) < 31u;
-                        const unsigned start_bits = __reduce_or_sync(kAll, starts ? 1u << from : 0u);
+                        const unsigned start_bits = warp_or(starts ? 1u << from : 0u);
                         const int rank = __popc(__ballot_sync(kAll, has && from <= 0)) - 1 + __popc(start_bits & le_mask);
                         const int l = __shfl_sync(kAll, nz_pos, rank & 31);
                         const int e = __shfl_sync(kAll, estart, l & 31) + h;
