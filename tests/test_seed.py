@@ -111,7 +111,11 @@ def test_rule_on_hand_made_cases(tmp_path: Path, subject: str, params: SeedParam
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-@pytest.mark.parametrize("params", [SeedParams(), SeedParams(13, 10, 5, 30), SeedParams(11, 3, 0, 20), SeedParams(12, 60, 30, 60)], ids=str)
+@pytest.mark.parametrize(
+    "params",
+    [SeedParams(), SeedParams(11, 40, 16, 41), SeedParams(13, 10, 5, 30), SeedParams(11, 3, 0, 20), SeedParams(12, 60, 30, 60)],
+    ids=str,
+)
 def test_numba_candidates_equal_the_brute_force_reference(tmp_path: Path, seed: int, params: SeedParams) -> None:
     """Random and homologous sequences, codes >= 20, short subjects, tandem repeats, several
     chunks: the candidate sets are identical, and not trivial (neither none nor all)."""
@@ -172,32 +176,40 @@ def test_fast_alignments_equal_exact_alignments(bundled_db: Database, both) -> N
     have the same alignment record, E-value and bit score included (only the rank may differ)."""
     _, exact, fast = both
 
-    def aligned(result) -> dict:
-        best = [sw.QueryHits(qh.query, qh.subjects[:6], qh.scores[:6]) for qh in result.hits]
+    def aligned(result, n: int) -> dict:
+        best = [sw.QueryHits(qh.query, qh.subjects[:n], qh.scores[:n]) for qh in result.hits]
         alns = sw.align(bundled_db, best, BLOSUM62, backend="cpu", statistics=result.statistics).alignments
         return {(a.query_id, a.subject_index): {**alignment_record(a), "rank": None} for q in alns for a in q}
 
-    a, b = aligned(fast), aligned(exact)
+    a, b = aligned(fast, 6), aligned(exact, 30)
     shared = set(a) & set(b)
     assert len(shared) >= 15
     assert all(a[k] == b[k] and a[k]["evalue"] is not None for k in shared)
 
 
-def test_recall_on_bundled_sequences(bundled_db: Database) -> None:
-    """40 bundled sequences as queries (their own entry left out): the fast mode finds at
-    least 90% of the exact mode's hits with E <= 1e-3 (measured: see docs/seeded.md)."""
+@pytest.mark.parametrize(
+    ("params", "at_least"),
+    [(SeedParams(), (0.92, 0.86)), (SeedParams(11, 40, 16, 41), (0.99, 0.98))],
+    ids=["default", "blastp"],
+)
+def test_recall_on_bundled_sequences(bundled_db: Database, params: SeedParams, at_least: tuple[float, float]) -> None:
+    """40 bundled sequences as queries (their own entry left out): the share of the exact
+    mode's hits with E <= 1e-5 and E <= 1e-3 the fast mode finds, as measured (docs/seeded.md:
+    lower than on large databases, where significant hits score higher; BLASTP's parameters
+    find nearly all, at many more candidates)."""
     picks = np.arange(0, bundled_db.n_sequences, bundled_db.n_sequences // 40)[:40]
     queries = [EncodedSequence(f"s{int(i)}", "", np.array(bundled_db.codes(int(i)))) for i in picks]
     exact = sw.search(bundled_db, queries, backend="cpu", top=200, threads=2)
-    fast = sw.search(bundled_db, queries, backend="cpu", top=200, threads=2, mode="fast")
-    want = got = 0
-    for k, (e, f) in enumerate(zip(exact.hits, fast.hits)):
-        ev = exact.statistics.evalue(k, len(e.query), e.scores, bundled_db.lengths[e.subjects])
-        sig = {int(s) for s, x in zip(e.subjects, ev) if x <= 1e-3 and s != picks[k]}
-        want += len(sig)
-        got += len(sig & set(f.subjects.tolist()))
-    assert want >= 20, want  # enough homologues for the share to mean something
-    assert got / want >= 0.9, (got, want)
+    fast = sw.search(bundled_db, queries, backend="cpu", top=200, threads=2, mode="fast", seed_params=params)
+    for cutoff, bound in zip((1e-5, 1e-3), at_least):
+        want = got = 0
+        for k, (e, f) in enumerate(zip(exact.hits, fast.hits)):
+            ev = exact.statistics.evalue(k, len(e.query), e.scores, bundled_db.lengths[e.subjects])
+            sig = {int(s) for s, x in zip(e.subjects, ev) if x <= cutoff and s != picks[k]}
+            want += len(sig)
+            got += len(sig & set(f.subjects.tolist()))
+        assert want >= 200, want  # enough homologues for the share to mean something
+        assert got / want >= bound, (cutoff, got, want)
 
 
 # --- API, CLI, hit lists, report --------------------------------------------------------------
@@ -233,7 +245,7 @@ def test_cli_fast_mode_table_hit_list_merge_and_report(bundled_db: Database, swg
         lists.append(tmp_path / f"{mode}{chunks}.npz")
         assert swgpu("search", *common, "--mode", mode, "--chunks", chunks, "--save-hits", lists[-1], "--quiet")[0] == 0
     saved = load_hits(lists[0])
-    assert saved.mode == "fast" and saved.meta["seed"]["params"] == {"threshold": 11, "window": 40, "xdrop": 16, "trigger": 41}
+    assert saved.mode == "fast" and saved.meta["seed"]["params"] == {"threshold": 12, "window": 40, "xdrop": 16, "trigger": 55}
     assert load_hits(lists[2]).mode == "exact"
     rc, merged, err = swgpu("merge", lists[0], lists[1], "--db", bundled_db.path, *fmt)
     assert rc == 0, err
@@ -251,7 +263,7 @@ def test_cli_fast_mode_table_hit_list_merge_and_report(bundled_db: Database, swg
     )  # fmt: skip
     assert rc == 0, err
     html = (tmp_path / "r.html").read_text()
-    assert "search mode" in html and "fast: threshold 11, window 40, xdrop 16, trigger 41" in html
+    assert "search mode" in html and "fast: threshold 12, window 40, xdrop 16, trigger 55" in html
     assert "BLASTP-like seeding selected" in html
 
     damaged = dict(np.load(lists[0]))
