@@ -12,6 +12,7 @@ pairs come back as each query's sorted subjects.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Generator
 
 import cupy as cp
@@ -51,16 +52,23 @@ def smem_limit(device_id: int) -> int:
     return int(cp.cuda.Device(device_id).attributes["MaxSharedMemoryPerBlockOptin"])
 
 
+@functools.cache
+def _kernel(device_id: int, params: SeedParams) -> cp.RawKernel:
+    """The seed kernel for ``params`` on ``device_id``, compiled once per process (CuPy keeps the
+    binary on disk, keyed by the source and the options)."""
+    with cp.cuda.Device(device_id):
+        options = ("-std=c++17", *kernel_abi.compile_options(), *kernel_abi.seed_options(params))
+        return cp.RawModule(code=kernel_abi.kernel_source("seed.cu"), options=options).get_function("seed_candidates")
+
+
 class _DeviceSeed:
     """One device's kernel, tables and buffers."""
 
     def __init__(self, worker: DeviceWorker, tables: SeedTables, params: SeedParams):
         self.worker = worker
         self.tables = tables
+        self.function = _kernel(worker.device_id, params)
         with cp.cuda.Device(worker.device_id):
-            options = ("-std=c++17", *kernel_abi.compile_options(), *kernel_abi.seed_options(params))
-            self.function = cp.RawModule(code=kernel_abi.kernel_source("seed.cu"), options=options).get_function("seed_candidates")
-            self.function.max_dynamic_shared_size_bytes = tables.smem_bytes
             self.stream = worker.compute
             with self.stream:
                 self.blobs = cp.asarray(tables.blobs)
@@ -99,6 +107,7 @@ class _DeviceSeed:
                     self.matrix, np.int32(t.copy_words), np.int32(t.ring), np.int32(t.smem_bytes), self.pairs, np.int32(self.pairs.size),
                     self.counters,
                 )  # fmt: skip
+                self.function.max_dynamic_shared_size_bytes = t.smem_bytes  # the kernel is shared by seeders of other sizes
                 self.function((n_blocks,), (32 * t.warps,), args, shared_mem=t.smem_bytes)
                 end = _record(self.stream, timing=True)
                 _to_host(self._host_counters, self.counters, self.stream)
