@@ -415,10 +415,11 @@ class DeviceWorker:
                     fixed = dict(zip(zip(wide.slot_query[keep].tolist(), wide.subjects[keep].tolist()), w_scores.get()[keep].tolist()))
                     for s in redo:
                         host[s] = fixed[(int(tasks.slot_query[s]), int(tasks.subjects[s]))]
-            slots = np.arange(tasks.n_slots)
-            real = tasks.slot_query >= 0
+            real = np.flatnonzero(tasks.slot_query >= 0)
+            by_query = real[np.argsort(tasks.slot_query[real], kind="stable")]  # the list entries, query by query
+            bounds = np.searchsorted(tasks.slot_query[by_query], np.arange(len(members) + 1))
             for k, q in enumerate(members):
-                mine = slots[real & (tasks.slot_query == k)]
+                mine = by_query[bounds[k] : bounds[k + 1]]
                 out[q][np.searchsorted(rel[q], tasks.subjects[mine])] = host[mine]
         with cp.cuda.Device(self.device_id):
             dev.last_use = _record(self.compute, timing=True)
