@@ -72,3 +72,18 @@ def task_list(subjects: list[np.ndarray], lengths: np.ndarray, lanes: int, per_g
     rows = np.where(multi, rows, 0)
     bnd_rows = np.concatenate(([0], np.cumsum(rows)[:-1])).astype(np.int64)
     return TaskList(flat.astype(np.int32), slot_query, warp_query, bnd_rows, int(rows.sum()))
+
+
+def scores_by_query(tasks: TaskList, scores: np.ndarray, subjects: list[np.ndarray]) -> list[np.ndarray]:
+    """Each query's scores in the order of its ``subjects`` (sorted, as given to :func:`task_list`),
+    from the launch's per-entry ``scores``."""
+    real = np.flatnonzero(tasks.slot_query >= 0)
+    by_query = real[np.argsort(tasks.slot_query[real], kind="stable")]  # the list entries, query by query
+    bounds = np.searchsorted(tasks.slot_query[by_query], np.arange(len(subjects) + 1))
+    out = []
+    for k, subj in enumerate(subjects):
+        mine = by_query[bounds[k] : bounds[k + 1]]
+        got = np.zeros(np.asarray(subj).size, np.int32)
+        got[np.searchsorted(subj, tasks.subjects[mine])] = scores[mine]
+        out.append(got)
+    return out

@@ -22,7 +22,7 @@ from swgpu_core.database import build_database
 from swgpu_core.fasta import EncodedSequence, read_sequences
 from swgpu_core.scan_profile import build_profile
 from swgpu_core.scoring import Scoring
-from swgpu_core.subset_tasks import TASK_SHAPES, task_list, task_shape
+from swgpu_core.subset_tasks import TASK_SHAPES, scores_by_query, task_list, task_shape
 
 EMU = Path(__file__).resolve().parent / "cuda_emu"
 ARITH = {"dpx": 0, "plain": 1, "s32": 2}
@@ -75,13 +75,7 @@ def emulate(exe: Path, work: Path, db, chunk, queries, subjects, lanes: int, r: 
     scores = np.fromfile(work / "scores.bin", np.int32)
     overflow = np.fromfile(work / "overflow.bin", np.int32)
     flagged = {(int(tasks.slot_query[e]), int(tasks.subjects[e])) for e in overflow[1 : 1 + overflow[0]]}
-    out = []
-    for k, subj in enumerate(subjects):
-        mine = np.flatnonzero(tasks.slot_query == k)
-        got = np.zeros(subj.size, np.int32)
-        got[np.searchsorted(subj, tasks.subjects[mine])] = scores[mine]
-        out.append(got)
-    return out, flagged
+    return scores_by_query(tasks, scores, subjects), flagged
 
 
 @pytest.mark.parametrize("arith", ["dpx", "plain", "s32"])

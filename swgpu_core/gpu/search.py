@@ -29,7 +29,7 @@ from ..plan import DeviceModel, LengthProfile, Plan, choose_threshold, evaluate
 from ..score_stats import ScoreHistograms
 from ..scoring import Scoring
 from ..steps import drive
-from ..subset_tasks import TaskList, task_list, task_shape
+from ..subset_tasks import TaskList, scores_by_query, task_list, task_shape
 from .device import device_count, geometry
 from .kernels import ScanKernels, Shape, build_profile, pick_shapes
 from .score_stats import length_bins, queue_histogram
@@ -415,12 +415,8 @@ class DeviceWorker:
                     fixed = dict(zip(zip(wide.slot_query[keep].tolist(), wide.subjects[keep].tolist()), w_scores.get()[keep].tolist()))
                     for s in redo:
                         host[s] = fixed[(int(tasks.slot_query[s]), int(tasks.subjects[s]))]
-            real = np.flatnonzero(tasks.slot_query >= 0)
-            by_query = real[np.argsort(tasks.slot_query[real], kind="stable")]  # the list entries, query by query
-            bounds = np.searchsorted(tasks.slot_query[by_query], np.arange(len(members) + 1))
-            for k, q in enumerate(members):
-                mine = by_query[bounds[k] : bounds[k + 1]]
-                out[q][np.searchsorted(rel[q], tasks.subjects[mine])] = host[mine]
+            for q, got in zip(members, scores_by_query(tasks, host, [rel[q] for q in members])):
+                out[q] = got
         with cp.cuda.Device(self.device_id):
             dev.last_use = _record(self.compute, timing=True)
         yield dev.last_use
