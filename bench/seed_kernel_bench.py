@@ -63,7 +63,7 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=Path("/tmp/swgpu-bench"))
     ap.add_argument("--out", type=Path, default=HERE / "results.jsonl")
     ap.add_argument("--queries", type=int, default=500)
-    ap.add_argument("--variants", nargs="+", default=["global:8", "global:12", "global:16", "shared:12", "shared:8"],
+    ap.add_argument("--variants", nargs="+", default=["global:8", "global:6", "global:12", "shared:12", "shared:8"],
                     help="LUT:WARPS seed kernel variants; the first one's candidates are scored")  # fmt: skip
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--top", type=int, default=500)
