@@ -16,7 +16,7 @@ rule align:
     benchmark:
         "results/{db}/benchmarks/align/batch-{batch}.tsv"
     conda:
-        "../envs/swgpu.yaml"
+        SWGPU_ENV
     threads: config["align"]["threads"]
     resources:
         gpu=1 if uses_gpu(config["search"]["backend"]) else 0,

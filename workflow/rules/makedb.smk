@@ -11,7 +11,7 @@ rule makedb:
     benchmark:
         "results/{db}/benchmarks/makedb.tsv"
     conda:
-        "../envs/swgpu.yaml"
+        SWGPU_ENV
     threads: 1
     params:
         chunk_residues=lambda wildcards: chunk_residues(wildcards.db),

@@ -20,7 +20,7 @@ rule report:
     benchmark:
         "results/{db}/benchmarks/report.tsv"
     conda:
-        "../envs/swgpu.yaml"
+        SWGPU_ENV
     threads: 1
     params:
         plan=lambda wildcards, input: ["--plan", input.plan] if input.plan else [],

@@ -16,7 +16,7 @@ rule search:
     wildcard_constraints:
         part=r"all|chunk-\d+",
     conda:
-        "../envs/swgpu.yaml"
+        SWGPU_ENV
     threads: config["search"]["threads"]
     resources:
         gpu=1 if uses_gpu(config["search"]["backend"]) else 0,
