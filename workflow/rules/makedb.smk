@@ -13,6 +13,8 @@ rule makedb:
     conda:
         SWGPU_ENV
     threads: 1
+    resources:
+        mem_mb=makedb_mem_mb,
     params:
         chunk_residues=lambda wildcards: chunk_residues(wildcards.db),
     shell:
