@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from workflow_util import REPO, planned_jobs, small_inputs, write_config
+from workflow_util import REPO, env, planned_jobs, small_inputs, write_config
 
 pytestmark = pytest.mark.slow
 
@@ -66,7 +66,8 @@ def _layout(tmp_path: Path, layout: str) -> tuple[Path, Path, list[str]]:
 
 def _snakemake(cwd: Path, path: str, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
     """Snakemake of this venv with PATH=`path`: no swgpu on it but the environment's."""
-    e = {k: v for k, v in os.environ.items() if k not in ("CUDA_VISIBLE_DEVICES", "PYTHONPATH")}
+    e = env()  # SLURM_CONF too (workflow_util.env says why)
+    e.pop("PYTHONPATH", None)
     e["PATH"] = path
     cmd = [sys.executable, "-m", "snakemake", "--sdm", "conda", "--cores", "2", "--nocolor", *args]
     return subprocess.run(cmd, cwd=cwd, env=e, capture_output=True, text=True, timeout=timeout)
@@ -143,9 +144,9 @@ def test_a_real_conda_builds_the_environment_and_every_job_runs_in_it(tmp_path, 
     hits = next(results.glob("*/hits.tsv"))
     assert [line for line in hits.read_text().splitlines() if not line.startswith("#")]
     prefix = tmp_path / "envs" if layout == "conda-prefix" else workdir / ".snakemake" / "conda"
-    (env,) = [p for p in prefix.iterdir() if p.is_dir()]
+    (environment,) = [p for p in prefix.iterdir() if p.is_dir()]
     where = subprocess.run(
-        [str(env / "bin" / "python"), "-c", "import swgpu_core; print(swgpu_core.__file__)"],
+        [str(environment / "bin" / "python"), "-c", "import swgpu_core; print(swgpu_core.__file__)"],
         cwd=tmp_path,  # not the repository: its swgpu_core would be found first
         env={"PATH": "/usr/bin:/bin"},
         capture_output=True,

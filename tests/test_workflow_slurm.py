@@ -77,7 +77,7 @@ def _workflow_copy(directory: Path) -> None:
 
 def _run(directory: Path, *extra: str, check: bool = True) -> subprocess.CompletedProcess:
     proc = subprocess.run(
-        [str(BIN / DOCUMENTED[0]), *DOCUMENTED[1:], *extra], cwd=directory, env=env(), capture_output=True, text=True, timeout=600
+        [str(BIN / DOCUMENTED[0]), *DOCUMENTED[1:], *extra], cwd=directory, env=env(slurm=True), capture_output=True, text=True, timeout=600
     )
     if check and proc.returncode != 0:
         raise AssertionError(f"{' '.join(DOCUMENTED + list(extra))} failed:\n{proc.stdout}\n{proc.stderr}")
