@@ -49,11 +49,20 @@ def slurm() -> Iterator[None]:
         pytest.skip("a running SLURM without an idle node offering gres gpu (left as it is)")
     if os.geteuid() != 0:
         pytest.skip("SLURM is not running and starting it needs root (sudo scripts/slurm_single_node.sh start)")
+    config = {name: _read(Path("/etc/slurm") / name) for name in ("slurm.conf", "gres.conf")}
     subprocess.run(["bash", str(SCRIPT), "start", "2"], check=True, capture_output=True, timeout=180)
     try:
         yield
     finally:
         subprocess.run(["bash", str(SCRIPT), "stop"], check=True, capture_output=True, timeout=120)
+        # stop undoes start: no daemon or job step left, the machine's configuration back.
+        left = [name for name in ("slurmctld", "slurmd", "slurmstepd") if subprocess.run(["pgrep", "-x", name]).returncode == 0]
+        assert not left and not Path("/run/swgpu-slurm").exists(), left
+        assert {name: _read(Path("/etc/slurm") / name) for name in config} == config
+
+
+def _read(path: Path) -> bytes | None:
+    return path.read_bytes() if path.exists() else None
 
 
 def test_a_job_that_asks_for_a_gpu_sees_its_device_in_cuda_visible_devices(slurm, tmp_path):
