@@ -152,7 +152,7 @@ def test_search_job_memory_and_time_follow_from_chunk_size_and_query_batch(tmp_p
     assert 1024 < mem_small < mem_large < 2000
     assert mem_large - mem_small == pytest.approx(8 * 60_000_000 / 2**20, abs=2)
     # A whole-database job holds one chunk at a time, but scans all of them.
-    whole = _Wildcards(db="d", batch="0000", part="all")
+    whole = _Wildcards(db="d", batch="0000")
     assert large["search_mem_mb"](whole, inputs) == mem_large
     assert large["search_runtime"](whole, inputs, 2) > large["search_runtime"](chunk, inputs, 2)
 

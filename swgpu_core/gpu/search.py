@@ -16,8 +16,7 @@ before it waits for anything of the previous one.
 from __future__ import annotations
 
 import functools
-import threading
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field, replace
 
 import cupy as cp
@@ -29,6 +28,7 @@ from ..fasta import EncodedSequence
 from ..plan import DeviceModel, LengthProfile, Plan, choose_threshold, evaluate
 from ..score_stats import ScoreHistograms
 from ..scoring import Scoring
+from ..steps import drive
 from .device import device_count, geometry
 from .kernels import ScanKernels, Shape, build_profile, pick_shapes
 from .score_stats import length_bins, queue_histogram
@@ -273,7 +273,7 @@ class DeviceWorker:
                 self.launch_scan(shape, True, self.compute, dev, prof, sel, int(sel.size), 0, boundary, f.scores, f.overflow)
             f.rescore_marks = (begin, _record(self.compute, timing=True))
 
-    def _select(self, dev: DeviceChunk, f: _Flight, top: int, hist: ScoreHistograms | None) -> None:
+    def _select(self, dev: DeviceChunk | _Subjects, f: _Flight, top: int, hist: ScoreHistograms | None) -> None:
         """Queue the selection of ``f``'s candidates on the GPU: every subject scoring at least
         the ``top``-th best (ties included, in subject order, as the CPU's ``candidates``; all
         subjects when there are at most ``top``), compacted into the slot's buffers; with
@@ -301,6 +301,24 @@ class DeviceWorker:
                 _to_host(f.dense, dense, self.compute)
                 _to_host(f.counts[2:3], n_high, self.compute)
             f.selected = _record(self.compute)
+
+    def prepare(self) -> None:
+        """Do before any timed scan what the first query's scan would otherwise do on first use:
+        read the planner's model (cached on disk; measured once per GPU and kernel build), and
+        load the kernels of every query's selection and score histogram (:meth:`_select`,
+        :meth:`_fetch`): CuPy loads each routine's kernel on its first use in a process (from
+        its disk cache, a few milliseconds each, some twenty of them). The same calls, on 64
+        made-up scores of a made-up batch, then one synchronisation."""
+        _ = self.model
+        n, top = 64, 8
+        hist = ScoreHistograms([100], 4)
+        with cp.cuda.Device(self.device_id), self.compute:
+            batch = _Subjects(cp.arange(n + 1, dtype=np.int64) * 10)
+            scores = cp.arange(n, dtype=np.int32)
+            flight = _Flight(0, 1, 0, scores, scores, n, None, None, None, [], self._counts[0], None)
+            self._select(batch, flight, top, hist)
+            self._fetch(flight, hist)
+            self.compute.synchronize()
 
     def _fetch(self, f: _Flight, hist: ScoreHistograms | None) -> None:
         """Wait for ``f``'s counts, then queue the copies of its candidates (and histogram keys)
@@ -368,7 +386,24 @@ class DeviceWorker:
         next_chunk: Chunk | None,
         score_stats: ScoreHistograms | None = None,
     ):
-        """Per query, the candidates of ``chunk`` (see :meth:`swgpu_core.engine.Scanner.scan_chunk`).
+        """Per query, the candidates of ``chunk`` (see :meth:`swgpu_core.engine.Scanner.scan_chunk`)."""
+        return [found for _, found in drive([self.scan_steps(db, chunk, queries, top, next_chunk, score_stats)])[0]]
+
+    def scan_steps(
+        self,
+        db: Database,
+        chunk: Chunk,
+        queries: list[EncodedSequence],
+        top: int,
+        next_chunk: Chunk | None,
+        score_stats: ScoreHistograms | None = None,
+        order: Iterator[int] | None = None,
+    ) -> Generator[cp.cuda.Event, None, list[tuple[int, tuple[np.ndarray, np.ndarray]]]]:
+        """:meth:`scan_chunk` as steps: it yields each event it is about to wait for and
+        returns (query index, candidates) pairs, so that one host thread can drive several
+        GPUs (:func:`~swgpu_core.steps.drive`). ``order`` hands out the indices of the queries
+        to scan, all of them in order by default; when several workers share one ``order``,
+        each takes the next query whenever its pipeline has room, so a faster GPU takes more.
 
         The queries are pipelined, PIPELINE_DEPTH in flight, each in a slot of device
         buffers and pinned counts: step ``i`` queues query ``i``'s scans, then (its scans
@@ -385,23 +420,36 @@ class DeviceWorker:
         candidates were copied, the shared boundary buffer is used by one query's kernels
         at a time, and the pinned counts are read after the event of their copy.
         The next batch's upload is queued after the first query's scans, so its host
-        staging overlaps them.
+        staging overlaps them. Yielding changes none of this order: a yield only lets the
+        host queue another GPU's work before it waits.
         """
         self._forget_profiles()
         dev = self.upload(db, chunk)
+        todo = iter(range(len(queries))) if order is None else order
         flights: list[_Flight] = []
-        for i in range(len(queries) + 2):
-            if i < len(queries):
-                flights.append(self._launch(dev, queries[i], i % PIPELINE_DEPTH, i))
+        last = False  # no query is left to take
+        i = 0  # step i launches this worker's i-th query (ring slot i % PIPELINE_DEPTH)
+        while True:
+            k = None if last else next(todo, None)
+            last = k is None
+            if k is not None:
+                flights.append(self._launch(dev, queries[k], i % PIPELINE_DEPTH, k))
                 if i == 0 and next_chunk is not None:
                     self.upload(db, next_chunk, keep=dev)  # staging and copy overlap this batch's scans
-            if 0 <= i - 1 < len(queries):
+            if 0 <= i - 1 < len(flights):
+                yield flights[i - 1].counted
                 self._rescore(dev, flights[i - 1])
                 self._select(dev, flights[i - 1], top, score_stats)
-            if 0 <= i - 2 < len(queries):
+            if 0 <= i - 2 < len(flights):
+                yield flights[i - 2].selected
                 self._fetch(flights[i - 2], score_stats)
+            if last and i - 2 >= len(flights) - 1:
+                break
+            i += 1
         with cp.cuda.Device(self.device_id):
             dev.last_use = _record(self.compute)
+        yield dev.last_use
+        with cp.cuda.Device(self.device_id):
             self.compute.synchronize()
         out = []
         for f in flights:
@@ -409,7 +457,7 @@ class DeviceWorker:
             idx, val, keys, _pinned = f.host
             if score_stats is not None:
                 score_stats.add_counts(f.index, f.dense, keys)
-            out.append((idx.astype(np.int64) + chunk.first, val.astype(np.int32)))  # astype copies out of the pinned buffer
+            out.append((f.index, (idx.astype(np.int64) + chunk.first, val.astype(np.int32))))  # astype copies out of pinned memory
         return out
 
 
@@ -435,6 +483,14 @@ class _Flight:
     dense: np.ndarray | None = None  # the histogram's cells (pinned), valid once the batch synchronised
     dense_pinned: object = None
     host: tuple | None = None  # (indices, scores, histogram keys, their pinned memory), valid once the batch synchronised
+
+
+@dataclass
+class _Subjects:
+    """What :meth:`DeviceWorker._select` reads of a batch: its residue offsets and their length bins."""
+
+    offsets: cp.ndarray
+    lbins: cp.ndarray | None = None
 
 
 def _device_bytes(batch_residues: list[int]) -> int:
@@ -486,7 +542,8 @@ class CudaBackend:
             raise BackendUnavailable(f"no CUDA device {bad[0]} (this machine has {n_devices})")
         self.scoring = scoring
         self.workers = [DeviceWorker(d, scoring, threshold, memory_budget, arith) for d in ids]
-        self._lock = threading.Lock()
+        for worker in self.workers:  # set-up, not scan time
+            worker.prepare()
 
     @property
     def device_names(self) -> list[str]:
@@ -503,26 +560,42 @@ class CudaBackend:
         return device_batches(db, chunks, budget // BYTES_PER_RESIDUE, len(self.workers), budget // STREAMED_BYTES_PER_RESIDUE)
 
     def scan(self, db: Database, chunks: list[Chunk], queries: list[EncodedSequence], top: int, on_chunk=None, score_stats=None):
-        """Per device batch, per query candidates; devices scan their batches in parallel."""
+        """Per device batch, per query candidates, all devices driven from this thread.
+
+        With several GPUs, a selection that fits every one of them and at least as many
+        queries as GPUs, every GPU holds the whole selection and they share the queries,
+        longest first, each taking the next when it has room: the work stays in the one
+        large batch a single GPU scans best, and the GPUs finish together (splitting the
+        database instead gives batches whose subjects differ in length, so in speed: on two
+        H200s it reached 1.19x of one, bench/RESULTS.md). Otherwise the database batches
+        are dealt to the GPUs round robin."""
         n = len(self.workers)
+        if n > 1 and len(queries) >= n:
+            whole = device_batches(db, chunks, min(w.budget for w in self.workers) // BYTES_PER_RESIDUE)
+            if len(whole) == 1:
+                longest_first = iter(sorted(range(len(queries)), key=lambda q: -len(queries[q])))
+                found: list = [None] * len(queries)
+                for part in drive([w.scan_steps(db, whole[0][1], queries, top, None, score_stats, longest_first) for w in self.workers]):
+                    for q, candidates in part:
+                        found[q] = candidates
+                if on_chunk is not None:
+                    for c in whole[0][0]:
+                        on_chunk(c)
+                return [found]
         batches = self.batches(db, chunks)
         results: list = [None] * len(batches)
 
-        def run(w: int) -> None:
+        def run(w: int) -> Generator[cp.cuda.Event, None, None]:
             mine = list(range(w, len(batches), n))
             for k, b in enumerate(mine):
                 nxt = batches[mine[k + 1]][1] if k + 1 < len(mine) else None
-                results[b] = self.workers[w].scan_chunk(db, batches[b][1], queries, top, nxt, score_stats)
+                pairs = yield from self.workers[w].scan_steps(db, batches[b][1], queries, top, nxt, score_stats)
+                results[b] = [candidates for _, candidates in pairs]
                 if on_chunk is not None:
-                    with self._lock:
-                        for c in batches[b][0]:
-                            on_chunk(c)
+                    for c in batches[b][0]:
+                        on_chunk(c)
 
-        if n == 1:
-            run(0)
-        else:
-            with ThreadPoolExecutor(n) as pool:
-                list(pool.map(run, range(n)))
+        drive([run(w) for w in range(n)])
         return results
 
     def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, score_stats=None):

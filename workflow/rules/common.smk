@@ -186,6 +186,16 @@ def search_job_size():
     return size
 
 
+def search_threads():
+    """Threads of a search job; a job over the whole database also traces its batch's hits
+    in the same process, so it takes the align job's threads where that asks for more.
+    """
+    threads = config["search"]["threads"]
+    if search_job_size() == "database" and alignment_formats():
+        threads = max(threads, config["align"]["threads"])
+    return threads
+
+
 def chunk_indices(db):
     with open(checkpoints.chunks.get(db=db).output[0]) as fh:
         return [c["index"] for c in json.load(fh)["chunks"]]
@@ -240,12 +250,23 @@ def merged_hits(wildcards):
 
 
 def alignment_formats():
-    """What the one align job of a batch writes: the configured formats, and JSON lines
-    for the report, all from one traceback."""
+    """What each batch's one traceback writes (its search job over the whole database, or
+    its align job after chunk-level searches): the configured formats, and JSON lines for
+    the report."""
     formats = list(config["align"]["formats"]) if config["align"]["enabled"] else []
     if config["report"]["enabled"] and "jsonl" not in formats:
         formats.append("jsonl")
     return formats
+
+
+def search_outputs(alignments):
+    """`--out` per alignment file of a search job over the whole database and, when there
+    are any, the tabular format (align.outfmt); align.extra then reaches that job too.
+    """
+    if not alignments:
+        return []
+    outs = [arg for path in alignments for arg in ("--out", path)]
+    return outs + ["--outfmt", config["align"]["outfmt"]]
 
 
 def report_alignments(wildcards):
@@ -263,19 +284,14 @@ def plan_json(wildcards):
 
 
 def final_targets(wildcards):
-    """hits.tsv, the plots, the alignments and the report of every configured database."""
+    """hits.tsv, the plots and the report of every configured database, and align-long's
+    outputs: known before the queries are split, so that building the databases starts
+    beside the split_queries checkpoint."""
     targets = []
     for db in config["databases"]:
         targets += [f"results/{db}/hits.tsv", f"results/{db}/dbstats/lengths.png"]
         if config["plan"]["enabled"]:
             targets.append(f"results/{db}/plan/plan.png")
-        if config["align"]["enabled"]:
-            targets += expand(
-                "results/{db}/alignments/batch-{batch}.{fmt}",
-                db=db,
-                batch=query_batches(db),
-                fmt=config["align"]["formats"],
-            )
         if config["report"]["enabled"]:
             targets.append(f"results/{db}/report.html")
     if config["align_long"]["enabled"]:
@@ -283,6 +299,22 @@ def final_targets(wildcards):
             "results/align_long/alignments.{fmt}", fmt=config["align_long"]["formats"]
         )
     return targets
+
+
+def alignment_targets(wildcards):
+    """Every query batch's alignment files (the batches are known after split_queries)."""
+    if not config["align"]["enabled"]:
+        return []
+    return [
+        path
+        for db in config["databases"]
+        for path in expand(
+            "results/{db}/alignments/batch-{batch}.{fmt}",
+            db=db,
+            batch=query_batches(db),
+            fmt=config["align"]["formats"],
+        )
+    ]
 
 
 # align-long (rules/align_long.smk): sections and the options every job shares.

@@ -1,5 +1,5 @@
 # The self-contained HTML report of one database's run, from the hit lists and the
-# alignments the align jobs wrote (JSON lines): the report traces nothing itself.
+# batches' alignments (JSON lines, from their one traceback each): the report traces nothing itself.
 
 
 rule report:

@@ -42,9 +42,9 @@ def _database_residues(db_dir):
 
 
 def _searched_residues(wildcards, input):
-    """Residues one search job scans: one chunk, or the whole database for part 'all'."""
+    """Residues one search job scans: its chunk, or the whole database (a job without one)."""
     total = _database_residues(input.db)
-    if wildcards.get("part") == "all":
+    if wildcards.get("chunk") is None:
         return total if total is not None else chunk_residues(wildcards.db)
     chunk = chunk_residues(wildcards.db)
     return chunk if total is None else min(chunk, total)

@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
+# GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
+#   run: bash bench/device_multigpu.sh [tests] [search] [workflow] [long]   (default: all four)
+#   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`), .carry (a copy of shared/)
+# 1. search: `swgpu search --devices 0` against `--devices 0,1[,...]` on bench200M x 500
+#    queries (scan GCUPS as the command reports it, process wall), hit tables compared;
+# 2. workflow: `snakemake --cores 16 --resources gpu=1` against `gpu=N` on the same (4 query
+#    batches, search and alignments per batch), nvidia-smi sampled every 200 ms, which device
+#    each GPU job got (its gpu-run line) and the outputs of the two runs compared;
+# 3. long: `swgpu align-long --devices 0` against `0,1[,...]`, a 10^4 query against a 10^8
+#    target (random DNA with a planted, mutated copy of the query), end points compared.
+# Each prints and writes one JSON record ($OUT/multigpu_*.json).
+set -uo pipefail
+OUT=${OUT:-/tmp/swgpu-out}; mkdir -p "$OUT"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+  $( [ -d .whl_sm ] && echo .whl_sm/*.whl ) || exit 1
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 SWGPU_SHARED=$PWD/.carry SWGPU_REQUIRE_GPU=1
+export SWGPU_COMMIT=${SWGPU_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+B=$(dirname "$(python3 -c 'import sys; print(sys.executable)')")
+printf '#!/bin/sh\nexec python3 -m snakemake "$@"\n' > "$B/snakemake"; printf '#!/bin/sh\nexec python3 -m swgpu_core "$@"\n' > "$B/swgpu"
+chmod +x "$B/snakemake" "$B/swgpu"
+nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm --format=csv,noheader | tee "$OUT/gpus.txt"
+NG=$(nvidia-smi -L | grep -c '^GPU ')
+ALL=$(seq -s, 0 $((NG - 1)))
+GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+W=/tmp/mg; mkdir -p "$W"; R=$PWD
+now() { echo "$EPOCHREALTIME"; }
+record() {  # record NAME JSON: print, keep under $OUT, add machine and commit
+  python3 - "$1" "$2" "$OUT" "$SWGPU_COMMIT" "$GPU_NAME" "$NG" <<'PY'
+import datetime, json, sys
+name, rec, out, commit, gpu, ng = sys.argv[1], json.loads(sys.argv[2]), *sys.argv[3:]
+rec = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "commit": commit, "gpu": gpu,
+       "gpus": int(ng), "kind": f"multigpu-{name}", **rec}
+print(json.dumps(rec))
+open(f"{out}/multigpu.jsonl", "a").write(json.dumps(rec) + "\n")
+PY
+}
+bench_db() {
+  [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz "$W/bench200M.fasta.gz" \
+    --residues 200000000 --seed 7 > /dev/null || exit 1
+  [ -f "$W/db/manifest.json" ] || swgpu makedb "$W/bench200M.fasta.gz" "$W/db" --quiet || exit 1
+  [ -f "$W/q500.fasta" ] || zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
+}
+summary() {  # the command's own summary line -> "seconds gcups"
+  python3 -c "import re,sys; t=open(sys.argv[1]).read(); m=re.findall(r' in ([0-9.]+) s,? \(?([0-9.]+) GCUPS', t) or re.findall(r'in ([0-9.]+) s \(([0-9.]+) GCUPS', t); print(*m[-1])" "$1"
+}
+rc=0
+steps=("$@"); [ ${#steps[@]} -gt 0 ] || steps=(tests search workflow long)
+for what in "${steps[@]}"; do
+  case $what in
+    tests)
+      # the multi-device and slot tests, with every device visible (a skip fails)
+      timeout 240 python3 -m pytest -q -m gpu tests/test_gpu_scores.py tests/test_gpu_slots.py tests/test_gpu_align_long.py \
+        -p no:cacheprovider -rs 2>&1 | tee "$OUT/multigpu_tests.log" | tail -8 || rc=1 ;;
+    probe)
+      # where a two-GPU search loses time: per device, the kernel seconds and the wall of its
+      # batches, for devices 0, 1 and both, on the first 100 queries
+      bench_db
+      python3 - "$W/db" "$W/q500.fasta" "$ALL" <<'PY' 2>&1 | tee "$OUT/multigpu_probe.txt"
+import sys, time
+from swgpu_core.database import Database
+from swgpu_core.fasta import read_sequences
+from swgpu_core.gpu.search import CudaBackend
+from swgpu_core.scoring import Scoring
+from swgpu_core.search import search
+db = Database(sys.argv[1]); sc = Scoring.protein()
+queries = read_sequences(sys.argv[2], db.alphabet)[:100]
+many = [int(d) for d in sys.argv[3].split(",")]
+for devs in ([0], [1], many, many):
+    backend = CudaBackend(sc, devs)
+    search(db, queries[:2], sc, backend, top=10, show_progress=False)  # warm-up
+    spans = {}
+    for w in backend.workers:
+        original = w.scan_chunk
+        def timed(*a, _o=original, _w=w, **k):
+            t = time.perf_counter(); r = _o(*a, **k); spans.setdefault(_w.device_id, []).append(round(time.perf_counter() - t, 3)); return r
+        w.scan_chunk = timed
+    k0 = [w.kernel_seconds for w in backend.workers]
+    t = time.perf_counter(); r = search(db, queries, sc, backend, top=50, show_progress=False); wall = time.perf_counter() - t
+    print(devs, f"scan {r.seconds:.3f} s {r.gcups:.0f} GCUPS wall {wall:.3f}", "batches", [(b[1].first, b[1].stop, b[1].n_residues) for b in backend.batches(db, db.chunks)],
+          "kernel s per device", [round(w.kernel_seconds - k, 3) for w, k in zip(backend.workers, k0)], "batch walls", spans, flush=True)
+PY
+      ;;
+    search)
+      bench_db
+      swgpu search --db "$W/db" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
+      for devs in 0 "$ALL" 0 "$ALL"; do
+        tag=${devs//,/_}
+        t0=$(now)
+        swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$devs" --top 50 \
+          --outfmt "6 qseqid sseqid score evalue bitscore" --out "$W/hits_$tag.tsv" 2> "$W/search_$tag.log" || rc=1
+        t1=$(now)
+        echo "$devs $(python3 -c "print(round($t1 - $t0, 3))") $(summary "$W/search_$tag.log")" | tee -a "$W/search_times.txt"
+      done
+      same=$(cmp -s "$W/hits_0.tsv" "$W/hits_${ALL//,/_}.tsv" && echo true || echo false)
+      rec=$(python3 - "$W/search_times.txt" "$same" "$ALL" <<'PY'
+import json, statistics, sys
+rows = [line.split() for line in open(sys.argv[1])]
+def med(devs, k):
+    return statistics.median(float(r[k]) for r in rows if r[0] == devs)
+one, many = "0", sys.argv[3]
+rec = {"workload": "bench200M x 500 queries, top 50, no alignments",
+       "wall_s": {one: med(one, 1), many: med(many, 1)}, "scan_s": {one: med(one, 2), many: med(many, 2)},
+       "scan_gcups": {one: med(one, 3), many: med(many, 3)}, "hits_identical": sys.argv[2] == "true", "runs": rows}
+rec["scan_speedup"] = rec["scan_s"][one] / rec["scan_s"][many]
+rec["wall_speedup"] = rec["wall_s"][one] / rec["wall_s"][many]
+print(json.dumps(rec))
+PY
+)
+      record search "$rec" ;;
+    workflow)
+      bench_db
+      mkdir -p "$W/wf"
+      cat > "$W/wf/config.yaml" <<YAML
+databases:
+  bench: {source: $W/bench200M.fasta.gz}
+queries: $W/q500.fasta
+query_batch_size: 125
+search: {backend: cuda, threads: 4, top: 50, job_size: database}
+plan: {enabled: false}
+align: {enabled: true, formats: [tsv], threads: 4, outfmt: "6 qseqid sseqid pident length mismatch gapopen qstart qend sstart send evalue bitscore"}
+report: {enabled: false}
+gpu: {slot_dir: $W/wf/slots, devices: ""}
+YAML
+      sm() { (cd "$W/wf" && snakemake -s "$R/workflow/Snakefile" --configfile "$W/wf/config.yaml" --cores 16 "$@"); }
+      # the database once (not timed against anything), so the two runs time the same GPU work
+      sm --resources gpu=1 --until makedb > "$W/wf/makedb.log" 2>&1 || { tail -20 "$W/wf/makedb.log"; exit 1; }
+      for g in 1 "$NG"; do
+        rm -rf "$W/wf/results/bench/hits" "$W/wf/results/bench/alignments" "$W/wf/results/bench/search" "$W/wf/results/bench/logs"
+        nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used --format=csv,noheader -lms 200 > "$W/wf/smi_gpu$g.csv" &
+        p1=$!
+        nvidia-smi --query-compute-apps=timestamp,gpu_bus_id,pid,used_memory --format=csv,noheader -lms 200 > "$W/wf/smi_apps$g.csv" &
+        p2=$!
+        t0=$(now)
+        sm --resources gpu=$g --forcerun search > "$W/wf/run_gpu$g.log" 2>&1 || { tail -30 "$W/wf/run_gpu$g.log"; rc=1; }
+        t1=$(now)
+        kill $p1 $p2 2> /dev/null; wait $p1 $p2 2> /dev/null
+        echo "$g $(python3 -c "print(round($t1 - $t0, 3))")" >> "$W/wf/times.txt"
+        grep -rh "gpu-run: CUDA_VISIBLE_DEVICES" "$W/wf/results" "$W/wf/logs" 2> /dev/null | sort | uniq -c > "$W/wf/devices_gpu$g.txt"
+        (cd "$W/wf/results" && find . -path '*alignments*' -name '*.tsv' | sort | xargs cat) > "$W/wf/alignments_gpu$g.tsv"
+        cp "$W/wf/smi_gpu$g.csv" "$W/wf/smi_apps$g.csv" "$W/wf/run_gpu$g.log" "$OUT/" 2> /dev/null
+      done
+      same=$(cmp -s "$W/wf/alignments_gpu1.tsv" "$W/wf/alignments_gpu$NG.tsv" && echo true || echo false)
+      rec=$(python3 - "$W/wf" "$NG" "$same" <<'PY'
+import collections, csv, datetime, json, sys
+w, ng, same = sys.argv[1], sys.argv[2], sys.argv[3] == "true"
+times = dict(line.split() for line in open(f"{w}/times.txt"))
+rec = {"workload": "workflow, bench200M x 500 queries in 4 batches, search + alignments (BLAST 12 columns, top 50)",
+       "command": "snakemake --cores 16 --resources gpu=G --forcerun search (database built before)",
+       "wall_s": {g: float(t) for g, t in times.items()}, "outputs_identical": same}
+rec["wall_ratio"] = rec["wall_s"][ng] / rec["wall_s"]["1"]
+for g in ("1", ng):
+    busy = collections.defaultdict(int); samples = collections.defaultdict(int)
+    for row in csv.reader(open(f"{w}/smi_gpu{g}.csv")):
+        if len(row) < 3: continue
+        samples[row[1].strip()] += 1
+        busy[row[1].strip()] += float(row[2].split()[0]) > 0
+    # one sample = the rows nvidia-smi wrote within a few ms of each other (each row has its own time)
+    per_ts, last = [], None
+    for row in csv.reader(open(f"{w}/smi_apps{g}.csv")):
+        if len(row) >= 3 and row[2].strip().isdigit():
+            t = datetime.datetime.strptime(row[0].strip(), "%Y/%m/%d %H:%M:%S.%f").timestamp()
+            if last is None or t - last > 0.1:
+                per_ts.append(collections.Counter())
+            last = t
+            per_ts[-1][row[1].strip()] += 1
+    rec[f"gpu{g}"] = {"busy_share_per_device": {d: round(busy[d] / samples[d], 3) for d in samples},
+                      "max_processes_on_one_device": max((max(c.values()) for c in per_ts), default=None),
+                      "samples_with_processes_on_every_device": sum(len(c) == int(ng) for c in per_ts), "samples_with_processes": len(per_ts),
+                      "job_devices": open(f"{w}/devices_gpu{g}.txt").read().split("\n")[:-1]}
+print(json.dumps(rec))
+PY
+)
+      record workflow "$rec" ;;
+    long)
+      python3 - "$W" <<'PY'
+import numpy as np, sys
+w = sys.argv[1]; rng = np.random.default_rng(16); acgt = np.frombuffer(b"ACGT", np.uint8)
+q = acgt[rng.integers(0, 4, 10_000)]; t = acgt[rng.integers(0, 4, 100_000_000)]
+copy = q.copy(); flip = rng.random(q.size) < 0.1; copy[flip] = acgt[rng.integers(0, 4, int(flip.sum()))]
+t[61_234_567:61_234_567 + q.size] = copy
+for name, seq in (("long_q.fa", q), ("long_t.fa", t)):
+    with open(f"{w}/{name}", "wb") as fh:
+        fh.write(b">" + name.encode() + b"\n"); fh.write(seq.tobytes()); fh.write(b"\n")
+PY
+      for devs in 0 "$ALL" 0 "$ALL"; do
+        tag=${devs//,/_}
+        t0=$(now)
+        swgpu align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda --devices "$devs" \
+          --out "$W/long_$tag.tsv" 2> "$W/long_$tag.log" || { cat "$W/long_$tag.log"; rc=1; }
+        t1=$(now)
+        echo "$devs $(python3 -c "print(round($t1 - $t0, 3))") $(summary "$W/long_$tag.log")" | tee -a "$W/long_times.txt"
+      done
+      same=$(cmp -s "$W/long_0.tsv" "$W/long_${ALL//,/_}.tsv" && echo true || echo false)
+      rec=$(python3 - "$W/long_times.txt" "$same" "$ALL" <<'PY'
+import json, statistics, sys
+rows = [line.split() for line in open(sys.argv[1])]
+def med(devs, k):
+    return statistics.median(float(r[k]) for r in rows if r[0] == devs)
+one, many = "0", sys.argv[3]
+rec = {"workload": "align-long, DNA, 10^4 query x 10^8 target", "wall_s": {one: med(one, 1), many: med(many, 1)},
+       "scan_s": {one: med(one, 2), many: med(many, 2)}, "scan_gcups": {one: med(one, 3), many: med(many, 3)},
+       "end_points_identical": sys.argv[2] == "true", "runs": rows}
+rec["scan_speedup"] = rec["scan_s"][one] / rec["scan_s"][many]
+rec["wall_speedup"] = rec["wall_s"][one] / rec["wall_s"][many]
+print(json.dumps(rec))
+PY
+)
+      record long "$rec" ;;
+  esac
+done
+exit $rc
