@@ -21,9 +21,9 @@ _configure_numba_cache()  # before any module imports numba: a read-only install
 
 #: The public names, all from :mod:`swgpu_core.api`.
 __all__ = [
-    "DEFAULT_CHUNK_RESIDUES", "DEFAULT_MAX_EVALUE", "DEFAULT_OUTFMT", "DNA", "FIELDS", "FORMATS", "NO_STATISTICS", "PROTEIN",
+    "DEFAULT_CHUNK_RESIDUES", "DEFAULT_MAX_EVALUE", "DEFAULT_OUTFMT", "DNA", "FIELDS", "FORMATS", "NO_STATISTICS", "PROTEIN", "SEARCH_MODES",
     "STANDARD_FIELDS", "STATS_MODES", "AlignedHits", "Alignment", "Alphabet", "Database", "EncodedSequence", "LongResult", "LongScan", "PairSet", "QueryHits",
-    "Results", "Scoring", "SearchResult", "Statistics", "align", "align_long", "align_pairs", "build_database", "choose_format",
+    "Results", "Scoring", "SearchResult", "SeedParams", "Statistics", "align", "align_long", "align_pairs", "build_database", "choose_format",
     "fasta_pairs", "filter_hits", "hit_significance", "open_database", "parse_outfmt", "read_queries", "read_sequence", "saved_statistics",
     "scan_long", "search", "select_hits", "statistics", "table_pairs", "trace_long", "write_results",
 ]  # fmt: skip
@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # for type checkers; at run time __getattr__ loads them
         FORMATS,
         NO_STATISTICS,
         PROTEIN,
+        SEARCH_MODES,
         STANDARD_FIELDS,
         STATS_MODES,
         AlignedHits,
@@ -52,6 +53,7 @@ if TYPE_CHECKING:  # for type checkers; at run time __getattr__ loads them
         Results,
         Scoring,
         SearchResult,
+        SeedParams,
         Statistics,
         align,
         align_long,

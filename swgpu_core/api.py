@@ -35,6 +35,7 @@ from .formats import FORMATS, Results, choose_format, write_results
 from .outfmt import DEFAULT_OUTFMT, FIELDS, STANDARD_FIELDS, parse_outfmt
 from .scoring import Scoring
 from .search import QueryHits, SearchResult
+from .seed import FAST_NO_FIT, SEARCH_MODES, SeedParams
 from .significance import (
     DEFAULT_MAX_EVALUE,
     NO_STATISTICS,
@@ -53,9 +54,9 @@ if TYPE_CHECKING:
     from .pairs import PairSet
 
 __all__ = [  # the package's __all__ (swgpu_core/__init__.py) is the same list: tests/test_api.py checks it
-    "DEFAULT_CHUNK_RESIDUES", "DEFAULT_MAX_EVALUE", "DEFAULT_OUTFMT", "DNA", "FIELDS", "FORMATS", "NO_STATISTICS", "PROTEIN",
+    "DEFAULT_CHUNK_RESIDUES", "DEFAULT_MAX_EVALUE", "DEFAULT_OUTFMT", "DNA", "FIELDS", "FORMATS", "NO_STATISTICS", "PROTEIN", "SEARCH_MODES",
     "STANDARD_FIELDS", "STATS_MODES", "AlignedHits", "Alignment", "Alphabet", "Database", "EncodedSequence", "LongResult", "LongScan", "PairSet", "QueryHits",
-    "Results", "Scoring", "SearchResult", "Statistics", "align", "align_long", "align_pairs", "build_database", "choose_format",
+    "Results", "Scoring", "SearchResult", "SeedParams", "Statistics", "align", "align_long", "align_pairs", "build_database", "choose_format",
     "fasta_pairs", "filter_hits", "hit_significance", "open_database", "parse_outfmt", "read_queries", "read_sequence", "saved_statistics",
     "scan_long", "search", "select_hits", "statistics", "table_pairs", "trace_long", "write_results",
 ]  # fmt: skip
@@ -99,8 +100,19 @@ def search(
     lam: float | None = None,
     kappa: float | None = None,
     keep_score_stats: bool | None = None,
+    mode: str = "exact",
+    seed_params: SeedParams | None = None,
 ) -> SearchResult:
     """Exact Smith-Waterman scores of ``queries`` (records, or a FASTA path) against ``db``; the ``top`` hits per query.
+
+    ``mode``: ``"exact"`` scores every subject; ``"fast"`` scores only the subjects a
+    BLASTP-like seeding stage finds (word hits, two hits on a diagonal, ungapped
+    extension; ``seed_params``, default :class:`~swgpu_core.seed.SeedParams`), so each hit has
+    the exact mode's score, alignment and E-value (E-values for the whole database) and the
+    hits are the exact top ``top`` among the candidates: the fast mode can only miss hits
+    (``docs/seeded.md`` has its measured recall). It keeps no score histograms, so its
+    E-values come from BLAST's parameters or ``lam``/``kappa`` (a fit is impossible:
+    ``result.statistics`` says so).
 
     ``result.statistics`` are the hits' E-values (:func:`statistics`): ``stats_mode``
     ``"auto"`` (BLAST's parameters, or ``lam``/``kappa``, where there are any, else each
@@ -123,22 +135,30 @@ def search(
     from .search import search as run_search
     from .stats import choose_statistics
 
-    check_search_options(top, threads, threshold)
+    check_search_options(top, threads, threshold, mode)
     scoring = scoring if scoring is not None else Scoring.protein()
-    kind, _, _ = choose_statistics(scoring, stats_mode, lam, kappa)  # an impossible choice fails before the scan
+    no_fit = FAST_NO_FIT if mode == "fast" else None
+    kind, _, _ = choose_statistics(scoring, stats_mode, lam, kappa, no_fit=no_fit)  # an impossible choice fails before the scan
     if keep_score_stats is None:
         keep_score_stats = kind == "fit" or chunks is not None
     if isinstance(queries, (str, os.PathLike)):
         queries = read_queries(queries, db.alphabet)
-    scanner = get_engine(backend).scanner(
-        scoring, threads=threads, devices=list(devices) if devices is not None else None, threshold=threshold, memory_budget=memory_budget
+    queries = list(queries)
+    engine = get_engine(backend)
+    device_list = list(devices) if devices is not None else None
+    scanner = engine.scanner(scoring, threads=threads, devices=device_list, threshold=threshold, memory_budget=memory_budget)
+    seeder = (
+        engine.seeder(scoring, queries, seed_params if seed_params is not None else SeedParams(), threads=threads, devices=device_list)
+        if mode == "fast"
+        else None
     )
     result = run_search(
-        db, list(queries), scoring, scanner, top=top, chunks=list(chunks) if chunks is not None else None, show_progress=show_progress,
-        score_stats=keep_score_stats,
+        db, queries, scoring, scanner, top=top, chunks=list(chunks) if chunks is not None else None, show_progress=show_progress,
+        score_stats=keep_score_stats, seeder=seeder,
     )  # fmt: skip
     result.statistics = statistics(
-        scoring, db, stats_mode=stats_mode, lam=lam, kappa=kappa, histograms=result.score_stats, query_lengths=[len(q) for q in queries]
+        scoring, db, stats_mode=stats_mode, lam=lam, kappa=kappa, histograms=result.score_stats, query_lengths=[len(q) for q in queries],
+        no_fit=no_fit,
     )  # fmt: skip
     return result
 

@@ -6,6 +6,8 @@ hardware and the same results from each (scores, ends and paths bit for bit):
 
 * :meth:`~Engine.scanner`: a :class:`Scanner` that scores queries against database chunks
   and returns each chunk's top candidates (:func:`swgpu_core.search.search` drives it);
+* :meth:`~Engine.seeder`: the candidate stage of ``--mode fast`` (a
+  :class:`~swgpu_core.seed.Seeder`), whose candidates the scanner's ``scan_subset`` scores;
 * :meth:`~Engine.traceback`: the alignments of pairs whose score a search found
   (:class:`~swgpu_core.align.traceback.PairTask` in, ``PairTrace`` out, same order);
 * :meth:`~Engine.align_pairs`: the best alignment of pairs whose score is not known yet;
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -44,6 +46,7 @@ if TYPE_CHECKING:
     from .plan import DeviceModel
     from .score_stats import ScoreHistograms
     from .scoring import Scoring
+    from .seed import Seeder, SeedParams
 
 #: The names a user may give (``--backend``).
 KINDS = ("cpu", "cuda", "auto")
@@ -114,6 +117,16 @@ class Scanner(Protocol):
         (the chunks in its own order and batches, e.g. over several GPUs), one such list per batch."""
         ...
 
+    def scan_subset(
+        self, db: Database, chunk: Chunk, queries: list[EncodedSequence], subjects: list[np.ndarray], top: int
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """As :meth:`scan_chunk`, scoring only each query's ``subjects`` (its candidates:
+        sorted, unique sorted-numbering indices in ``chunk``, as
+        :meth:`swgpu_core.seed.Seeder.candidates` returns them): per query, those whose
+        score reaches the ``top``-th best among them (ties included). No score histograms:
+        a fit needs every score."""
+        ...
+
 
 class Engine(Protocol):
     """The operations every product runs, on one kind of hardware (see the module doc)."""
@@ -127,6 +140,11 @@ class Engine(Protocol):
         self, scoring: Scoring, *, threads: int = 0, devices: Sequence[int] | None = None,
         threshold: int | None = None, memory_budget: int | None = None,
     ) -> Scanner: ...  # fmt: skip
+
+    def seeder(
+        self, scoring: Scoring, queries: list[EncodedSequence], params: SeedParams, *, threads: int = 0,
+        devices: Sequence[int] | None = None,
+    ) -> Seeder: ...  # fmt: skip
 
     def traceback(self, tasks: Sequence[PairTask], scoring: Scoring, *, threads: int = 0) -> list[PairTrace]: ...
 
@@ -161,6 +179,12 @@ class CpuEngine:
         from .backends.cpu import CpuBackend
 
         return CpuBackend(scoring, threads=threads)
+
+    def seeder(self, scoring: Scoring, queries: list[EncodedSequence], params: SeedParams, *, threads: int = 0, devices=None) -> Seeder:
+        """The numba candidate stage on ``threads`` cores (0: all this process may use)."""
+        from .backends.cpu_seed import CpuSeeder
+
+        return CpuSeeder(scoring, queries, params, threads=threads)
 
     def traceback(self, tasks: Sequence[PairTask], scoring: Scoring, *, threads: int = 0) -> list[PairTrace]:
         """On ``threads`` cores (0: all this process may use)."""
@@ -201,6 +225,9 @@ class CudaEngine:
     traceback kernels cannot hold are traced on the CPU, with the same results."""
 
     choice: EngineChoice
+    #: devices -> the last scanner made for them, whose device workers (and resident chunks) a
+    #: seeder for the same devices shares, so that a fast search uploads each chunk once
+    _scanners: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def kind(self) -> str:
@@ -212,7 +239,18 @@ class CudaEngine:
         each GPU for database batches (default 60% of the free memory)."""
         from .gpu.search import CudaBackend
 
-        return CudaBackend(scoring, list(devices) if devices else None, threshold=threshold, memory_budget=memory_budget)
+        backend = CudaBackend(scoring, list(devices) if devices else None, threshold=threshold, memory_budget=memory_budget)
+        self._scanners[tuple(w.device_id for w in backend.workers)] = backend
+        return backend
+
+    def seeder(self, scoring: Scoring, queries: list[EncodedSequence], params: SeedParams, *, threads: int = 0, devices=None) -> Seeder:
+        """The GPU candidate stage on ``devices`` (default GPU 0), sharing the device workers of
+        this engine's last scanner for the same devices (``threads`` concerns the CPU engine)."""
+        from .gpu.seed import CudaSeeder
+
+        ids = tuple(devices) if devices else (0,)
+        backend = self._scanners.get(ids)
+        return CudaSeeder(scoring, queries, params, list(ids), workers=backend.workers if backend is not None else None)
 
     def traceback(self, tasks: Sequence[PairTask], scoring: Scoring, *, threads: int = 0) -> list[PairTrace]:
         """On the GPU (``threads`` concerns the CPU engine)."""

@@ -31,6 +31,7 @@ from .fasta import EncodedSequence
 from .score_stats import ScoreHistograms
 from .scoring import Scoring
 from .search import QueryHits, SearchResult, select_top
+from .seed import SEARCH_MODES
 
 FORMAT = "swgpu-hits"
 FORMAT_VERSION = 1
@@ -52,6 +53,11 @@ class HitList:
     @property
     def top(self) -> int:
         return int(self.meta["top"])
+
+    @property
+    def mode(self) -> str:
+        """``"exact"`` or ``"fast"`` (lists saved before the fast mode existed are exact)."""
+        return str(self.meta.get("mode", "exact"))
 
 
 def _scoring_meta(scoring: Scoring) -> dict:
@@ -75,9 +81,12 @@ def save_hits(path: str | os.PathLike, result: SearchResult, top: int, chunks: l
         "top": int(top),
         "chunks": sorted(int(c) for c in chunks),
         "backend": result.backend,
+        "mode": result.mode,
         "seconds": result.seconds,  # scan time and cells, for the report's GCUPS
         "cells": result.cells,
     }
+    if result.seed is not None:
+        meta["seed"] = result.seed.to_json()
     queries = [qh.query for qh in result.hits]
     lengths = np.array([len(q) for q in queries], dtype=np.int64)
     nhits = np.array([len(qh) for qh in result.hits], dtype=np.int64)
@@ -154,6 +163,11 @@ def _check_hit_list(path: str, meta: dict, arrays: dict[str, np.ndarray]) -> Non
         or not all(type(scoring.get(k)) is int for k in ("gap_open", "gap_extend"))
     ):
         raise bad("meta key 'scoring' needs matrix, gap_open, gap_extend")
+    if meta.get("mode", "exact") not in SEARCH_MODES:
+        raise bad(f"meta key 'mode' is {meta.get('mode')!r}")
+    seed = meta.get("seed", {})
+    if not isinstance(seed, dict) or (meta.get("mode") == "fast" and not isinstance(seed.get("params"), dict)):
+        raise bad("meta key 'seed' needs the fast mode's params")
     top, chunks = meta.get("top"), meta.get("chunks")
     if type(top) is not int or top < 1:
         raise bad(f"meta key 'top' is {top!r}")
@@ -195,6 +209,8 @@ def merge_hits(lists: list[HitList], db: Database, top: int | None = None, *, pa
                 f"{hl.path}: searched database version {dbm['version_tag']} in {dbm['n_chunks']} chunks ({dbm['path']}), "
                 f"not {db.path} version {db.version_tag} in {len(db.chunks)} chunks"
             )
+        if (hl.mode, hl.meta.get("seed", {}).get("params")) != (first.mode, first.meta.get("seed", {}).get("params")):
+            raise InputError(f"{hl.path}: searched in {_mode(hl)}, {first.path} in {_mode(first)}: merge lists of one search mode")
         if hl.meta["scoring"] != first.meta["scoring"]:
             raise InputError(
                 f"{hl.path}: scoring {_describe(hl.meta['scoring'])} differs from {first.path}: {_describe(first.meta['scoring'])}"
@@ -243,6 +259,11 @@ def scoring_of(hl: HitList) -> Scoring:
     """The :class:`Scoring` a hit list was searched with."""
     s = hl.meta["scoring"]
     return Scoring.protein(s["matrix"], s["gap_open"], s["gap_extend"])
+
+
+def _mode(hl: HitList) -> str:
+    params = hl.meta.get("seed", {}).get("params")
+    return f"{hl.mode} mode" + (f" ({', '.join(f'{k} {v}' for k, v in params.items())})" if params else "")
 
 
 def _describe(scoring: dict) -> str:

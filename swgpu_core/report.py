@@ -59,11 +59,16 @@ class RunInfo:
     scan_seconds: float = 0.0  # summed over the search jobs
     scan_cells: int = 0
     backends: list[str] = field(default_factory=list)
+    mode: str = "exact"  # the search mode(s): "exact", "fast" (seeded candidates only)
+    seeding: str = ""  # fast mode: the seeding parameters and candidates found
     top: int = 0
     threshold: int | None = None  # the long-sequence threshold of the plan
     sources: list[str] = field(default_factory=list)  # hit-list files
     alignment_sources: list[str] = field(default_factory=list)  # JSON-lines files
 
+
+#: What the lead paragraph adds for a fast-mode search.
+_SEEDED = " of the subjects that a BLASTP-like seeding selected (fast mode: the scores are exact, some hits may be missed)"
 
 # ---------------------------------------------------------------------------- reading
 
@@ -507,7 +512,8 @@ def render(
     )
     lead = (
         f"<h1>Protein search report</h1><p class=lead>{len(hits)} queries against <b>{_esc(name)}</b> "
-        f"({db.n_sequences:,} sequences, {db.n_residues:,} residues) with exact Smith-Waterman local alignment, "
+        f"({db.n_sequences:,} sequences, {db.n_residues:,} residues) with exact Smith-Waterman local alignment"
+        f"{_SEEDED if 'fast' in info.mode else ''}, "
         f"{_esc(info.scoring.describe())} (a gap of length k costs open + k × extend). {stats_line}.</p>"
     )
     if have_evalues:
@@ -550,6 +556,7 @@ def render(
         ("hits kept per query", f"{info.top:,}"),
         ("alignments", f"{len(flat):,} from {len(info.alignment_sources)} file(s)"),
         ("search backend", _esc(", ".join(sorted(set(info.backends))) or "unknown")),
+        ("search mode", _esc(info.mode + (f": {info.seeding}" if info.seeding else ""))),
         ("scan", rate),
         ("GPU length threshold", threshold),
         ("hit lists", f"{len(info.sources)} file(s)"),

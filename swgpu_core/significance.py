@@ -94,6 +94,7 @@ def statistics(
     kappa: float | None = None,
     histograms: ScoreHistograms | None = None,
     query_lengths: Sequence[int] = (),
+    no_fit: str | None = None,
 ) -> Statistics:
     """The statistics of a run against ``db`` (None: each subject is its own database, as pairs).
 
@@ -102,11 +103,12 @@ def statistics(
     lists) and ``query_lengths`` in their order. Impossible requests (``blast`` where
     BLAST has no parameters, ``fit`` for pairs, half of ``lam``/``kappa``) are an
     :class:`~swgpu_core.errors.InputError`; a fit without the scores it needs is
-    :class:`NoStatistics` saying why. :func:`swgpu_core.stats.statistics` decides.
+    :class:`NoStatistics` saying why (``no_fit``: why this run cannot fit, e.g. a fast-mode
+    search). :func:`swgpu_core.stats.statistics` decides.
     """
     from .stats import statistics as decide
 
-    return decide(scoring, db, mode=stats_mode, lam=lam, kappa=kappa, histograms=histograms, query_lengths=query_lengths)
+    return decide(scoring, db, mode=stats_mode, lam=lam, kappa=kappa, histograms=histograms, query_lengths=query_lengths, no_fit=no_fit)
 
 
 def saved_statistics(
@@ -123,15 +125,20 @@ def saved_statistics(
 
     Each batch's score histograms are summed over its lists (all chunks: the database's
     scores, so merged lists fit exactly as one search); lists saved without histograms,
-    or batches that miss chunks, leave the fit impossible.
+    or batches that miss chunks, or lists of a fast-mode search, leave the fit impossible.
     """
     from .hitlist import merge_score_stats
     from .score_stats import ScoreHistograms
+    from .seed import FAST_NO_FIT
 
     parts = [merge_score_stats(list(batch)) for batch in batches]
     histograms = None if any(p is None for p in parts) else ScoreHistograms.concatenate(parts)
     lengths = [len(qh.query) for batch in batches for qh in batch[0].hits]
-    return statistics(scoring, db, stats_mode=stats_mode, lam=lam, kappa=kappa, histograms=histograms, query_lengths=lengths)
+    fast = any(hl.mode == "fast" for batch in batches for hl in batch)
+    return statistics(
+        scoring, db, stats_mode=stats_mode, lam=lam, kappa=kappa, histograms=histograms, query_lengths=lengths,
+        no_fit=FAST_NO_FIT if fast else None,
+    )  # fmt: skip
 
 
 def query_significance(

@@ -331,6 +331,7 @@ def statistics(
     kappa: float | None = None,
     histograms: ScoreHistograms | None = None,
     query_lengths: Sequence[int] = (),
+    no_fit: str | None = None,
 ) -> Statistics:
     """The statistics a run reports (:func:`choose_statistics`), bound to its database.
 
@@ -338,8 +339,11 @@ def statistics(
     ``query_lengths`` in the histograms' order), which must hold every subject's score.
     ``db`` None: each subject is its own database (pairs, bl2seq), which has no scores to
     fit: ``fit`` is an error there, ``auto`` without parameters gives no E-values.
+    ``no_fit``: why this run cannot fit whatever its histograms (a fast-mode search).
     """
-    if db is None:
+    if no_fit is not None:
+        pass  # the caller knows why (a fast-mode search scored only candidates)
+    elif db is None:
         if mode == "fit":
             raise InputError(
                 "--stats fit: fitted statistics need the scores of a database search; pairs have none (use --stats blast, or --lambda and --kappa)"
@@ -350,8 +354,6 @@ def statistics(
     elif len(query_lengths) and histograms.subjects() != db.n_sequences:
         no_fit = (f"the score histograms hold {histograms.subjects():,} of the database's {db.n_sequences:,} subjects (a search of some chunks): "
                   "merge the hit lists of every chunk (swgpu merge), or give --lambda and --kappa")  # fmt: skip
-    else:
-        no_fit = None
     kind, params, why = choose_statistics(scoring, mode, lam, kappa, no_fit=no_fit)
     if kind == "none":
         return NoStatistics(f"no E-values: {why}")

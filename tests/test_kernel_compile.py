@@ -22,16 +22,22 @@ from pathlib import Path
 import pytest
 
 from swgpu_core import kernel_abi
+from swgpu_core.seed import SeedParams
 
 KERNELS = kernel_abi.KERNEL_DIR
 
 
 SCAN_INSTANCES = [
-    f"template __global__ void {kernel}<{arith},{r},{n}>(SWGPU_SCAN_PARAMS);"
+    f"template __global__ void {kernel}<{arith},{r},{n}>({params});"
     for arith in ("DpxS16x2", "PlainS16x2", "S32")
-    for kernel, r, n in [("sw_inter", 16, 8), ("sw_inter", 16, 16), ("sw_inter", 16, 32), ("sw_inter", 8, 8),
-                         ("sw_intra", 8, 1), ("sw_intra", 8, 2), ("sw_intra", 8, 4), ("sw_intra", 8, 8)]
+    for kernel, r, n, params in [
+        *((k, r, n, "SWGPU_SCAN_PARAMS") for k, r, n in [("sw_inter", 16, 8), ("sw_inter", 16, 16), ("sw_inter", 16, 32), ("sw_inter", 8, 8),
+                                                       ("sw_intra", 8, 1), ("sw_intra", 8, 2), ("sw_intra", 8, 4), ("sw_intra", 8, 8)]),
+        *(("sw_inter_tasks", r, n, "SWGPU_TASK_PARAMS") for r, n in [(16, 8), (16, 16), (16, 32), (8, 8)]),
+    ]
 ]  # fmt: skip
+#: the seed kernel's extra options: the rule's parameters (their defaults) and its layout constants
+SEED_OPTIONS = list(kernel_abi.seed_options(SeedParams()))
 #: sw_long<GROUP, codes, copies> for DNA (15 codes + pad, 32 copies) and protein (27 + pad, 8)
 LONG_INSTANCES = [
     "template __global__ void sw_long<16, 16, 32>(const uint8_t*, const int64_t*, int, int, const uint8_t*, int, "
@@ -44,7 +50,12 @@ LONG_INSTANCES = [
 @pytest.mark.parametrize("inlined", [False, True], ids=["include", "inlined"])
 @pytest.mark.parametrize(
     "source, defines, instances",
-    [("sw_scan.cu", [], SCAN_INSTANCES), ("traceback.cu", ["-DSWGPU_INSTANTIATE"], []), ("sw_long.cu", [], LONG_INSTANCES)],
+    [
+        ("sw_scan.cu", [], SCAN_INSTANCES),
+        ("traceback.cu", ["-DSWGPU_INSTANTIATE"], []),
+        ("sw_long.cu", [], LONG_INSTANCES),
+        ("seed.cu", SEED_OPTIONS, []),
+    ],
 )
 def test_kernel_compiles_for_sm90(tmp_path, source, defines, instances, inlined):
     """``include``: the file as it is, the header through ``-I``; ``inlined``: the one text
@@ -62,7 +73,7 @@ def test_kernel_compiles_for_sm90(tmp_path, source, defines, instances, inlined)
     assert (tmp_path / "k.cubin").stat().st_size > 0
 
 
-@pytest.mark.parametrize("source", ["sw_scan.cu", "traceback.cu", "sw_long.cu"])
+@pytest.mark.parametrize("source", ["sw_scan.cu", "traceback.cu", "sw_long.cu", "seed.cu"])
 def test_cupy_source_is_the_file_with_the_header_inlined(source):
     """What CuPy compiles: the file, its one ``#include "common.cuh"`` replaced by the
     header's text (so CuPy's cache key, the source text, changes with the header)."""
@@ -114,14 +125,15 @@ def _nvrtc() -> ctypes.CDLL | None:
 
 
 @pytest.mark.parametrize(
-    "source, names",
+    "source, names, extra",
     [
-        ("sw_scan.cu", [inst.split("void ", 1)[1].split("(", 1)[0] for inst in SCAN_INSTANCES]),
-        ("traceback.cu", [f"tb_{k}<{r}>" for k in ("ends", "region") for r in kernel_abi.TB_WARPS] + ["tb_walk"]),
-        ("sw_long.cu", ["sw_long<16,16,32>", "sw_long<16,28,8>"]),
+        ("sw_scan.cu", [inst.split("void ", 1)[1].split("(", 1)[0] for inst in SCAN_INSTANCES], []),
+        ("traceback.cu", [f"tb_{k}<{r}>" for k in ("ends", "region") for r in kernel_abi.TB_WARPS] + ["tb_walk"], []),
+        ("sw_long.cu", ["sw_long<16,16,32>", "sw_long<16,28,8>"], []),
+        ("seed.cu", ["seed_candidates"], SEED_OPTIONS),
     ],
 )
-def test_nvrtc_compiles_what_cupy_compiles(source, names):
+def test_nvrtc_compiles_what_cupy_compiles(source, names, extra):
     """The exact text and options CuPy hands NVRTC (``__CUDACC_RTC__``: the typedef prelude
     of common.cuh, no include path), with the kernels' name expressions resolved."""
     lib = _nvrtc()
@@ -132,7 +144,7 @@ def test_nvrtc_compiles_what_cupy_compiles(source, names):
     try:
         for name in names:
             assert lib.nvrtcAddNameExpression(prog, name.encode()) == 0
-        options = [o.encode() for o in ("-std=c++17", *kernel_abi.compile_options(), "--gpu-architecture=sm_90")]
+        options = [o.encode() for o in ("-std=c++17", *kernel_abi.compile_options(), *extra, "--gpu-architecture=sm_90")]
         result = lib.nvrtcCompileProgram(prog, len(options), (ctypes.c_char_p * len(options))(*options))
         size = ctypes.c_size_t()
         lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))

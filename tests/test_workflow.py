@@ -389,6 +389,25 @@ def test_database_jobs_trace_their_hits_as_the_align_jobs_of_chunk_jobs(tmp_path
         assert bam[0] == bam[1] and bam[0]
 
 
+def test_fast_mode_reaches_the_search_jobs_and_gives_exact_hits(finished, tmp_path):
+    """search.mode fast: every search job (one per batch and chunk) runs --mode fast and saves a
+    fast-mode hit list; each merged hit is the exact run's hit where both have the pair."""
+    work, *_ = finished
+    shutil.copy(work / "queries.fasta", tmp_path / "queries.fasta")
+    shutil.copy(work / "www" / "small.fasta", tmp_path / "small.fasta")
+    write_config(tmp_path, "small.fasta", "queries.fasta", search={"backend": "cpu", "threads": 1, "top": 10, "mode": "fast"})
+    assert executed_rules(snakemake(tmp_path)).count("search") > 2
+    logs = rule_logs(tmp_path, "search")
+    assert logs and all("fast mode:" in log for log in logs)
+    from swgpu_core.hitlist import load_hits
+
+    assert {load_hits(p).mode for p in tmp_path.glob("results/small/search/batch-*/chunk-*.npz")} == {"fast"}
+    exact = {tuple(r[:2]): r for r in hit_rows(work / "results/small/hits.tsv")}
+    fast = hit_rows(tmp_path / "results/small/hits.tsv")
+    shared = [r for r in fast if tuple(r[:2]) in exact]
+    assert len(shared) >= len(fast) // 2 and all(exact[tuple(r[:2])] == r for r in shared)
+
+
 def test_a_touched_local_source_reruns_nothing_and_an_edited_one_its_chain(tmp_path):
     """The bundled database (over Snakemake's 1 MB checksum limit) as a local source."""
     shutil.copy(REPO / "resources" / "db.fasta.gz", tmp_path / "db.fasta.gz")

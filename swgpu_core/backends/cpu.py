@@ -101,6 +101,27 @@ class CpuBackend:
         self._pool.map(run, parts)
         return out
 
+    def subset_scores(self, db: Database, chunk: Chunk, query: EncodedSequence, subjects: np.ndarray) -> np.ndarray:
+        """Exact scores (int32) of ``query`` against ``subjects`` (sorted-numbering indices in ``chunk``), in that order."""
+        if subjects.size == 0:
+            return np.zeros(0, np.int32)
+        target = self._chunk_database(db, chunk).extract((subjects - chunk.first).tolist())
+        qtext = self._to_letter[query.codes].tobytes()
+        return np.fromiter((r.score for r in self._aligner.align(qtext, target, mode="score")), dtype=np.int32, count=subjects.size)
+
+    def scan_subset(
+        self, db: Database, chunk: Chunk, queries: list[EncodedSequence], subjects: list[np.ndarray], top: int
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Only each query's ``subjects`` scored (see :meth:`swgpu_core.engine.Scanner.scan_subset`); queries side by side on the pool."""
+
+        def one(k: int) -> tuple[np.ndarray, np.ndarray]:
+            mine = np.asarray(subjects[k], np.int64)
+            keep, scores = candidates(self.subset_scores(db, chunk, queries[k], mine), 0, top)
+            return mine[keep], scores
+
+        jobs = range(len(queries))
+        return list(self._pool.map(one, jobs)) if self._pool is not None else [one(k) for k in jobs]
+
     def scan_chunk(
         self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, score_stats: ScoreHistograms | None = None
     ) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -34,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
     merged = merge_hits(lists, db, args.top, partial=args.partial)
     scoring = scoring_of(lists[0])
     stats = saved_statistics_of(args, scoring, db, [lists], [output])  # fitted from the lists' summed histograms: as one search
-    results, _ = report_hits(args, db, merged, scoring, stats, [output], program="swgpu merge")
+    program = "swgpu merge" if lists[0].mode == "exact" else f"swgpu merge of a {lists[0].mode}-mode search"  # merge_hits: one mode
+    results, _ = report_hits(args, db, merged, scoring, stats, [output], program=program)
     write_output(output, results)
     return 0

@@ -49,6 +49,16 @@ def _batches(lists: list[HitList]) -> list[list[HitList]]:
     return list(groups.values())
 
 
+def _seeding(lists: list[HitList]) -> str:
+    """The fast mode's parameters and candidate count (summed over the lists), or "" for exact searches."""
+    fast = [hl.meta["seed"] for hl in lists if hl.mode == "fast"]
+    if not fast:
+        return ""
+    params = ", ".join(f"{k} {v}" for k, v in fast[0]["params"].items())
+    found = sum(int(f.get("counts", {}).get("candidates", 0)) for f in fast)
+    return f"{params}; {found:,} candidate (query, subject) pairs scored"
+
+
 def _threshold(path: str | None, db: Database) -> int:
     if path is None:
         return default_threshold(db)
@@ -78,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
         scan_seconds=sum(float(hl.meta.get("seconds", 0.0)) for hl in lists),
         scan_cells=sum(int(hl.meta.get("cells", 0)) for hl in lists),
         backends=[hl.meta.get("backend", "unknown") for hl in lists],
+        mode=", ".join(sorted({hl.mode for hl in lists})),
+        seeding=_seeding(lists),
         top=min(hl.top for hl in lists),
         threshold=_threshold(args.plan, db),
         sources=list(args.hits),

@@ -1,4 +1,5 @@
-"""``swgpu search --db DBDIR --query FASTA``: exact Smith-Waterman top hits per query.
+"""``swgpu search --db DBDIR --query FASTA``: exact Smith-Waterman top hits per query
+(of every subject, or with ``--mode fast`` of the seeded candidates).
 
 Everything that can be wrong with the inputs (output format, matrix, database, queries,
 chunk list) is checked before the scan starts, and the outputs are written atomically.
@@ -13,6 +14,7 @@ import time
 from ..atomic import check_output_path
 from ..engine import KINDS
 from ..errors import InputError
+from ..seed import FAST_NO_FIT, SEARCH_MODES
 from ._options import add_alignment_arguments, add_output_arguments, announced, check_alignment_arguments, check_statistics, report_hits
 
 NAME = "search"
@@ -41,6 +43,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=KINDS,
         default="auto",
         help="compute backend (default auto: CUDA if a GPU is usable, else CPU)",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=SEARCH_MODES,
+        default="exact",
+        help="exact: every subject scored (default); fast: only the subjects a BLASTP-like seeding finds (word hits, two-hit rule, "
+        "ungapped extension) are scored, exactly: same scores and E-values, some hits may be missed (docs/seeded.md)",
     )
     parser.add_argument("--top", type=int, default=50, help="hits kept per query (default 50)")
     add_scoring_arguments(parser)
@@ -119,13 +128,14 @@ def run(args: argparse.Namespace) -> int:
     if len(set(paths)) != len(paths):
         raise InputError(f"--out names a file twice ({' '.join(paths)})")
     outputs = [plan_output(p, args.format, args.outfmt) for p in paths]
-    check_search_options(args.top, args.threads, args.threshold)
+    check_search_options(args.top, args.threads, args.threshold, args.mode)
     check_alignment_arguments(args)
     scoring = Scoring.protein(args.matrix, args.gap_open, args.gap_extend)
     db = api.open_database(args.db)
     chunks = parse_index_list(args.chunks, "--chunks", len(db.chunks)) if args.chunks else None
     some_chunks = chunks is not None and len(chunks) < len(db.chunks)
-    check_statistics(args, scoring, outputs, no_fit=SOME_CHUNKS if some_chunks else None)
+    no_fit = FAST_NO_FIT if args.mode == "fast" else (SOME_CHUNKS if some_chunks else None)
+    check_statistics(args, scoring, outputs, no_fit=no_fit)
     devices = parse_index_list(args.devices, "--devices") if args.devices else None
     queries = api.read_queries(args.query, db.alphabet)
     budget = parse_size(args.gpu_memory, "--gpu-memory") if args.gpu_memory else None
@@ -136,13 +146,15 @@ def run(args: argparse.Namespace) -> int:
         db, queries, scoring, backend=engine, top=args.top, chunks=chunks, threads=args.threads, devices=devices,
         threshold=args.threshold, memory_budget=budget, show_progress=not args.quiet, stats_mode=args.stats, lam=args.lam, kappa=args.kappa,
         keep_score_stats=True if args.save_hits else None,  # a merge of the saved lists may fit
+        mode=args.mode,
     )  # fmt: skip
     if args.save_hits:
         save_hits(args.save_hits, result, args.top, chunks if chunks is not None else list(range(len(db.chunks))))
     aligned, writing = None, 0.0
     if outputs:
         stats = announced(args, result.statistics, outputs)
-        results, aligned = report_hits(args, db, result.hits, scoring, stats, outputs, program="swgpu search", backend=engine)
+        program = "swgpu search" if args.mode == "exact" else f"swgpu search --mode {args.mode}"
+        results, aligned = report_hits(args, db, result.hits, scoring, stats, outputs, program=program, backend=engine)
         writing = time.perf_counter()
         for output in outputs:
             write_output(output, results)
@@ -153,6 +165,14 @@ def run(args: argparse.Namespace) -> int:
             f"in {result.seconds:.2f} s, {result.gcups:.2f} GCUPS on {result.backend}",
             file=sys.stderr,
         )
+        if result.seed is not None:
+            found = result.seed.counts.get("candidates", 0)
+            print(
+                f"swgpu search: fast mode: {found:,} candidates ({found / max(len(queries), 1):,.1f} per query, "
+                f"{100 * found / max(len(queries) * db.n_sequences, 1):.2f}% of the pairs) found in {result.seed.seconds:.2f} s; "
+                "GCUPS counts the whole database",
+                file=sys.stderr,
+            )
         if aligned is not None:  # the other phases of the run, for whoever compares it with a workflow's jobs
             print(
                 f"swgpu search: {aligned.count} alignments traced in {aligned.seconds:.2f} s on {aligned.backend}, "

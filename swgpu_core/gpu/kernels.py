@@ -27,14 +27,10 @@ from pathlib import Path
 import cupy as cp
 import numpy as np
 
-from .. import kernel_abi
-from ..kernel_abi import INTER_BLOCK, PAD_RESIDUE, PROFILE_ROWS
+from .. import kernel_abi, scan_profile
+from ..kernel_abi import INTER_BLOCK
 from ..plan import INTER_COLS_PER_LANE, INTRA_MAX_WARPS, inter_lanes, intra_cols
 from ..scoring import Scoring
-
-#: Profile score of padding: query columns past the query's end, and the rows of codes
-#: the alphabet does not use (the padding residue's among them).
-PAD_SCORE = -1024
 
 
 @dataclass(frozen=True)
@@ -56,6 +52,10 @@ class Shape:
         if self.kind == "inter":
             return f"sw_inter<{arith},{self.r},{self.lanes}>"
         return f"sw_intra<{arith},{self.r},{self.warps}>"
+
+    def task_template(self, arith: str) -> str:
+        """The inter-task kernel over task lists (many queries, each its own subjects)."""
+        return f"sw_inter_tasks<{arith},{self.r},{self.lanes}>"
 
 
 INTER_SHAPES = tuple(Shape("inter", INTER_COLS_PER_LANE, g) for g in (8, 16, 32)) + (Shape("inter", 8, 8),)
@@ -88,24 +88,8 @@ def kernel_source() -> str:
 
 
 def build_profile(query: np.ndarray, scoring: Scoring, shape: Shape) -> np.ndarray:
-    """``[PROFILE_ROWS, qpad]`` int16 for ``shape``: S(query[j], r) + open + extend (the
-    kernels keep H - oe, see sw_scan.cu) in row r; padding scores PAD_SCORE.
-
-    Within a pass, a thread's ``shape.r`` columns are stored as blocks of 8 interleaved
-    across the pass's threads (block k of thread t at ``(k * threads + t) * 8``), so that
-    each 16-byte load of a warp reads whole cache lines: with thread-contiguous columns a
-    warp's load touches every 32-byte sector only half.
-    """
-    cols = shape.cols
-    n_passes = max(1, -(-query.size // cols))
-    prof = np.full((PROFILE_ROWS, n_passes * cols), PAD_SCORE, dtype=np.int16)
-    n = scoring.alphabet.size
-    if n > PAD_RESIDUE:
-        raise ValueError(f"{scoring.alphabet.name}: {n} residue codes, the scan kernels hold {PAD_RESIDUE}")
-    prof[:n, : query.size] = scoring.matrix[query.astype(np.intp)].T[:n] + scoring.first_gap_cost
-    threads = cols // shape.r
-    blocks = prof.reshape(PROFILE_ROWS, n_passes, threads, shape.r // 8, 8).transpose(0, 1, 3, 2, 4)
-    return np.ascontiguousarray(blocks).reshape(PROFILE_ROWS, n_passes * cols)
+    """The query's profile for ``shape`` (:func:`swgpu_core.scan_profile.build_profile`)."""
+    return scan_profile.build_profile(query, scoring, shape.cols, shape.r)
 
 
 def _names_path(source: str, options: tuple[str, ...], names: list[str]) -> Path:
@@ -153,6 +137,7 @@ class ScanKernels:
         self.arith = arith or ("dpx" if int(major) * 10 + int(minor) >= 90 else "plain")
         self.packed = {"dpx": "DpxS16x2", "plain": "PlainS16x2"}[self.arith]
         names = [s.template(a) for s in INTER_SHAPES + INTRA_SHAPES for a in (self.packed, "S32")]
+        names += [s.task_template(a) for s in INTER_SHAPES for a in (self.packed, "S32")]
         self._functions = load_functions(kernel_source(), ("-std=c++17", *kernel_abi.compile_options()), names)
 
     def launch(self, shape: Shape, wide: bool, args: tuple, n_subjects: int, stream: cp.cuda.Stream) -> None:
@@ -167,3 +152,15 @@ class ScanKernels:
             grid, block = groups, shape.warps * 32
         with stream:
             self._functions[shape.template("S32" if wide else self.packed)]((grid,), (block,), args)
+
+    def launch_tasks(self, shape: Shape, wide: bool, args: tuple, n_slots: int, stream: cp.cuda.Stream) -> None:
+        """Launch the task-list kernel of inter ``shape`` over ``n_slots`` list entries (whole warps,
+        see ``swgpu_core.subset_tasks``), packed 16-bit or, with ``wide``, 32-bit. ``args`` follow
+        ``SWGPU_TASK_PARAMS``."""
+        groups = -(-n_slots // (1 if wide else 2))
+        if groups == 0:
+            return
+        with stream:
+            self._functions[shape.task_template("S32" if wide else self.packed)](
+                (-(-groups * shape.lanes // INTER_BLOCK),), (INTER_BLOCK,), args
+            )

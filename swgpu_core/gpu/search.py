@@ -23,12 +23,13 @@ import cupy as cp
 import numpy as np
 
 from ..database import Chunk, Database
-from ..device_batches import device_batches
+from ..device_batches import device_batches, pieces
 from ..fasta import EncodedSequence
 from ..plan import DeviceModel, LengthProfile, Plan, choose_threshold, evaluate
 from ..score_stats import ScoreHistograms
 from ..scoring import Scoring
 from ..steps import drive
+from ..subset_tasks import TaskList, scores_by_query, task_list, task_shape
 from .device import device_count, geometry
 from .kernels import ScanKernels, Shape, build_profile, pick_shapes
 from .score_stats import length_bins, queue_histogram
@@ -377,6 +378,73 @@ class DeviceWorker:
         )  # fmt: skip
         self.kernels.launch(shape, wide, args, count, stream)
 
+    def _launch_tasks(self, dev: DeviceChunk, shape: Shape, wide: bool, tasks: TaskList, profiles: list[cp.ndarray]) -> tuple:
+        """Queue one task-list scan (:mod:`swgpu_core.subset_tasks`) on the compute stream: (scores per
+        list entry, overflow list, its count's pinned copy, the event after that copy)."""
+        n = tasks.n_slots
+        scores = cp.empty(max(n, 1), np.int32)
+        overflow = cp.zeros(n + 1, np.int32)
+        boundary = self._buffer("task_boundary", 2 * max(tasks.boundary_rows, 1), np.uint32)
+        args = (
+            dev.residues, dev.offsets, cp.asarray(tasks.subjects), np.int32(n),
+            cp.asarray(np.array([p.data.ptr for p in profiles], np.uint64)), cp.asarray(np.array([p.shape[1] for p in profiles], np.int32)),
+            cp.asarray(tasks.warp_query), cp.asarray(tasks.bnd_rows), np.int32(self.scoring.first_gap_cost), np.int32(self.scoring.gap_extend),
+            np.int32(0 if wide else 32767 - self.scoring.max_score), boundary, scores, overflow,
+        )  # fmt: skip
+        self.kernels.launch_tasks(shape, wide, args, n, self.compute)
+        count = np.frombuffer(cp.cuda.alloc_pinned_memory(4), np.int32, 1)
+        _to_host(count, overflow[:1], self.compute)
+        return scores, overflow, count, _record(self.compute)
+
+    def subset_steps(
+        self, db: Database, chunk: Chunk, queries: list[EncodedSequence], subjects: list[np.ndarray]
+    ) -> Generator[cp.cuda.Event, None, list[np.ndarray]]:
+        """Each query's exact scores against its ``subjects`` (sorted unique sorted-numbering indices in
+        ``chunk``), in their order, as steps for :func:`~swgpu_core.steps.drive` (it yields each event
+        it is about to wait for): the queries of one kernel shape in one task-list launch (packed
+        16-bit; entries that may have overflowed rescored in 32 bits in a second, small one)."""
+        dev = self.upload(db, chunk)
+        lengths = np.asarray(db.lengths[chunk.first : chunk.stop], np.int64)
+        rel = [np.asarray(s, np.int64) - chunk.first for s in subjects]
+        out = [np.zeros(r.size, np.int32) for r in rel]
+        buckets: dict[tuple[int, int], list[int]] = {}
+        for q, r in enumerate(rel):
+            if r.size:
+                buckets.setdefault(task_shape(len(queries[q])), []).append(q)
+        with cp.cuda.Device(self.device_id), self.compute:
+            self.compute.wait_event(dev.ready)
+            start = _record(self.compute, timing=True)
+            flights = []
+            for (lanes, r), members in buckets.items():
+                shape = Shape("inter", r, lanes)
+                profiles = [self._profile(queries[q], shape) for q in members]
+                tasks = task_list([rel[q] for q in members], lengths, lanes, 2, [p.shape[1] // shape.cols for p in profiles])
+                flights.append((members, shape, profiles, tasks, *self._launch_tasks(dev, shape, False, tasks, profiles)))
+        for members, shape, profiles, tasks, scores, overflow, count, counted in flights:
+            yield counted
+            with cp.cuda.Device(self.device_id), self.compute:
+                host = scores[: tasks.n_slots].get()
+                if int(count[0]):  # rare: scores near 32,767, rescored in 32 bits
+                    redo = np.sort(overflow[1 : 1 + int(count[0])].get())
+                    per_query = [tasks.subjects[redo[tasks.slot_query[redo] == k]] for k in range(len(members))]
+                    wide = task_list(per_query, lengths, shape.lanes, 1, [p.shape[1] // shape.cols for p in profiles])
+                    w_scores, *_ = self._launch_tasks(dev, shape, True, wide, profiles)
+                    keep = wide.slot_query >= 0
+                    fixed = dict(zip(zip(wide.slot_query[keep].tolist(), wide.subjects[keep].tolist()), w_scores.get()[keep].tolist()))
+                    for s in redo:
+                        host[s] = fixed[(int(tasks.slot_query[s]), int(tasks.subjects[s]))]
+            for q, got in zip(members, scores_by_query(tasks, host, [rel[q] for q in members])):
+                out[q] = got
+        with cp.cuda.Device(self.device_id):
+            dev.last_use = _record(self.compute, timing=True)
+        yield dev.last_use
+        dev.last_use.synchronize()
+        seconds = cp.cuda.get_elapsed_time(start, dev.last_use) / 1e3
+        self.kernel_seconds += seconds
+        self.cells += sum(len(queries[q]) * int(lengths[rel[q]].sum()) for q in range(len(queries)))
+        self.last_timing = {"seconds": seconds, "launches": len(flights), "pairs": sum(int(r.size) for r in rel)}
+        return out
+
     def scan_chunk(
         self,
         db: Database,
@@ -600,3 +668,35 @@ class CudaBackend:
 
     def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, score_stats=None):
         return self.workers[0].scan_chunk(db, chunk, queries, top, None, score_stats)
+
+    def scan_subset(
+        self, db: Database, chunk: Chunk, queries: list[EncodedSequence], subjects: list[np.ndarray], top: int
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per query, its ``subjects`` whose score reaches the ``top``-th best among them (see
+        :meth:`swgpu_core.engine.Scanner.scan_subset`). The chunk is cut into one run per device, as
+        the CUDA seeder cuts it, so each device scores the candidates of the run it holds; all
+        devices driven from this thread."""
+        from ..backends.cpu import candidates
+
+        n = len(self.workers)
+        parts = pieces(db, chunk, -(-chunk.n_residues // n)) if n > 1 else [chunk]
+        mine = [[p for k, p in enumerate(parts) if k % n == d] for d in range(n)]
+        wanted = [np.asarray(s, np.int64) for s in subjects]
+
+        def run(d: int) -> Generator[cp.cuda.Event, None, list[tuple[Chunk, list[np.ndarray]]]]:
+            done = []
+            for p in mine[d]:
+                inside = [s[(s >= p.first) & (s < p.stop)] for s in wanted]
+                done.append((p, (yield from self.workers[d].subset_steps(db, p, queries, inside))))
+            return done
+
+        results = [r for per_device in drive([run(d) for d in range(n)]) for r in per_device]
+        scores = [np.zeros(s.size, np.int32) for s in wanted]
+        for p, per_query in results:
+            for q, s in enumerate(wanted):
+                scores[q][(s >= p.first) & (s < p.stop)] = per_query[q]
+        out = []
+        for s, sc in zip(wanted, scores):
+            keep, kept = candidates(sc, 0, top)
+            out.append((s[keep], kept))
+        return out

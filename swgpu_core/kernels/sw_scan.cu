@@ -208,16 +208,18 @@ __device__ __forceinline__ int warp_max(int v) {
     return v;
 }
 
+// Store a group's scores: at the subject's index, or (`by_slot`, a task list) at the list entry.
 template <class A>
-__device__ __forceinline__ void finish(const ScanArgs& a, typename A::T best, const int (&subj)[A::kLanes]) {
+__device__ __forceinline__ void finish(const ScanArgs& a, typename A::T best, const int (&subj)[A::kLanes], int group, bool by_slot) {
 #pragma unroll
     for (int k = 0; k < A::kLanes; ++k) {
         if (subj[k] < 0) continue;
         const int s = A::lane_value(best, k) + a.oe;  // best holds H - oe
-        a.scores[subj[k]] = s;
+        const int at = by_slot ? group * A::kLanes + k : subj[k];
+        a.scores[at] = s;
         if (A::kLanes > 1 && s >= a.overflow_at) {
             const int slot = atomicAdd(a.overflow, 1);
-            a.overflow[1 + slot] = subj[k];
+            a.overflow[1 + slot] = at;
         }
     }
 }
@@ -242,23 +244,20 @@ __device__ __forceinline__ int group_subjects(const ScanArgs& a, int group, int 
 // longest subjects (the list is sorted by length) start first and the tail stays short.
 // The groups of a warp run the same number of rows (the longest of the warp, padding the
 // others), so every shuffle is a whole-warp one.
+// The scan of one group by its G lanes (the body of sw_inter and sw_inter_tasks). `bnd_row`: the
+// group's rows in the boundary buffer, -1 for its first subject's residue offset (the subjects
+// of a group are adjacent in the chunk, so that leaves room for `longest` rows).
 template <class A, int R, int G>
-__global__ void __launch_bounds__(kInterBlock, SWGPU_INTER_MIN_BLOCKS) sw_inter(SWGPU_SCAN_PARAMS) {
-    const ScanArgs a = SWGPU_SCAN_ARGS;
+__device__ __forceinline__ void inter_scan(const ScanArgs& a, int group, int64_t bnd_row, bool by_slot) {
     using T = typename A::T;
     static_assert(32 % G == 0 && R % 8 == 0, "G divides a warp, R is a multiple of 8");
     constexpr unsigned kAll = 0xffffffffu;
     const int lane = threadIdx.x % G;
-    const int n_groups = (a.n_subjects + A::kLanes - 1) / A::kLanes;
-    const int thread = (int)(blockIdx.x * blockDim.x + threadIdx.x);
-    const int group = n_groups - 1 - thread / G;
-    if (n_groups - 1 - (thread & ~31) / G < 0) return;  // whole warps past the list leave
-
     int subj[A::kLanes], len[A::kLanes];
     int64_t off[A::kLanes];
     const int longest = group_subjects<A>(a, group, subj, off, len);
     const int rows = warp_max(longest);
-    uint2* bnd = a.boundary + off[0];  // the group's subjects are adjacent: room for `longest` rows
+    uint2* bnd = a.boundary + (bnd_row < 0 ? off[0] : bnd_row);
     const T neg_oe = A::splat(-a.oe), neg_ext = A::splat(-a.extend);
     const uint32_t pad_codes = A::kLanes == 2 ? kPadResidue * 0x101u : kPadResidue;
 
@@ -312,8 +311,42 @@ __global__ void __launch_bounds__(kInterBlock, SWGPU_INTER_MIN_BLOCKS) sw_inter(
     T best = col.best;
 #pragma unroll
     for (int o = G / 2; o > 0; o /= 2) best = A::shfl_max(best, kAll, o, G);
-    if (lane == 0 && group >= 0) finish<A>(a, best, subj);
+    if (lane == 0 && group >= 0) finish<A>(a, best, subj, group, by_slot);
 }
+
+template <class A, int R, int G>
+__global__ void __launch_bounds__(kInterBlock, SWGPU_INTER_MIN_BLOCKS) sw_inter(SWGPU_SCAN_PARAMS) {
+    const ScanArgs a = SWGPU_SCAN_ARGS;
+    const int n_groups = (a.n_subjects + A::kLanes - 1) / A::kLanes;
+    const int thread = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (n_groups - 1 - (thread & ~31) / G < 0) return;  // whole warps past the list leave
+    inter_scan<A, R, G>(a, n_groups - 1 - thread / G, -1, false);
+}
+
+// ---------------------------------------------------------------- inter-task kernel over task lists
+// Many queries in one launch (the seeded search scores a few candidates per query): the list
+// `subjects` holds each warp's subjects (-1: padding), every warp scanning them against one
+// query, warp_query[warp], whose profile, padded length and passes are its own. Scores go to the
+// list entries (and the overflow list names entries), and each group keeps its boundary rows at
+// bnd_rows[group] (queries of one pass do not use it).
+#define SWGPU_TASK_PARAMS                                                                                             \
+    const uint8_t *residues, const int64_t *offsets, const int32_t *subjects, int n_subjects,                        \
+        const unsigned long long *profiles, const int32_t *qpads, const int32_t *warp_query, const int64_t *bnd_rows, \
+        int oe, int extend, int overflow_at, uint2 *boundary, int32_t *scores, int32_t *overflow
+
+template <class A, int R, int G>
+__global__ void __launch_bounds__(kInterBlock, SWGPU_INTER_MIN_BLOCKS) sw_inter_tasks(SWGPU_TASK_PARAMS) {
+    const int thread = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    const int warp = thread / 32;
+    if ((thread & ~31) / G * A::kLanes >= n_subjects) return;  // whole warps past the list leave
+    const int q = warp_query[warp];
+    const int qpad = qpads[q];
+    const ScanArgs a{residues, offsets, subjects, n_subjects, reinterpret_cast<const int16_t*>(profiles[q]), qpad, qpad / (G * R),
+                     oe, extend, overflow_at, boundary, scores, overflow};
+    const int group = thread / G;
+    inter_scan<A, R, G>(a, group, bnd_rows[group], true);
+}
+
 
 // ---------------------------------------------------------------- intra-task kernel
 // A block of W warps per group of kLanes (long) subjects: the pass is W * 32 * R columns
@@ -397,6 +430,6 @@ __global__ void __launch_bounds__(W * 32) sw_intra(SWGPU_SCAN_PARAMS) {
     __syncthreads();
     if (thread == 0) {
         for (int w = 1; w < W; ++w) best = A::max3(best, warp_best[w], warp_best[w]);
-        finish<A>(a, best, subj);
+        finish<A>(a, best, subj, group, false);
     }
 }

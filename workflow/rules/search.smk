@@ -35,13 +35,14 @@ if search_job_size() == "database":
         params:
             gpu_run=gpu_run(config["search"]["backend"]),
             backend=config["search"]["backend"],
+            mode=config["search"]["mode"],
             top=config["search"]["top"],
             outputs=lambda wildcards, output: search_outputs(output.alignments),
             extra=config["search"]["extra"],
             align_extra=config["align"]["extra"] if alignment_formats() else "",
         shell:
             "{params.gpu_run:q} swgpu search --db {input.db:q} --query {input.batch:q}"
-            " --backend {params.backend:q} --top {params.top:q} --threads {threads}"
+            " --backend {params.backend:q} --mode {params.mode:q} --top {params.top:q} --threads {threads}"
             " --save-hits {output.hits:q} {params.outputs:q} {params.extra} {params.align_extra}"
             " > {log:q} 2>&1"
 
@@ -67,9 +68,10 @@ else:
         params:
             gpu_run=gpu_run(config["search"]["backend"]),
             backend=config["search"]["backend"],
+            mode=config["search"]["mode"],
             top=config["search"]["top"],
             extra=config["search"]["extra"],
         shell:
             "{params.gpu_run:q} swgpu search --db {input.db:q} --query {input.batch:q}"
-            " --backend {params.backend:q} --top {params.top:q} --chunks {wildcards.chunk:q}"
+            " --backend {params.backend:q} --mode {params.mode:q} --top {params.top:q} --chunks {wildcards.chunk:q}"
             " --threads {threads} --save-hits {output.hits:q} {params.extra} > {log:q} 2>&1"

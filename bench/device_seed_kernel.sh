@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# One device call (H100): the GPU side of --mode fast validated, then timed.
+#   run: bash bench/device_seed_kernel.sh [tests|bench|all] [extra seed_kernel_bench.py args]
+#   carry: .whl (wheels the device's python lacks) and .carry (uniprot20k.fasta.gz,
+#   uniprot_queries500.fasta.gz, cudasw_queries.fasta, make_bench_db.py), as bench/device_run.sh.
+# tests: the gpu tests of the seeded mode (candidates = CPU seeder = brute-force reference,
+#   task-list scores = pyopal, fast search = CPU fast search) and of the exact engine (the scan
+#   kernels' source changed: sw_inter now shares its body with sw_inter_tasks), with
+#   SWGPU_REQUIRE_GPU=1; then compute-sanitizer memcheck and racecheck on the small reference test.
+# bench: bench/seed_kernel_bench.py on bench200M x 500 queries (seed kernel per warps variant,
+#   candidate scoring, fast and exact search), one JSON line in $OUT/seed_kernel.jsonl, printed.
+set -uo pipefail
+what=${1:-all}; shift || true
+OUT=${OUT:-/tmp/swgpu-out}; mkdir -p "$OUT"
+if [ -d .whl ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+fi
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 SWGPU_SHARED=$PWD/.carry SWGPU_CACHE=$OUT/cache
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+rc=0
+if [[ $what == tests || $what == all ]]; then
+  SWGPU_REQUIRE_GPU=1 python3 -m pytest -q -m gpu tests/test_gpu_seed.py tests/test_gpu_engine.py -p no:cacheprovider --durations=8 2>&1 | tail -40 || rc=1
+  if command -v compute-sanitizer >/dev/null; then
+    for tool in memcheck racecheck; do
+      SWGPU_REQUIRE_GPU=1 compute-sanitizer --tool $tool --error-exitcode 9 --print-limit 20 \
+        python3 -m pytest -q -m gpu tests/test_gpu_seed.py -k "reference and default" -p no:cacheprovider > "$OUT/sanitizer_$tool.txt" 2>&1
+      echo "compute-sanitizer $tool: rc $? ($(grep -cE '^=+ (Error|Race|Warning)' "$OUT/sanitizer_$tool.txt") reports, $OUT/sanitizer_$tool.txt)"
+    done
+  else
+    echo "compute-sanitizer not found: memcheck/racecheck skipped"
+  fi
+fi
+if [[ $what == bench || $what == all ]]; then
+  python3 bench/seed_kernel_bench.py --data .carry --work /tmp/bench --out "$OUT/seed_kernel.jsonl" "$@" || rc=1
+fi
+exit $rc

@@ -1,0 +1,89 @@
+"""Task lists of the inter-task scan kernel (``sw_inter_tasks`` in ``kernels/sw_scan.cu``):
+each query scored against its own few subjects, many queries in one launch. Pure numpy.
+
+``--mode fast`` scores only each query's candidates, often a few dozen: a launch per query
+would leave the GPU nearly idle and pay a launch and a selection per query. Instead the
+queries of one kernel shape share a launch: every warp scans its own query (its profile,
+padded length and passes are per warp), so each query's candidates are padded to whole
+warps (``-1`` entries, which the kernel skips); warps are ordered by their longest subject,
+longest first, so the long ones start early. A query wider than one pass keeps, per group
+of subjects, boundary rows of its own (``bnd_rows``); one-pass queries read none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+#: (lanes per group, columns per lane) of the task kernel's shapes, narrowest pass first: a
+#: query takes the narrowest that covers it in one pass, else the widest, in several passes.
+TASK_SHAPES = ((8, 8), (8, 16), (16, 16), (32, 16))
+
+
+def task_shape(query_length: int) -> tuple[int, int]:
+    """(lanes, columns per lane) for a query: the narrowest pass that holds it, else the widest."""
+    return next((s for s in TASK_SHAPES if s[0] * s[1] >= query_length), TASK_SHAPES[-1])
+
+
+@dataclass(frozen=True)
+class TaskList:
+    """One launch's list: ``subjects[k]`` (chunk-relative, -1 padding) scanned against query
+    ``slot_query[k]`` (an index into the launch's queries); warp ``w`` scans ``warp_query[w]``."""
+
+    subjects: np.ndarray  # int32 [n_slots]
+    slot_query: np.ndarray  # int32 [n_slots] (-1 on padding)
+    warp_query: np.ndarray  # int32 [n_warps]
+    bnd_rows: np.ndarray  # int64 [n_slots / subjects per group]: first boundary row of each group
+    boundary_rows: int  # rows the boundary buffer needs
+
+    @property
+    def n_slots(self) -> int:
+        return int(self.subjects.size)
+
+
+def task_list(subjects: list[np.ndarray], lengths: np.ndarray, lanes: int, per_group: int, passes: list[int]) -> TaskList:
+    """The list for queries ``0..len(subjects)-1`` (``subjects[q]``: chunk-relative indices,
+    ``lengths``: the chunk's subject lengths), ``lanes`` threads per group of ``per_group``
+    subjects (2 in the packed 16-bit kernels, 1 in the 32-bit one), ``passes[q]`` passes."""
+    per_warp = 32 // lanes * per_group
+    blocks, owners, longest = [], [], []
+    for q, subj in enumerate(subjects):
+        n = int(np.asarray(subj).size)
+        if n == 0:
+            continue
+        padded = np.full(-(-n // per_warp) * per_warp, -1, np.int64)
+        padded[:n] = np.sort(np.asarray(subj, np.int64))[::-1]  # longest first: the chunk is sorted by length
+        warps = padded.reshape(-1, per_warp)
+        blocks.append(warps)
+        owners.append(np.full(warps.shape[0], q, np.int32))
+        longest.append(lengths[warps[:, 0]])
+    if not blocks:
+        empty = np.zeros(0, np.int32)
+        return TaskList(empty, empty, empty, np.zeros(0, np.int64), 0)
+    warps = np.concatenate(blocks)
+    warp_query = np.concatenate(owners)
+    order = np.argsort(-np.concatenate(longest), kind="stable")
+    warps, warp_query = warps[order], warp_query[order]
+    flat = warps.ravel()
+    slot_query = np.where(flat >= 0, np.repeat(warp_query, per_warp), -1).astype(np.int32)
+    rows = np.where(flat >= 0, lengths[np.maximum(flat, 0)], 0).reshape(-1, per_group).max(axis=1)
+    multi = np.repeat(np.asarray(passes, np.int64)[warp_query] > 1, per_warp // per_group)
+    rows = np.where(multi, rows, 0)
+    bnd_rows = np.concatenate(([0], np.cumsum(rows)[:-1])).astype(np.int64)
+    return TaskList(flat.astype(np.int32), slot_query, warp_query, bnd_rows, int(rows.sum()))
+
+
+def scores_by_query(tasks: TaskList, scores: np.ndarray, subjects: list[np.ndarray]) -> list[np.ndarray]:
+    """Each query's scores in the order of its ``subjects`` (sorted, as given to :func:`task_list`),
+    from the launch's per-entry ``scores``."""
+    real = np.flatnonzero(tasks.slot_query >= 0)
+    by_query = real[np.argsort(tasks.slot_query[real], kind="stable")]  # the list entries, query by query
+    bounds = np.searchsorted(tasks.slot_query[by_query], np.arange(len(subjects) + 1))
+    out = []
+    for k, subj in enumerate(subjects):
+        mine = by_query[bounds[k] : bounds[k + 1]]
+        got = np.zeros(np.asarray(subj).size, np.int32)
+        got[np.searchsorted(subj, tasks.subjects[mine])] = scores[mine]
+        out.append(got)
+    return out

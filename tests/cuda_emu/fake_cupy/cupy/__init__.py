@@ -1,0 +1,196 @@
+"""A CPU stand-in for the part of CuPy that the CUDA backend's fast mode uses, for
+``tests/test_gpu_emulated.py`` (imported as ``cupy`` only in that test's subprocess).
+
+Device arrays are numpy arrays (their ``data.ptr`` the host address, so the backend's
+``memcpyAsync`` calls are plain copies), streams and events do nothing (everything is done
+when it returns), and the two kernels of the fast mode run through the g++ emulation of
+their CUDA source (``tests/cuda_emu``: ``seed_candidates`` and ``sw_inter_tasks``),
+compiled with the options the backend gives CuPy. Anything else raises.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import subprocess
+import tempfile
+import types
+from pathlib import Path
+
+import numpy as np
+
+EMU = Path(__file__).resolve().parents[2]
+KERNELS = EMU.parents[1] / "swgpu_core" / "kernels"
+#: kernel launches so far, by kernel
+CALLS = {"seed_candidates": 0, "sw_inter_tasks": 0}
+_arrays: dict[int, np.ndarray] = {}  # device pointer -> array (the task kernel's profile pointers)
+_binaries: dict[tuple, str] = {}
+
+
+class ndarray(np.ndarray):  # noqa: N801 (CuPy's name)
+    @property
+    def data(self):
+        return types.SimpleNamespace(ptr=self.ctypes.data)
+
+    def get(self) -> np.ndarray:
+        return np.array(self)
+
+
+def _device(a: np.ndarray) -> ndarray:
+    out = np.ascontiguousarray(a).view(ndarray)
+    _arrays[out.ctypes.data] = out
+    return out
+
+
+def asarray(a, dtype=None) -> ndarray:
+    return _device(np.array(a, dtype=dtype))
+
+
+def empty(shape, dtype=np.float64) -> ndarray:
+    return _device(np.empty(shape, dtype))
+
+
+def zeros(shape, dtype=np.float64) -> ndarray:
+    return _device(np.zeros(shape, dtype))
+
+
+def arange(*args, dtype=None) -> ndarray:
+    return _device(np.arange(*args, dtype=dtype))
+
+
+def unique(a) -> ndarray:
+    return _device(np.unique(np.asarray(a)))
+
+
+class _Context:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+
+class _Stream(_Context):
+    ptr = 0
+
+    def __init__(self, non_blocking: bool = False):
+        pass
+
+    def wait_event(self, event) -> None:
+        pass
+
+    def synchronize(self) -> None:
+        pass
+
+
+class _Event:
+    done = True
+
+    def __init__(self, disable_timing: bool = False):
+        pass
+
+    def record(self, stream=None) -> None:
+        pass
+
+    def synchronize(self) -> None:
+        pass
+
+
+class _Device(_Context):
+    compute_capability = "90"
+
+    def __init__(self, device_id: int = 0):
+        self.id = device_id
+
+
+class _Pinned(bytearray):
+    @property
+    def ptr(self) -> int:
+        return ctypes.addressof((ctypes.c_char * len(self)).from_buffer(self))
+
+
+_PROPERTIES = {"name": b"Emulated H100", "multiProcessorCount": 4, "maxThreadsPerMultiProcessor": 2048, "totalGlobalMem": 8 << 30,
+               "sharedMemPerBlockOptin": 232_448}  # fmt: skip
+cuda = types.SimpleNamespace(
+    Device=_Device, Stream=_Stream, Event=_Event, alloc_pinned_memory=_Pinned, get_elapsed_time=lambda start, end: 1.0,
+    driver=types.SimpleNamespace(CUDADriverError=RuntimeError),
+    runtime=types.SimpleNamespace(
+        getDeviceCount=lambda: 1, getDeviceProperties=lambda device_id: dict(_PROPERTIES), memGetInfo=lambda: (8 << 30, 8 << 30),
+        memcpyAsync=lambda dst, src, size, kind, stream: ctypes.memmove(dst, src, size), memcpyHostToDevice=1, memcpyDeviceToHost=2,
+    ),
+)  # fmt: skip
+
+
+def _binary(main: str, options: tuple) -> str:
+    key = (main, options)
+    if key not in _binaries:
+        exe = os.path.join(tempfile.mkdtemp(prefix="fake_cupy"), "emu")
+        defines = [o for o in options if o.startswith("-D")]
+        cmd = ["g++", "-std=c++17", "-O2", "-Wno-unknown-pragmas", *defines, f"-I{EMU}", f"-I{KERNELS}", str(EMU / main), "-o", exe]
+        subprocess.run(cmd, check=True)
+        _binaries[key] = exe
+    return _binaries[key]
+
+
+def _write(work: Path, arrays: dict) -> None:
+    for name, a in arrays.items():
+        np.ascontiguousarray(np.asarray(a)).tofile(work / f"{name}.bin")
+
+
+class RawKernel:
+    def __init__(self, name: str, options: tuple):
+        self.name, self.options = name, tuple(options)
+        self.max_dynamic_shared_size_bytes = 0
+
+    def __call__(self, grid, block, args, shared_mem: int = 0) -> None:
+        work = Path(tempfile.mkdtemp(prefix="fake_cupy_call"))
+        try:
+            if self.name == "seed_candidates":
+                self._seed(work, grid, block, args, shared_mem)
+            elif self.name.startswith("sw_inter_tasks<"):
+                self._tasks(work, args)
+            else:
+                raise NotImplementedError(f"fake cupy: no emulation of {self.name}")
+        finally:
+            shutil.rmtree(work)
+
+    def _seed(self, work: Path, grid, block, args, shared_mem: int) -> None:
+        CALLS["seed_candidates"] += 1
+        residues, offsets, slices, n_slices, blobs, groups, segs, qcodes, matrix, copy_words, ring, smem, pairs, capacity, counters = args
+        if shared_mem != int(smem) or self.max_dynamic_shared_size_bytes < shared_mem:
+            raise RuntimeError("fake cupy: launch without the shared memory the kernel was told of")
+        _write(work, dict(residues=residues, offsets=offsets, slices=slices, blobs=blobs, groups=groups, segs=segs, qcodes=qcodes,
+                          matrix=matrix))  # fmt: skip
+        scalars = [int(n_slices), int(copy_words), int(ring), int(smem), int(capacity), block[0] // 32, grid[0]]
+        (work / "scalars.txt").write_text(" ".join(map(str, scalars)) + "\n")
+        subprocess.run([_binary("seed_main.cpp", self.options), str(work), "7"], check=True)
+        found = np.fromfile(work / "pairs.bin", np.uint64)
+        pairs[: found.size] = found
+        counters[:] = np.fromfile(work / "counters.bin", np.uint64)[: counters.size]
+
+    def _tasks(self, work: Path, args) -> None:
+        CALLS["sw_inter_tasks"] += 1
+        arith, r, lanes = self.name[self.name.index("<") + 1 : -1].split(",")
+        residues, offsets, subjects, n, pointers, qpads, warp_query, bnd_rows, oe, extend, overflow_at, boundary, scores, overflow = args
+        profiles = [_arrays[int(p)] for p in np.asarray(pointers)]
+        _write(work, dict(residues=residues, offsets=offsets, subjects=subjects, profiles=np.concatenate([p.ravel() for p in profiles]),
+                          prof_offsets=np.concatenate(([0], np.cumsum([p.size for p in profiles]))).astype(np.int64),
+                          qpads=np.append(np.asarray(qpads), 0).astype(np.int32), warp_query=warp_query, bnd_rows=bnd_rows))  # fmt: skip
+        code = {"DpxS16x2": 0, "PlainS16x2": 1, "S32": 2}[arith]
+        scalars = [code, lanes, r, int(n), int(oe), int(extend), int(overflow_at), boundary.size // 2]
+        (work / "scalars.txt").write_text(" ".join(map(str, scalars)) + "\n")
+        subprocess.run([_binary("tasks_main.cpp", self.options), str(work), "7"], check=True)
+        got = np.fromfile(work / "scores.bin", np.int32)
+        scores[: got.size] = got
+        listed = np.fromfile(work / "overflow.bin", np.int32)
+        overflow[: listed.size] = listed
+
+
+class RawModule:
+    def __init__(self, code: str | None = None, options: tuple = (), name_expressions=None, **kwargs):
+        self.options = options
+        self.module = types.SimpleNamespace(mapping={n: n for n in name_expressions or []})
+
+    def get_function(self, name: str) -> RawKernel:
+        return RawKernel(name, self.options)

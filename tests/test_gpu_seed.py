@@ -1,0 +1,116 @@
+"""``--mode fast`` on the GPU equals it on the CPU: the candidate sets (the seed kernel against
+the numba seeder and the brute-force reference), the scores of the candidates (the task-list
+scan against pyopal), and whole fast searches (hits, scores, E-values), on bundled data and on
+uniprot20k with the shared query sets (long queries cut into segments among them).
+``devices=[0, 0]`` runs two workers on one GPU, so the cutting of a chunk between devices is
+tested on a single-GPU machine.
+
+Marked ``gpu``; on the device run with ``SWGPU_REQUIRE_GPU=1`` (the uniprot20k tests need the
+shared data, ``SWGPU_SHARED``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from seed_reference import reference_candidates, seed_data, seed_database
+
+import swgpu_core as sw
+from swgpu_core.backends.cpu import CpuBackend
+from swgpu_core.database import build_database
+from swgpu_core.engine import CpuEngine, get_engine
+from swgpu_core.fasta import EncodedSequence, read_sequences
+from swgpu_core.scoring import Scoring
+from swgpu_core.seed import SeedParams
+
+pytestmark = pytest.mark.gpu
+
+BLOSUM62 = Scoring.protein()
+
+
+def records(codes: list[np.ndarray]) -> list[EncodedSequence]:
+    return [EncodedSequence(f"q{k}", "", c) for k, c in enumerate(codes)]
+
+
+def per_chunk(seeder, db) -> list[list[np.ndarray]]:
+    out = []
+    for chunk in db.chunks:
+        found = seeder.candidates(db, chunk)
+        for s in found:
+            assert s.dtype == np.int64 and np.all(np.diff(s) > 0)
+            assert s.size == 0 or (chunk.first <= s[0] and s[-1] < chunk.stop)
+        out.append(found)
+    return out
+
+
+@pytest.fixture(scope="module")
+def cuda():
+    engine = get_engine("cuda")
+    assert engine.kind == "cuda"
+    return engine
+
+
+@pytest.mark.parametrize(
+    "params, lut, warps",
+    [(SeedParams(), "global", 8), (SeedParams(), "shared", 12), (SeedParams(threshold=12, window=20, xdrop=10, trigger=35), "global", 16)],
+    ids=["default", "shared", "other"],
+)
+def test_candidates_equal_the_reference(tmp_path, cuda, params, lut, warps):
+    from swgpu_core.gpu.seed import CudaSeeder
+
+    queries, subjects = seed_data(4)
+    db, order = seed_database(tmp_path, subjects)
+    want = reference_candidates(queries, subjects, BLOSUM62.matrix, params)
+    seeder = CudaSeeder(BLOSUM62, records(queries), params, warps=warps, lut=lut)
+    got = [sorted(order[np.concatenate([c[k] for c in per_chunk(seeder, db)])].tolist()) for k in range(len(queries))]
+    assert got == [w.tolist() for w in want]
+    assert seeder.counts["candidates"] == sum(w.size for w in want) and seeder.counts["hits"] > 0
+
+
+@pytest.fixture(scope="module")
+def u20k(shared, tmp_path_factory):
+    db = build_database(
+        shared("uniprot20k.fasta.gz"), tmp_path_factory.mktemp("db") / "u20k", chunk_residues=3_000_000, show_progress=False
+    )
+    queries = read_sequences(shared("uniprot_queries500.fasta.gz"))[:60] + read_sequences(shared("cudasw_queries.fasta"))
+    assert max(len(q) for q in queries) > 4000  # cut into segments
+    return db, queries
+
+
+@pytest.mark.parametrize("devices", [None, [0, 0]], ids=["one-device", "two-workers"])
+def test_candidates_equal_the_cpu_on_uniprot20k(u20k, cuda, devices):
+    """Every chunk, every query; ``[0, 0]``: two workers on one GPU, each seeding its share of a chunk."""
+    db, queries = u20k
+    cpu = CpuEngine().seeder(BLOSUM62, queries, SeedParams())
+    gpu = cuda.seeder(BLOSUM62, queries, SeedParams(), devices=devices)
+    assert gpu.tables.segs.shape[0] > len(queries)  # some query is cut into segments
+    for chunk in db.chunks:
+        want, got = cpu.candidates(db, chunk), gpu.candidates(db, chunk)
+        for q, w, g in zip(queries, want, got):
+            assert np.array_equal(w, g), f"{q.id}: chunk {chunk.index}: cpu {w.size} candidates, gpu {g.size}, {np.setxor1d(w, g)[:5]}"
+    assert gpu.counts["candidates"] == cpu.counts["candidates"] > 0
+
+
+@pytest.mark.parametrize("devices", [None, [0, 0]], ids=["one-device", "two-workers"])
+def test_subset_scores_equal_the_cpu(u20k, cuda, devices):
+    """Random candidate sets (short and long subjects, empty ones), ties at the top-th score kept."""
+    db, queries = u20k
+    chunk = db.chunks[-1]  # the longest subjects
+    rng = np.random.default_rng(5)
+    subsets = [np.unique(rng.integers(chunk.first, chunk.stop, int(rng.integers(0, 60)))) for _ in queries]
+    subsets[0] = np.arange(chunk.first, chunk.stop)  # a whole chunk
+    gpu = cuda.scanner(BLOSUM62, devices=devices).scan_subset(db, chunk, queries, subsets, 5)
+    cpu = CpuBackend(BLOSUM62).scan_subset(db, chunk, queries, subsets, 5)
+    for q, (gi, gs), (ci, cs) in zip(queries, gpu, cpu):
+        assert np.array_equal(gi, ci) and np.array_equal(gs, cs), q.id
+
+
+def test_fast_search_equals_the_cpu(u20k):
+    """The whole fast search, through the API: the same hits and scores (so the same E-values)."""
+    db, queries = u20k
+    cpu = sw.search(db, queries[:40], backend="cpu", mode="fast", top=20, show_progress=False)
+    gpu = sw.search(db, queries[:40], backend="cuda", mode="fast", top=20, show_progress=False)
+    assert gpu.seed is not None and gpu.seed.counts["candidates"] == cpu.seed.counts["candidates"]
+    for c, g in zip(cpu.hits, gpu.hits):
+        assert np.array_equal(c.subjects, g.subjects) and np.array_equal(c.scores, g.scores), c.query.id
+    assert sum(len(h) for h in gpu.hits) > 0
