@@ -29,8 +29,9 @@ run: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/snakemake --cores 2
 	@echo "HTML report: $(CURDIR)/results/sample/report.html"
 
+# -rs: the reason of every skip in the log (no GPU, no conda on PATH, no SLURM installed).
 test: $(STAMP)
-	$(VENV)/bin/python -m pytest -q
+	$(VENV)/bin/python -m pytest -q -rs
 
 # Rewrites constraints.txt from this venv after a change of the ranges in pyproject.toml
 # (keeps the header and the CuPy pins, which a venv without a driver does not hold).

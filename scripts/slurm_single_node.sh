@@ -9,10 +9,11 @@
 # finished jobs for MinJobAge seconds (the profile asks squeue, see workflow/profiles/slurm).
 #
 #   sudo scripts/slurm_single_node.sh start [GPU_COUNT]   # default 2 stand-in GPUs
-#   sudo scripts/slurm_single_node.sh stop                # stops what start started
+#   sudo scripts/slurm_single_node.sh stop                # undoes what start did
 #
 # Needs Debian's slurm-wlm and munge packages (apt-get install -y slurm-wlm munge).
-# Writes /etc/slurm/slurm.conf and gres.conf (the previous ones are kept as *.orig).
+# Writes /etc/slurm/slurm.conf and gres.conf; stop puts back the ones found before (kept
+# as *.orig meanwhile) or removes them where there were none.
 set -euo pipefail
 
 action=${1:-start}
@@ -59,11 +60,23 @@ stop_munged() {
     rm -f "$run/munged.pid"
 }
 
+restore_config() {
+    # The configuration found before start ($f.orig), or none where there was none.
+    for f in slurm.conf gres.conf; do
+        if [ -f "$conf/$f.orig" ]; then
+            mv -f "$conf/$f.orig" "$conf/$f"
+        elif [ -f "$run/wrote-$f" ]; then
+            rm -f "$conf/$f"
+        fi
+    done
+}
+
 case $action in
     start) ;;
     stop)
         stop
         stop_munged
+        restore_config
         rm -rf "$run"
         exit 0
         ;;
@@ -74,8 +87,11 @@ command -v slurmctld >/dev/null || { echo "slurm-wlm is not installed" >&2; exit
 cpus=$(nproc)
 mem=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 - 1024 ))
 
+mkdir -p "$run"
 for f in slurm.conf gres.conf; do
-    if [ -f "$conf/$f" ] && [ ! -f "$conf/$f.orig" ]; then cp "$conf/$f" "$conf/$f.orig"; fi
+    # Kept once: a second start must not take the first one's file for the machine's.
+    if [ -f "$conf/$f.orig" ] || [ -f "$run/wrote-$f" ]; then continue; fi
+    if [ -f "$conf/$f" ]; then cp "$conf/$f" "$conf/$f.orig"; else : > "$run/wrote-$f"; fi
 done
 mkdir -p "$state/ctld" "$state/d" /var/log/slurm
 cat > "$conf/slurm.conf" <<CONF
@@ -108,7 +124,6 @@ CONF
 # slurmd counts GPUs by their device files and sets CUDA_VISIBLE_DEVICES (the job's
 # devices, numbered from the trailing digits) only for character devices: stand-ins with
 # NVIDIA's major number make a GPU-less host offer "gpu".
-mkdir -p "$run"
 : > "$conf/gres.conf"
 for i in $(seq 0 $((gpus - 1))); do
     [ -c "$run/nvidia$i" ] || mknod -m 0666 "$run/nvidia$i" c 195 "$i"

@@ -20,6 +20,7 @@ renamed into place only when complete.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import os
@@ -163,6 +164,9 @@ class Database:
                 raise DatabaseError(
                     f"{self.path / name}: corrupt database (an array of {arrays[name].dtype}{arrays[name].shape}, not of {dtype})"
                 )
+        # Plain ndarray views of the memory maps: the same pages, without np.memmap's Python-level
+        # item access (about 5 us each; outputs look up tens of thousands of headers and lengths).
+        arrays = {name: np.asarray(array) for name, array in arrays.items()}
         self.offsets = arrays["offsets.i64.npy"]
         self.lengths = arrays["lengths.i32.npy"]
         self.order = arrays["order.i64.npy"]
@@ -181,9 +185,11 @@ class Database:
                 f"{self.path / 'residues.u8'}: corrupt database (array sizes disagree with manifest.json: "
                 f"{(self.path / 'residues.u8').stat().st_size} bytes, not n_residues {residues})"
             )
-        self.residues = np.memmap(self.path / "residues.u8", dtype=np.uint8, mode="r") if residues else np.zeros(0, np.uint8)
+        self.residues = np.asarray(np.memmap(self.path / "residues.u8", dtype=np.uint8, mode="r")) if residues else np.zeros(0, np.uint8)
         headers_size = (self.path / "headers.bin").stat().st_size
-        self._headers = np.memmap(self.path / "headers.bin", dtype=np.uint8, mode="r") if headers_size else np.zeros(0, np.uint8)
+        self._headers = (
+            np.asarray(np.memmap(self.path / "headers.bin", dtype=np.uint8, mode="r")) if headers_size else np.zeros(0, np.uint8)
+        )
         self._check_arrays(headers_size)
         self._verified: set[tuple[int, str]] = set()  # (chunk, "residues"/"headers") checked against their CRC-32
 
@@ -278,11 +284,11 @@ class Database:
         return self.residues[chunk.residue_start : chunk.residue_stop]
 
     @cached_property
-    def _chunk_firsts(self) -> np.ndarray:
-        return np.array([c.first for c in self.chunks], dtype=np.int64)
+    def _chunk_firsts(self) -> list[int]:
+        return [c.first for c in self.chunks]
 
     def _chunk_of(self, i: int) -> int:
-        return int(np.searchsorted(self._chunk_firsts, i, side="right")) - 1
+        return bisect.bisect_right(self._chunk_firsts, i) - 1
 
     def _verify_chunk(self, index: int, part: str) -> None:
         """Check manifest chunk ``index``'s ``part`` ("residues" or "headers") once: its CRC-32

@@ -36,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from .atomic import check_output_path
 from .errors import SwgpuError
 from .fasta import compressed_damage
 from .progress import progress_bar
@@ -350,8 +351,10 @@ def fetch(
     source = normalize_source(source)
     dest = Path(dest)
     vfile = Path(version_file) if version_file else version_path(dest)
-    _check_destination(dest, "destination")
-    _check_destination(vfile, "version file")
+    check_output_path(dest, vfile)
+    for path, what in ((dest, "destination"), (vfile, "version file")):
+        if path.exists() and not path.is_file():  # /dev/null, a pipe: the rename below would replace the node
+            raise DownloadError(f"{path}: the {what} is not a regular file")
     expected: dict[str, str] = {k: v.lower() for k, v in (("md5", md5), ("sha256", sha256)) if v}
     remote = is_url(source)
     local_path = Path(urllib.parse.urlsplit(source).path if source.startswith("file:") else source)
@@ -427,19 +430,6 @@ def fetch(
     _write_json_atomically(vfile, asdict(release))
     _forget_part(part)
     return release, True
-
-
-def _check_destination(path: Path, what: str) -> None:
-    """Refuse a destination that is a directory or lies under a file, before downloading."""
-    if path.is_dir():
-        raise DownloadError(f"{path}: the {what} is a directory; give a file name")
-    if path.exists() and not path.is_file():  # /dev/null, a pipe: a rename would replace the node itself
-        raise DownloadError(f"{path}: the {what} is not a regular file")
-    parent = path.parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir():
-        raise DownloadError(f"{path}: the {what} lies under {parent}, which is not a directory")
 
 
 def _forget_part(part: Path) -> None:

@@ -14,7 +14,8 @@ import numpy as np
 from .alphabet import DNA, PROTEIN, Alphabet
 from .errors import InputError
 
-#: Matrices offered by name; any other name Biopython knows also loads.
+#: Matrices offered by name, read from scoring-matrices (tests/test_scores.py checks them
+#: equal to Biopython's); any other name Biopython knows also loads.
 PROTEIN_MATRICES = ("BLOSUM45", "BLOSUM50", "BLOSUM62", "BLOSUM80", "BLOSUM90", "PAM30", "PAM70", "PAM250")
 
 #: Letters scored as X when the matrix has no row for them.
@@ -33,24 +34,18 @@ class Scoring:
 
     @classmethod
     def protein(cls, matrix_name: str = "BLOSUM62", gap_open: int = 11, gap_extend: int = 1) -> Scoring:
-        """Load a Biopython matrix and lay it out in :data:`PROTEIN` code order."""
-        from Bio.Align import substitution_matrices  # here, not at start-up: Biopython takes ~0.1 s to import
-
+        """Load a substitution matrix and lay it out in :data:`PROTEIN` code order."""
         _check_gaps(gap_open, gap_extend)
-        try:
-            bio = substitution_matrices.load(matrix_name.upper())
-        except (FileNotFoundError, ValueError):
-            known = ", ".join(PROTEIN_MATRICES)
-            raise InputError(f"unknown substitution matrix {matrix_name!r} (try one of {known})") from None
+        alphabet, table = _load_matrix(matrix_name)
         letters = PROTEIN.letters
-        if "X" not in bio.alphabet:
+        if "X" not in alphabet:
             raise InputError(f"matrix {matrix_name} has no X row, so ambiguity codes cannot be scored")
-        rows = [c if c in bio.alphabet else ("X" if c in _AS_X + "BZ*" else None) for c in letters]
+        rows = [c if c in alphabet else ("X" if c in _AS_X + "BZ*" else None) for c in letters]
         if None in rows:
             missing = "".join(c for c, r in zip(letters, rows) if r is None)
             raise InputError(f"matrix {matrix_name} lacks residues {missing}")
-        idx = [bio.alphabet.index(r) for r in rows]
-        values = np.asarray(bio)[np.ix_(idx, idx)]
+        idx = [alphabet.index(r) for r in rows]
+        values = table[np.ix_(idx, idx)]
         if not np.all(values == np.round(values)):
             raise InputError(f"matrix {matrix_name} has non-integer scores")
         return cls(matrix_name.upper(), gap_open, gap_extend, PROTEIN, values.astype(np.int32))
@@ -83,6 +78,24 @@ class Scoring:
 #: Largest gap cost accepted: far beyond any useful value (substitution scores are below 30),
 #: and small enough that no kernel's int32 (or packed) arithmetic can overflow with it.
 MAX_GAP_COST = 1000
+
+
+def _load_matrix(name: str) -> tuple[str, np.ndarray]:
+    """(alphabet, scores) of the matrix ``name`` (any case): the offered ones from scoring-matrices,
+    which imports in milliseconds (every process of a run loads one; Biopython's import takes
+    ~0.1 s), other names from Biopython."""
+    if name.upper() in PROTEIN_MATRICES:
+        from scoring_matrices import ScoringMatrix
+
+        matrix = ScoringMatrix.from_name(name.upper())
+        return "".join(matrix.alphabet), np.asarray(matrix)
+    from Bio.Align import substitution_matrices
+
+    try:
+        bio = substitution_matrices.load(name.upper())
+    except (FileNotFoundError, ValueError):
+        raise InputError(f"unknown substitution matrix {name!r} (try one of {', '.join(PROTEIN_MATRICES)})") from None
+    return "".join(bio.alphabet), np.asarray(bio)
 
 
 def _check_gaps(gap_open: int, gap_extend: int) -> None:

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from swgpu_core.atomic import check_output_path
 from swgpu_core.download import DownloadError, fetch, parse_checksum_file, read_release, version_path
+from swgpu_core.errors import SwgpuError
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -289,21 +291,41 @@ def test_bad_destinations(tmp_path):
     src.write_text(">a\nMKV\n")
     (tmp_path / "adir").mkdir()
     (tmp_path / "afile").write_text("x")
-    with pytest.raises(DownloadError, match="is a directory"):
+    with pytest.raises(SwgpuError, match="adir: is a directory; give a file name"):
         fetch(str(src), tmp_path / "adir", progress=False)
-    with pytest.raises(DownloadError, match="not a directory"):
+    with pytest.raises(SwgpuError, match="db.fasta: cannot write under .*afile, which is not a directory"):
         fetch(str(src), tmp_path / "afile" / "db.fasta", progress=False)
     with pytest.raises(DownloadError, match="is a directory, not a file"):
         fetch(str(tmp_path / "adir"), tmp_path / "db.fasta", progress=False)
     os.mkfifo(tmp_path / "fifo")
-    with pytest.raises(DownloadError, match="not a regular file"):
+    with pytest.raises(DownloadError, match="fifo: the destination is not a regular file"):
         fetch(str(src), tmp_path / "fifo", progress=False)
-    with pytest.raises(DownloadError, match="version file lies under"):
+    with pytest.raises(DownloadError, match="fifo: the version file is not a regular file"):
+        fetch(str(src), tmp_path / "db.fasta", version_file=tmp_path / "fifo", progress=False)
+    with pytest.raises(SwgpuError, match="v.json: cannot write under .*afile, which is not a directory"):
         fetch(str(src), tmp_path / "db.fasta", version_file=tmp_path / "afile" / "v.json", progress=False)
     assert not (tmp_path / "db.fasta").exists()
     # a version file in a directory that does not exist yet: created before anything is replaced
     release, changed = fetch(str(src), tmp_path / "db.fasta", version_file=tmp_path / "new" / "v.json", progress=False)
     assert changed and read_release(tmp_path / "new" / "v.json") == release
+
+
+@pytest.mark.parametrize("what", ["destination", "version file"])
+@pytest.mark.parametrize("bad", ["adir", "afile/x.fasta", "afile/deeper/x.fasta"])
+def test_download_refuses_an_output_path_by_the_rule_of_every_command(tmp_path, what, bad):
+    """download checks its two outputs with atomic.check_output_path, the one rule for
+    output paths: the same paths are refused, with the same message, before any work."""
+    src = tmp_path / "src.fasta"
+    src.write_text(">a\nMKV\n")
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(SwgpuError) as rule:
+        check_output_path(tmp_path / bad)
+    dest, vfile = (tmp_path / bad, None) if what == "destination" else (tmp_path / "db.fasta", tmp_path / bad)
+    with pytest.raises(SwgpuError) as refused:
+        fetch(str(src), dest, version_file=vfile, progress=False)
+    assert str(refused.value) == str(rule.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adir", "afile", "src.fasta"]  # nothing written
 
 
 @pytest.mark.parametrize("source", ["gopher://example.org/db.fa", "s3://bucket/db.fa", "s3:bucket/db.fa"])

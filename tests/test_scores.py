@@ -11,10 +11,11 @@ import pytest
 from Bio import SeqIO
 from Bio.Align import PairwiseAligner, substitution_matrices
 
+from swgpu_core.alphabet import PROTEIN
 from swgpu_core.backends.cpu import CpuBackend
 from swgpu_core.database import Database, build_database
 from swgpu_core.fasta import read_sequences
-from swgpu_core.scoring import Scoring
+from swgpu_core.scoring import PROTEIN_MATRICES, Scoring
 from swgpu_core.search import search
 
 LETTERS = "ARNDCQEGHILKMFPSTWYV"
@@ -41,6 +42,22 @@ def biopython_score(aligner: PairwiseAligner, a: str, b: str) -> int:
     """Biopython has no U/O/J rows and no lower case: score them as we document (X, upper)."""
     table = str.maketrans("UOJ", "XXX")
     return int(aligner.score(a.upper().translate(table), b.upper().translate(table)))
+
+
+@pytest.mark.parametrize("matrix", PROTEIN_MATRICES)
+def test_offered_matrices_equal_biopython(matrix: str) -> None:
+    """The offered matrices load from scoring-matrices (fast to import): the same scores as
+    Biopython's in the same layout, and none of Biopython imported for them."""
+    import subprocess
+    import sys
+
+    bio = substitution_matrices.load(matrix)
+    scoring = Scoring.protein(matrix.lower())
+    letters = [c if c in bio.alphabet else "X" for c in PROTEIN.letters]
+    idx = [bio.alphabet.index(c) for c in letters]
+    assert np.array_equal(scoring.matrix, np.asarray(bio)[np.ix_(idx, idx)].astype(np.int32))
+    code = f"import sys; from swgpu_core.scoring import Scoring; Scoring.protein({matrix!r}); print('Bio' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
 
 
 @pytest.mark.parametrize(

@@ -211,29 +211,32 @@ def test_paths_with_spaces_and_shell_syntax_work_and_run_nothing(tmp_path):
         align={"enabled": True, "formats": ["tsv", "jsonl"], "threads": 1},
     )
     proc = snakemake(tmp_path)
-    assert {"download", "makedb", "split_queries", "search", "merge", "align"} <= set(executed_rules(proc))
+    assert {"download", "makedb", "split_queries", "search", "merge"} <= set(executed_rules(proc))  # search also aligns
     assert len({r[0] for r in hit_rows(tmp_path / "results/small/hits.tsv")}) == 3
     assert (tmp_path / "results/small/alignments/batch-0001.jsonl").stat().st_size > 0
     assert not list(tmp_path.rglob("pwned*")) and not list(Path.cwd().glob("pwned*"))
 
 
-def test_outfmt_with_quotes_is_one_argument(tmp_path):
+@pytest.mark.parametrize("job_size", ["chunk", "database"])
+def test_outfmt_with_quotes_is_one_argument(tmp_path, job_size):
     """A quote in merge.outfmt / align.outfmt cannot end the argument: swgpu refuses the
-    format as a whole and no command hidden in it runs."""
+    format as a whole and no command hidden in it runs (align.outfmt reaches the align job,
+    or the search job that traces its batch over the whole database)."""
     db, queries = small_inputs(tmp_path, 30, 1)
     evil = "6 qseqid'; touch pwned-merge; echo '"
     write_config(
         tmp_path,
         str(db),
         queries,
-        search={"backend": "cpu", "threads": 1, "top": 3, "job_size": "database"},
+        search={"backend": "cpu", "threads": 1, "top": 3, "job_size": job_size},
         merge={"outfmt": evil},
         align={"enabled": True, "formats": ["tsv"], "threads": 1, "outfmt": evil.replace("merge", "align")},
     )
     proc = snakemake(tmp_path, "--keep-going", check=False)
     assert proc.returncode != 0
-    assert {"merge", "align"} <= set(executed_rules(proc))
-    for rule in ("merge", "align"):
+    failing = ["merge", "align"] if job_size == "chunk" else ["search"]  # a search that cannot write its alignments stops first
+    assert set(failing) <= set(executed_rules(proc))
+    for rule in failing:
         (log,) = rule_logs(tmp_path, rule)
         assert "outfmt" in log and "Traceback" not in log, log
     assert not list(tmp_path.rglob("pwned*"))
@@ -353,6 +356,39 @@ def test_database_jobs_give_the_hits_of_chunk_jobs(finished, tmp_path):
     assert hit_rows(tmp_path / "results/small/hits.tsv") == hit_rows(work / "results/small/hits.tsv")
 
 
+def test_database_jobs_trace_their_hits_as_the_align_jobs_of_chunk_jobs(tmp_path):
+    """search.job_size database: each batch's one search job also traces its hits and writes
+    every alignment format (no align job), byte for byte what chunk-level search jobs and an
+    align job per batch write; only SAM/BAM's @PG line, the command that wrote them, differs."""
+    pysam = pytest.importorskip("pysam")
+    formats = ["tsv", "jsonl", "sam", "bam", "txt"]
+    runs = {}
+    for job_size in ("chunk", "database"):
+        work = tmp_path / job_size
+        work.mkdir()
+        small_inputs(work, 120, 3)
+        search = {"backend": "cpu", "threads": 1, "top": 5, "job_size": job_size}
+        write_config(work, "db.fasta", "queries.fasta", search=search, align={"enabled": True, "formats": formats, "threads": 1})
+        runs[job_size] = executed_rules(snakemake(work))
+    assert runs["chunk"].count("align") == 2 and runs["chunk"].count("search") > 2
+    assert runs["database"].count("search") == 2 and "align" not in runs["database"]
+    assert all("alignments traced in" in log for log in rule_logs(tmp_path / "database", "search"))
+    chunk, database = (tmp_path / name / "results/small" for name in ("chunk", "database"))
+    assert (database / "hits.tsv").read_bytes() == (chunk / "hits.tsv").read_bytes()
+    for batch in ("0000", "0001"):
+        for fmt in ("tsv", "jsonl", "txt"):
+            name = f"alignments/batch-{batch}.{fmt}"
+            assert (database / name).read_bytes() == (chunk / name).read_bytes(), name
+        sam = [[line for line in (run / f"alignments/batch-{batch}.sam").read_text().splitlines() if not line.startswith("@PG")]
+               for run in (chunk, database)]  # fmt: skip
+        assert sam[0] == sam[1] and len(sam[0]) > 5
+        bam = []
+        for run in (chunk, database):
+            with pysam.AlignmentFile(str(run / f"alignments/batch-{batch}.bam")) as fh:
+                bam.append([r.to_string() for r in fh])
+        assert bam[0] == bam[1] and bam[0]
+
+
 def test_fast_mode_reaches_the_search_jobs_and_gives_exact_hits(finished, tmp_path):
     """search.mode fast: every search job (one per batch and chunk) runs --mode fast and saves a
     fast-mode hit list; each merged hit is the exact run's hit where both have the pair."""
@@ -428,4 +464,4 @@ def test_the_ci_configuration_runs(tmp_path):
     ):
         assert (results / rel).is_file(), rel
     ran = executed_rules(proc)
-    assert ran.count("align") == 2 and ran.count("search") == 2  # one job per batch each
+    assert ran.count("search") == 2 and "align" not in ran  # one job per batch searches the database and traces its hits

@@ -59,3 +59,34 @@ def test_several_outs_refuse_a_file_named_twice(saved_hits, swgpu, tmp_path, mon
     rc, _, err = swgpu("align", "--db", db, "--hits", hits, "--out", "a.tsv", "--out", "a.tsv")
     assert rc == 2 and "twice" in err and "Traceback" not in err
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_search_writes_what_align_writes_from_its_saved_hits(saved_hits, swgpu, tmp_path, monkeypatch) -> None:
+    """``swgpu search --save-hits H --out A --out B ...``, the workflow's one job per batch over
+    the whole database: one traceback, and every output what ``swgpu align --hits H`` writes."""
+    db, hits = saved_hits
+    calls = []
+    traced = api.align
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return traced(*args, **kwargs)
+
+    monkeypatch.setattr(api, "align", counting)
+    outs = [tmp_path / "all.tsv", tmp_path / "all.jsonl", tmp_path / "all.sam", tmp_path / "all.txt"]
+    query = db.parent / "q.fasta"
+    common = ["--db", db, "--query", query, "--backend", "cpu", "--top", "5"]
+    rc, _, err = swgpu("search", *common, "--save-hits", tmp_path / "h.npz", *[a for p in outs for a in ("--out", p)])
+    assert rc == 0, err
+    assert len(calls) == 1 and "10 alignments traced in" in err and "tsv, jsonl, sam, pairwise written" in err
+    for path in outs:
+        alone = tmp_path / f"align{path.suffix}"
+        rc, _, err = swgpu("align", "--db", db, "--hits", tmp_path / "h.npz", "--backend", "cpu", "--out", alone)
+        assert rc == 0, err
+
+        def body(p: Path) -> list[str]:
+            return [line for line in p.read_text().splitlines() if not line.startswith("@PG")]  # @PG: the command line
+
+        assert body(path) == body(alone) and body(path), path.suffix
+    rc, _, err = swgpu("search", *common, "--out", tmp_path / "x.tsv", "--out", tmp_path / "x.tsv")
+    assert rc == 2 and "twice" in err and "Traceback" not in err

@@ -1,5 +1,6 @@
-"""The workflow on a GPU: search and align jobs take a `gpu` slot, compute on the device
-under `swgpu gpu-run`, and give the hits and alignments of a CPU run.
+"""The workflow on a GPU: search jobs take a `gpu` slot, compute on the device under
+`swgpu gpu-run` (scan and traceback in one job per batch), and give the hits and
+alignments of a CPU run (chunk-level search jobs and align jobs).
 
 Device command (integrator): ``SWGPU_REQUIRE_GPU=1 python -m pytest -q tests/test_workflow_gpu.py``
 """
@@ -31,9 +32,11 @@ def test_gpu_workflow_equals_the_cpu_workflow(tmp_path, backend):
         runs[name] = (work, snakemake(work, "--resources", "gpu=1"))
     work, proc = runs["gpu"]
     ran = executed_rules(proc)
-    assert ran.count("search") == 2 and ran.count("align") == 2  # one job per batch (job_size auto on a GPU backend)
-    for log in rule_logs(work, "search") + rule_logs(work, "align"):
+    # one job per batch (job_size auto on a GPU backend) searches the whole database and traces its hits
+    assert ran.count("search") == 2 and "align" not in ran
+    for log in rule_logs(work, "search"):
         assert "CUDA_VISIBLE_DEVICES=" in log and "(no GPU)" not in log and "on the CPU" not in log, log
+        assert "alignments traced in" in log and "on cuda" in log, log
     cpu = runs["cpu"][0]
     assert _rows(work / "results/small/hits.tsv") == _rows(cpu / "results/small/hits.tsv")
     for batch in ("0000", "0001"):

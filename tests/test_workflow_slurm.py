@@ -49,11 +49,20 @@ def slurm() -> Iterator[None]:
         pytest.skip("a running SLURM without an idle node offering gres gpu (left as it is)")
     if os.geteuid() != 0:
         pytest.skip("SLURM is not running and starting it needs root (sudo scripts/slurm_single_node.sh start)")
+    config = {name: _read(Path("/etc/slurm") / name) for name in ("slurm.conf", "gres.conf")}
     subprocess.run(["bash", str(SCRIPT), "start", "2"], check=True, capture_output=True, timeout=180)
     try:
         yield
     finally:
         subprocess.run(["bash", str(SCRIPT), "stop"], check=True, capture_output=True, timeout=120)
+        # stop undoes start: no daemon or job step left, the machine's configuration back.
+        left = [name for name in ("slurmctld", "slurmd", "slurmstepd") if subprocess.run(["pgrep", "-x", name]).returncode == 0]
+        assert not left and not Path("/run/swgpu-slurm").exists(), left
+        assert {name: _read(Path("/etc/slurm") / name) for name in config} == config
+
+
+def _read(path: Path) -> bytes | None:
+    return path.read_bytes() if path.exists() else None
 
 
 def test_a_job_that_asks_for_a_gpu_sees_its_device_in_cuda_visible_devices(slurm, tmp_path):
@@ -77,7 +86,7 @@ def _workflow_copy(directory: Path) -> None:
 
 def _run(directory: Path, *extra: str, check: bool = True) -> subprocess.CompletedProcess:
     proc = subprocess.run(
-        [str(BIN / DOCUMENTED[0]), *DOCUMENTED[1:], *extra], cwd=directory, env=env(), capture_output=True, text=True, timeout=600
+        [str(BIN / DOCUMENTED[0]), *DOCUMENTED[1:], *extra], cwd=directory, env=env(slurm=True), capture_output=True, text=True, timeout=600
     )
     if check and proc.returncode != 0:
         raise AssertionError(f"{' '.join(DOCUMENTED + list(extra))} failed:\n{proc.stdout}\n{proc.stderr}")
@@ -87,10 +96,14 @@ def _run(directory: Path, *extra: str, check: bool = True) -> subprocess.Complet
 def test_documented_command_runs_the_workflow_through_slurm_and_gpu_jobs_get_a_device(slurm, tmp_path):
     _workflow_copy(tmp_path)
 
-    proc = _run(tmp_path)
+    proc = _run(tmp_path, "--verbose")
     text = proc.stdout + proc.stderr
     assert "submitted with SLURM jobid" in text
     assert {"makedb", "search", "merge"} <= set(re.findall(r"^(?:local)?(?:rule|checkpoint) (\w+):$", text, re.M))
+    submitted = {m.group(1): int(m.group(2)) for m in re.finditer(r"sbatch call: .*--comment rule_(\w+?)_wildcards.* --mem (\d+)", text)}
+    # Cluster jobs: the database's build (--mem from the source's size, not 16 GB) and the
+    # search; a batch's merge (under a second) runs where Snakemake runs.
+    assert set(submitted) == {"makedb", "dbstats", "search"} and submitted["makedb"] < 1100, submitted
     assert (tmp_path / "results/small/hits.tsv").read_text().count("\n") > 0
     assert planned_jobs(_run(tmp_path, "-n")) == {}
 
@@ -139,7 +152,7 @@ def test_search_job_memory_and_time_follow_from_chunk_size_and_query_batch(tmp_p
     assert 1024 < mem_small < mem_large < 2000
     assert mem_large - mem_small == pytest.approx(8 * 60_000_000 / 2**20, abs=2)
     # A whole-database job holds one chunk at a time, but scans all of them.
-    whole = _Wildcards(db="d", batch="0000", part="all")
+    whole = _Wildcards(db="d", batch="0000")
     assert large["search_mem_mb"](whole, inputs) == mem_large
     assert large["search_runtime"](whole, inputs, 2) > large["search_runtime"](chunk, inputs, 2)
 
@@ -154,3 +167,17 @@ def test_search_job_memory_and_time_follow_from_chunk_size_and_query_batch(tmp_p
     missing = SimpleNamespace(db=str(tmp_path / "none"), batch=str(tmp_path / "none.fasta"))
     assert large["search_mem_mb"](chunk, missing) == mem_large
     assert large["search_runtime"](chunk, missing, 2) >= 10
+
+
+def test_makedb_job_memory_follows_from_the_source_size(tmp_path):
+    """The build's peak (about 2.4 bytes per residue and 70 per sequence, measured) from
+    the downloaded source: a small database asks for about 1 GB, not 16 for every build."""
+    namespace = _resources(64_000_000)
+    mem = lambda path: namespace["makedb_mem_mb"](_Wildcards(db="d"), SimpleNamespace(fasta=str(path)))  # noqa: E731
+    small, large = tmp_path / "small.fasta", tmp_path / "large.fasta"
+    small.write_bytes(b">a\n" + b"A" * 1000 + b"\n")
+    large.write_bytes(b">a\n" + b"A" * 100 * 2**20 + b"\n")
+    assert mem(tmp_path / "not-yet.fasta") == 1024  # a dry run, before the download
+    assert 1024 < mem(small) < 1100 < 1024 + 250 < mem(large) < 1024 + 400
+    (tmp_path / "large.fasta.gz").write_bytes(large.read_bytes()[: 25 * 2**20])  # counted as 4 x its size
+    assert mem(tmp_path / "large.fasta.gz") == pytest.approx(mem(large), abs=2)

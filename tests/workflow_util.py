@@ -20,11 +20,21 @@ SNAKEFILE = REPO / "workflow" / "Snakefile"
 BIN = Path(sys.executable).absolute().parent
 
 
-def env() -> dict[str, str]:
-    """The environment of a workflow run: the venv's swgpu and snakemake first on PATH."""
+def env(slurm: bool = False) -> dict[str, str]:
+    """The environment of a workflow run: the venv's swgpu and snakemake first on PATH.
+
+    Snakemake imports every installed executor plugin when it starts, and the SLURM plugin
+    then asks ``scontrol show config``, which waits about 9 s for a controller where SLURM's
+    client is installed but no cluster runs (as on the development machine between the SLURM
+    tests): a local run's Snakemake starts in 12 s instead of 3. So local runs get an empty
+    SLURM configuration, which scontrol refuses at once; ``slurm=True`` (runs through SLURM)
+    keeps the machine's.
+    """
     e = dict(os.environ)
     e["PATH"] = f"{BIN}{os.pathsep}{e.get('PATH', '')}"
     e.pop("CUDA_VISIBLE_DEVICES", None)
+    if not slurm:
+        e["SLURM_CONF"] = os.devnull
     return e
 
 

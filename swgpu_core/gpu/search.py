@@ -274,7 +274,7 @@ class DeviceWorker:
                 self.launch_scan(shape, True, self.compute, dev, prof, sel, int(sel.size), 0, boundary, f.scores, f.overflow)
             f.rescore_marks = (begin, _record(self.compute, timing=True))
 
-    def _select(self, dev: DeviceChunk, f: _Flight, top: int, hist: ScoreHistograms | None) -> None:
+    def _select(self, dev: DeviceChunk | _Subjects, f: _Flight, top: int, hist: ScoreHistograms | None) -> None:
         """Queue the selection of ``f``'s candidates on the GPU: every subject scoring at least
         the ``top``-th best (ties included, in subject order, as the CPU's ``candidates``; all
         subjects when there are at most ``top``), compacted into the slot's buffers; with
@@ -302,6 +302,24 @@ class DeviceWorker:
                 _to_host(f.dense, dense, self.compute)
                 _to_host(f.counts[2:3], n_high, self.compute)
             f.selected = _record(self.compute)
+
+    def prepare(self) -> None:
+        """Do before any timed scan what the first query's scan would otherwise do on first use:
+        read the planner's model (cached on disk; measured once per GPU and kernel build), and
+        load the kernels of every query's selection and score histogram (:meth:`_select`,
+        :meth:`_fetch`): CuPy loads each routine's kernel on its first use in a process (from
+        its disk cache, a few milliseconds each, some twenty of them). The same calls, on 64
+        made-up scores of a made-up batch, then one synchronisation."""
+        _ = self.model
+        n, top = 64, 8
+        hist = ScoreHistograms([100], 4)
+        with cp.cuda.Device(self.device_id), self.compute:
+            batch = _Subjects(cp.arange(n + 1, dtype=np.int64) * 10)
+            scores = cp.arange(n, dtype=np.int32)
+            flight = _Flight(0, 1, 0, scores, scores, n, None, None, None, [], self._counts[0], None)
+            self._select(batch, flight, top, hist)
+            self._fetch(flight, hist)
+            self.compute.synchronize()
 
     def _fetch(self, f: _Flight, hist: ScoreHistograms | None) -> None:
         """Wait for ``f``'s counts, then queue the copies of its candidates (and histogram keys)
@@ -535,6 +553,14 @@ class _Flight:
     host: tuple | None = None  # (indices, scores, histogram keys, their pinned memory), valid once the batch synchronised
 
 
+@dataclass
+class _Subjects:
+    """What :meth:`DeviceWorker._select` reads of a batch: its residue offsets and their length bins."""
+
+    offsets: cp.ndarray
+    lbins: cp.ndarray | None = None
+
+
 def _device_bytes(batch_residues: list[int]) -> int:
     """Device bytes of resident batches of these sizes and a boundary buffer for the largest."""
     return RESIDUE_BYTES * sum(batch_residues) + BOUNDARY_BYTES * max(batch_residues, default=0)
@@ -584,6 +610,8 @@ class CudaBackend:
             raise BackendUnavailable(f"no CUDA device {bad[0]} (this machine has {n_devices})")
         self.scoring = scoring
         self.workers = [DeviceWorker(d, scoring, threshold, memory_budget, arith) for d in ids]
+        for worker in self.workers:  # set-up, not scan time
+            worker.prepare()
 
     @property
     def device_names(self) -> list[str]:

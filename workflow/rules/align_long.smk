@@ -17,7 +17,7 @@ rule align_long_section:
     wildcard_constraints:
         section=r"\d+",
     conda:
-        "../envs/swgpu.yaml"
+        SWGPU_ENV
     threads: config["align_long"]["threads"]
     resources:
         gpu=1 if uses_gpu(config["align_long"]["backend"]) else 0,
@@ -50,7 +50,7 @@ rule align_long_merge:
     benchmark:
         "results/align_long/benchmarks/merge.tsv"
     conda:
-        "../envs/swgpu.yaml"
+        SWGPU_ENV
     threads: config["align_long"]["threads"]
     resources:
         gpu=1 if uses_gpu(config["align_long"]["backend"]) else 0,

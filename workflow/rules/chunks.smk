@@ -13,7 +13,7 @@ checkpoint chunks:
     benchmark:
         "results/{db}/benchmarks/chunks.tsv"
     conda:
-        "../envs/swgpu.yaml"
+        SWGPU_ENV
     threads: 1
     shell:
         "swgpu chunks {input.db:q} --json {output:q} > {log:q} 2>&1"

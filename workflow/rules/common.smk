@@ -13,7 +13,12 @@ import hashlib
 import json
 import os
 import re
+import shlex
+import tempfile
 import urllib.parse
+
+import yaml
+from snakemake.settings.types import DeploymentMethod
 
 # Names this invocation's `refresh` log, so that each refresh is a new job.
 REFRESH_STAMP = datetime.datetime.now().strftime("%Y%m%dT%H%M%S.%f")
@@ -23,6 +28,72 @@ wildcard_constraints:
     db="|".join(re.escape(name) for name in config["databases"]),
     batch=r"\d+",
     chunk=r"\d+",
+
+
+# The software of the rules under `--sdm conda`: SWGPU_ENV, named by their conda directive.
+#
+# envs/swgpu.yaml installs swgpu from the workflow's own source by pip paths relative to
+# itself, which is how conda resolves them for `conda env create -f workflow/envs/swgpu.yaml`.
+# Snakemake, though, hands conda a copy of an env file in its conda prefix (.snakemake/conda
+# of the working directory, or --conda-prefix), and conda runs pip there: relative paths
+# then name the source only from the repository root with the default prefix, never with
+# --directory, --conda-prefix or as a module. So under --sdm conda the rules name a copy
+# whose pip paths are resolved against the env file's directory, as conda does for the
+# original: one result for every layout. The absolute source path is part of the copy, so
+# the environment's hash follows the checkout, and two checkouts sharing a --conda-prefix
+# never share an editable install. Without conda nothing is read or written.
+
+
+def _absolute_pip_path(line, envs_dir):
+    """`-e PATH` and `-c PATH` with PATH made absolute (against the env file's directory)."""
+    option, _, path = line.partition(" ")
+    if option not in ("-e", "-c") or os.path.isabs(path):
+        return line
+    return f"{option} {shlex.quote(os.path.normpath(os.path.join(envs_dir, path)))}"
+
+
+def conda_env_file():
+    """envs/swgpu.yaml, or under --sdm conda its copy with absolute pip paths, written once
+    under .snakemake/swgpu/ of the working directory and named by its content, so that
+    every parse (a cluster job's too) names the same file and so the same environment.
+    Called while this file is parsed: `workflow.current_basedir` is workflow/rules/."""
+    if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
+        return "../envs/swgpu.yaml"  # relative to the rule files, as Snakemake reads it
+    rules_dir = workflow.current_basedir.get_path_or_uri(secret_free=True)
+    envs_dir = os.path.normpath(os.path.join(rules_dir, "..", "envs"))
+    source = os.path.dirname(os.path.dirname(envs_dir))
+    if not (
+        workflow.current_basedir.is_local
+        and os.path.isfile(os.path.join(source, "pyproject.toml"))
+    ):
+        raise ValueError(
+            f"--sdm conda installs swgpu from the workflow's own source, but {source} is "
+            "not a local checkout of it: use a clone (or a module whose snakefile is a "
+            "local path)"
+        )
+    env_file = os.path.join(envs_dir, "swgpu.yaml")
+    with open(env_file) as fh:
+        spec = yaml.safe_load(fh)
+    for entry in spec["dependencies"]:
+        if isinstance(entry, dict) and "pip" in entry:
+            entry["pip"] = [_absolute_pip_path(line, envs_dir) for line in entry["pip"]]
+    text = (
+        f"# {env_file} with absolute pip paths (conda_env_file() in rules/common.smk)\n"
+    )
+    text += yaml.safe_dump(spec, sort_keys=False)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    path = os.path.abspath(os.path.join(".snakemake", "swgpu", f"swgpu-{digest}.yaml"))
+    if not os.path.isfile(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with tempfile.NamedTemporaryFile(
+            "w", dir=os.path.dirname(path), delete=False
+        ) as fh:
+            fh.write(text)
+        os.replace(fh.name, path)
+    return path
+
+
+SWGPU_ENV = conda_env_file()
 
 
 def db_settings(db):
@@ -115,6 +186,16 @@ def search_job_size():
     return size
 
 
+def search_threads():
+    """Threads of a search job; a job over the whole database also traces its batch's hits
+    in the same process, so it takes the align job's threads where that asks for more.
+    """
+    threads = config["search"]["threads"]
+    if search_job_size() == "database" and alignment_formats():
+        threads = max(threads, config["align"]["threads"])
+    return threads
+
+
 def chunk_indices(db):
     with open(checkpoints.chunks.get(db=db).output[0]) as fh:
         return [c["index"] for c in json.load(fh)["chunks"]]
@@ -169,12 +250,23 @@ def merged_hits(wildcards):
 
 
 def alignment_formats():
-    """What the one align job of a batch writes: the configured formats, and JSON lines
-    for the report, all from one traceback."""
+    """What each batch's one traceback writes (its search job over the whole database, or
+    its align job after chunk-level searches): the configured formats, and JSON lines for
+    the report."""
     formats = list(config["align"]["formats"]) if config["align"]["enabled"] else []
     if config["report"]["enabled"] and "jsonl" not in formats:
         formats.append("jsonl")
     return formats
+
+
+def search_outputs(alignments):
+    """`--out` per alignment file of a search job over the whole database and, when there
+    are any, the tabular format (align.outfmt); align.extra then reaches that job too.
+    """
+    if not alignments:
+        return []
+    outs = [arg for path in alignments for arg in ("--out", path)]
+    return outs + ["--outfmt", config["align"]["outfmt"]]
 
 
 def report_alignments(wildcards):
@@ -192,19 +284,14 @@ def plan_json(wildcards):
 
 
 def final_targets(wildcards):
-    """hits.tsv, the plots, the alignments and the report of every configured database."""
+    """hits.tsv, the plots and the report of every configured database, and align-long's
+    outputs: known before the queries are split, so that building the databases starts
+    beside the split_queries checkpoint."""
     targets = []
     for db in config["databases"]:
         targets += [f"results/{db}/hits.tsv", f"results/{db}/dbstats/lengths.png"]
         if config["plan"]["enabled"]:
             targets.append(f"results/{db}/plan/plan.png")
-        if config["align"]["enabled"]:
-            targets += expand(
-                "results/{db}/alignments/batch-{batch}.{fmt}",
-                db=db,
-                batch=query_batches(db),
-                fmt=config["align"]["formats"],
-            )
         if config["report"]["enabled"]:
             targets.append(f"results/{db}/report.html")
     if config["align_long"]["enabled"]:
@@ -212,6 +299,22 @@ def final_targets(wildcards):
             "results/align_long/alignments.{fmt}", fmt=config["align_long"]["formats"]
         )
     return targets
+
+
+def alignment_targets(wildcards):
+    """Every query batch's alignment files (the batches are known after split_queries)."""
+    if not config["align"]["enabled"]:
+        return []
+    return [
+        path
+        for db in config["databases"]
+        for path in expand(
+            "results/{db}/alignments/batch-{batch}.{fmt}",
+            db=db,
+            batch=query_batches(db),
+            fmt=config["align"]["formats"],
+        )
+    ]
 
 
 # align-long (rules/align_long.smk): sections and the options every job shares.

@@ -18,7 +18,7 @@ rule dbstats:
     benchmark:
         "results/{db}/benchmarks/dbstats.tsv"
     conda:
-        "../envs/swgpu.yaml"
+        SWGPU_ENV
     threads: 1
     shell:
         "swgpu dbstats {input:q} --png {output.png:q} --tsv {output.tsv:q} > {output.txt:q} 2> {log:q}"

@@ -15,7 +15,7 @@ rule download:
     wildcard_constraints:
         suffix=r"\.fasta(\.gz)?",
     conda:
-        "../envs/swgpu.yaml"
+        SWGPU_ENV
     threads: 1
     params:
         source=lambda wildcards: db_settings(wildcards.db)["source"],
@@ -41,7 +41,7 @@ rule refresh:
     benchmark:
         f"results/benchmarks/refresh/{REFRESH_STAMP}.tsv"
     conda:
-        "../envs/swgpu.yaml"
+        SWGPU_ENV
     threads: 1
     params:
         log_relpath=f"results/logs/refresh/{REFRESH_STAMP}.log",

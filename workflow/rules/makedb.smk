@@ -11,8 +11,10 @@ rule makedb:
     benchmark:
         "results/{db}/benchmarks/makedb.tsv"
     conda:
-        "../envs/swgpu.yaml"
+        SWGPU_ENV
     threads: 1
+    resources:
+        mem_mb=makedb_mem_mb,
     params:
         chunk_residues=lambda wildcards: chunk_residues(wildcards.db),
     shell:

@@ -14,7 +14,7 @@ rule merge:
     benchmark:
         "results/{db}/benchmarks/merge/batch-{batch}.tsv"
     conda:
-        "../envs/swgpu.yaml"
+        SWGPU_ENV
     threads: 1
     params:
         outfmt=config["merge"]["outfmt"],
@@ -39,7 +39,7 @@ rule gather_hits:
     benchmark:
         "results/{db}/benchmarks/gather_hits.tsv"
     conda:
-        "../envs/swgpu.yaml"
+        SWGPU_ENV
     threads: 1
     params:
         # Format 7 ends each batch with "# swgpu processed N queries"; a reader (Biopython's

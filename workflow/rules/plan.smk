@@ -19,7 +19,7 @@ rule plan:
     benchmark:
         "results/{db}/benchmarks/plan.tsv"
     conda:
-        "../envs/swgpu.yaml"
+        SWGPU_ENV
     threads: 1
     resources:
         gpu=1 if uses_gpu(config["search"]["backend"]) else 0,

@@ -14,7 +14,7 @@ checkpoint split_queries:
     benchmark:
         "results/benchmarks/split_queries.tsv"
     conda:
-        "../envs/swgpu.yaml"
+        SWGPU_ENV
     threads: 1
     params:
         batch_size=config["query_batch_size"],

@@ -1,5 +1,5 @@
 # The self-contained HTML report of one database's run, from the hit lists and the
-# alignments the align jobs wrote (JSON lines): the report traces nothing itself.
+# batches' alignments (JSON lines, from their one traceback each): the report traces nothing itself.
 
 
 rule report:
@@ -20,7 +20,7 @@ rule report:
     benchmark:
         "results/{db}/benchmarks/report.tsv"
     conda:
-        "../envs/swgpu.yaml"
+        SWGPU_ENV
     threads: 1
     params:
         plan=lambda wildcards, input: ["--plan", input.plan] if input.plan else [],

@@ -1,39 +1,77 @@
-# The search of one query batch: the whole database in one job (results/{db}/search/
-# batch-NNNN/all.npz) or one job per database chunk (.../chunk-K.npz), per
-# search.job_size. GPU jobs take a `gpu` slot and run under `swgpu gpu-run`.
+# The search of one query batch, per search.job_size. GPU jobs take a `gpu` slot and run
+# under `swgpu gpu-run`.
+#
+# database: one job per batch scans the whole database (results/{db}/search/batch-NNNN/
+# all.npz) and, in the same process, traces that batch's top hits and writes every
+# alignment format (results/{db}/alignments/batch-NNNN.*): one start-up, one CUDA context
+# and one database upload per batch. chunk: one job per batch and database chunk
+# (.../chunk-K.npz), to spread a search over cores or nodes; the align rule then traces
+# each batch's merged hits (rules/align.smk).
 
 
-rule search:
-    input:
-        db="results/{db}/db",
-        batch="results/queries/batches/batch-{batch}.fasta",
-    output:
-        hits="results/{db}/search/batch-{batch}/{part}.npz",
-    log:
-        "results/{db}/logs/search/batch-{batch}.{part}.log",
-    benchmark:
-        "results/{db}/benchmarks/search/batch-{batch}.{part}.tsv"
-    wildcard_constraints:
-        part=r"all|chunk-\d+",
-    conda:
-        "../envs/swgpu.yaml"
-    threads: config["search"]["threads"]
-    resources:
-        gpu=1 if uses_gpu(config["search"]["backend"]) else 0,
-        mem_mb=search_mem_mb,
-        runtime=search_runtime,
-    params:
-        gpu_run=gpu_run(config["search"]["backend"]),
-        backend=config["search"]["backend"],
-        mode=config["search"]["mode"],
-        top=config["search"]["top"],
-        chunks=lambda wildcards: (
-            []
-            if wildcards.part == "all"
-            else ["--chunks", wildcards.part.removeprefix("chunk-")]
-        ),
-        extra=config["search"]["extra"],
-    shell:
-        "{params.gpu_run:q} swgpu search --db {input.db:q} --query {input.batch:q}"
-        " --backend {params.backend:q} --mode {params.mode:q} --top {params.top:q} {params.chunks:q}"
-        " --threads {threads} --save-hits {output.hits:q} {params.extra} > {log:q} 2>&1"
+if search_job_size() == "database":
+
+    rule search:
+        input:
+            db="results/{db}/db",
+            batch="results/queries/batches/batch-{batch}.fasta",
+        output:
+            hits="results/{db}/search/batch-{batch}/all.npz",
+            alignments=expand(
+                "results/{{db}}/alignments/batch-{{batch}}.{fmt}",
+                fmt=alignment_formats(),
+            ),
+        log:
+            "results/{db}/logs/search/batch-{batch}.all.log",
+        benchmark:
+            "results/{db}/benchmarks/search/batch-{batch}.all.tsv"
+        conda:
+            SWGPU_ENV
+        threads: search_threads()
+        resources:
+            gpu=1 if uses_gpu() else 0,
+            mem_mb=search_mem_mb,
+            runtime=search_runtime,
+        params:
+            gpu_run=gpu_run(config["search"]["backend"]),
+            backend=config["search"]["backend"],
+            mode=config["search"]["mode"],
+            top=config["search"]["top"],
+            outputs=lambda wildcards, output: search_outputs(output.alignments),
+            extra=config["search"]["extra"],
+            align_extra=config["align"]["extra"] if alignment_formats() else "",
+        shell:
+            "{params.gpu_run:q} swgpu search --db {input.db:q} --query {input.batch:q}"
+            " --backend {params.backend:q} --mode {params.mode:q} --top {params.top:q} --threads {threads}"
+            " --save-hits {output.hits:q} {params.outputs:q} {params.extra} {params.align_extra}"
+            " > {log:q} 2>&1"
+
+else:
+
+    rule search:
+        input:
+            db="results/{db}/db",
+            batch="results/queries/batches/batch-{batch}.fasta",
+        output:
+            hits="results/{db}/search/batch-{batch}/chunk-{chunk}.npz",
+        log:
+            "results/{db}/logs/search/batch-{batch}.chunk-{chunk}.log",
+        benchmark:
+            "results/{db}/benchmarks/search/batch-{batch}.chunk-{chunk}.tsv"
+        conda:
+            SWGPU_ENV
+        threads: config["search"]["threads"]
+        resources:
+            gpu=1 if uses_gpu() else 0,
+            mem_mb=search_mem_mb,
+            runtime=search_runtime,
+        params:
+            gpu_run=gpu_run(config["search"]["backend"]),
+            backend=config["search"]["backend"],
+            mode=config["search"]["mode"],
+            top=config["search"]["top"],
+            extra=config["search"]["extra"],
+        shell:
+            "{params.gpu_run:q} swgpu search --db {input.db:q} --query {input.batch:q}"
+            " --backend {params.backend:q} --mode {params.mode:q} --top {params.top:q} --chunks {wildcards.chunk:q}"
+            " --threads {threads} --save-hits {output.hits:q} {params.extra} > {log:q} 2>&1"
