@@ -40,6 +40,8 @@ DEFAULT_LUT = "global"
 BLOCKS_PER_SM = 16
 #: Subjects a warp should find in its slice at least.
 SUBJECTS_PER_WARP = 8
+#: Longest two-hit window the kernel's diagonal words hold (7 bits of distance, 127 meaning none).
+MAX_WINDOW = 126
 #: Initial room for (query, subject) pairs per query; a launch that finds more is run again.
 PAIRS_PER_QUERY = 4096
 
@@ -159,6 +161,10 @@ class CudaSeeder:
             raise BackendUnavailable(f"no CUDA device {bad[0]} (this machine has {n_devices})")
         if not 1 <= warps <= SEED_MAX_WARPS:
             raise ValueError(f"seed kernel warps must be 1..{SEED_MAX_WARPS} (got {warps})")
+        if params.window > MAX_WINDOW:
+            from ..errors import InputError
+
+            raise InputError(f"seed window {params.window}: the GPU seeder holds windows up to {MAX_WINDOW} (use --backend cpu)")
         self.params = params
         self.n_queries = len(queries)
         self.counts = {"hits": 0, "triggers": 0, "extensions": 0, "candidates": 0}
