@@ -38,12 +38,15 @@ if search_job_size() == "database":
             mode=config["search"]["mode"],
             top=config["search"]["top"],
             outputs=lambda wildcards, output: search_outputs(output.alignments),
-            extra=config["search"]["extra"],
-            align_extra=config["align"]["extra"] if alignment_formats() else "",
+            # the raw options of both commands this job does the work of (search.extra, align.extra)
+            extra=" ".join(
+                [config["search"]["extra"]]
+                + ([config["align"]["extra"]] if alignment_formats() else [])
+            ),
         shell:
             "{params.gpu_run:q} swgpu search --db {input.db:q} --query {input.batch:q}"
             " --backend {params.backend:q} --mode {params.mode:q} --top {params.top:q} --threads {threads}"
-            " --save-hits {output.hits:q} {params.outputs:q} {params.extra} {params.align_extra}"
+            " --save-hits {output.hits:q} {params.outputs:q} {params.extra}"
             " > {log:q} 2>&1"
 
 else:
