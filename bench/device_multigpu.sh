@@ -45,6 +45,34 @@ bench_db() {
 summary() {  # the command's own summary line -> "seconds gcups"
   python3 -c "import re,sys; t=open(sys.argv[1]).read(); m=re.findall(r' in ([0-9.]+) s,? \(?([0-9.]+) GCUPS', t) or re.findall(r'in ([0-9.]+) s \(([0-9.]+) GCUPS', t); print(*m[-1])" "$1"
 }
+scaling() {  # scaling NAME WORKLOAD SAME_KEY COMMAND...: COMMAND (with DEVS and OUTFILE in it) run on GPU 0 and on
+  # all GPUs, twice each; medians of wall, the command's scan seconds and GCUPS, the outputs compared; one record
+  local name=$1 workload=$2 key=$3; shift 3
+  : > "$W/${name}_times.txt"
+  for devs in 0 "$ALL" 0 "$ALL"; do
+    local tag=${devs//,/_} t0 t1
+    t0=$(now)
+    DEVS=$devs OUTFILE="$W/${name}_$tag.out" eval "$@" 2> "$W/${name}_$tag.log" || { tail -5 "$W/${name}_$tag.log"; rc=1; }
+    t1=$(now)
+    echo "$devs $(python3 -c "print(round($t1 - $t0, 3))") $(summary "$W/${name}_$tag.log")" | tee -a "$W/${name}_times.txt"
+  done
+  local same rec
+  same=$(cmp -s "$W/${name}_0.out" "$W/${name}_${ALL//,/_}.out" && echo true || echo false)
+  rec=$(python3 - "$W/${name}_times.txt" "$same" "$ALL" "$workload" "$key" <<'PY'
+import json, statistics, sys
+rows = [line.split() for line in open(sys.argv[1])]
+def med(devs, k):
+    return statistics.median(float(r[k]) for r in rows if r[0] == devs)
+one, many = "0", sys.argv[3]
+rec = {"workload": sys.argv[4], "wall_s": {one: med(one, 1), many: med(many, 1)}, "scan_s": {one: med(one, 2), many: med(many, 2)},
+       "scan_gcups": {one: med(one, 3), many: med(many, 3)}, sys.argv[5]: sys.argv[2] == "true", "runs": rows}
+rec["scan_speedup"] = rec["scan_s"][one] / rec["scan_s"][many]
+rec["wall_speedup"] = rec["wall_s"][one] / rec["wall_s"][many]
+print(json.dumps(rec))
+PY
+)
+  record "$name" "$rec"
+}
 rc=0
 steps=("$@"); [ ${#steps[@]} -gt 0 ] || steps=(tests search workflow long)
 for what in "${steps[@]}"; do
@@ -85,30 +113,9 @@ PY
     search)
       bench_db
       swgpu search --db "$W/db" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
-      for devs in 0 "$ALL" 0 "$ALL"; do
-        tag=${devs//,/_}
-        t0=$(now)
-        swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$devs" --top 50 \
-          --outfmt "6 qseqid sseqid score evalue bitscore" --out "$W/hits_$tag.tsv" 2> "$W/search_$tag.log" || rc=1
-        t1=$(now)
-        echo "$devs $(python3 -c "print(round($t1 - $t0, 3))") $(summary "$W/search_$tag.log")" | tee -a "$W/search_times.txt"
-      done
-      same=$(cmp -s "$W/hits_0.tsv" "$W/hits_${ALL//,/_}.tsv" && echo true || echo false)
-      rec=$(python3 - "$W/search_times.txt" "$same" "$ALL" <<'PY'
-import json, statistics, sys
-rows = [line.split() for line in open(sys.argv[1])]
-def med(devs, k):
-    return statistics.median(float(r[k]) for r in rows if r[0] == devs)
-one, many = "0", sys.argv[3]
-rec = {"workload": "bench200M x 500 queries, top 50, no alignments",
-       "wall_s": {one: med(one, 1), many: med(many, 1)}, "scan_s": {one: med(one, 2), many: med(many, 2)},
-       "scan_gcups": {one: med(one, 3), many: med(many, 3)}, "hits_identical": sys.argv[2] == "true", "runs": rows}
-rec["scan_speedup"] = rec["scan_s"][one] / rec["scan_s"][many]
-rec["wall_speedup"] = rec["wall_s"][one] / rec["wall_s"][many]
-print(json.dumps(rec))
-PY
-)
-      record search "$rec" ;;
+      scaling search "bench200M x 500 queries, top 50, no alignments" hits_identical \
+        'swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$DEVS" --top 50' \
+        '--outfmt "6 qseqid sseqid score evalue bitscore" --out "$OUTFILE"' ;;
     workflow)
       bench_db
       mkdir -p "$W/wf"
@@ -184,30 +191,9 @@ for name, seq in (("long_q.fa", q), ("long_t.fa", t)):
     with open(f"{w}/{name}", "wb") as fh:
         fh.write(b">" + name.encode() + b"\n"); fh.write(seq.tobytes()); fh.write(b"\n")
 PY
-      for devs in 0 "$ALL" 0 "$ALL"; do
-        tag=${devs//,/_}
-        t0=$(now)
-        swgpu align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda --devices "$devs" \
-          --out "$W/long_$tag.tsv" 2> "$W/long_$tag.log" || { cat "$W/long_$tag.log"; rc=1; }
-        t1=$(now)
-        echo "$devs $(python3 -c "print(round($t1 - $t0, 3))") $(summary "$W/long_$tag.log")" | tee -a "$W/long_times.txt"
-      done
-      same=$(cmp -s "$W/long_0.tsv" "$W/long_${ALL//,/_}.tsv" && echo true || echo false)
-      rec=$(python3 - "$W/long_times.txt" "$same" "$ALL" <<'PY'
-import json, statistics, sys
-rows = [line.split() for line in open(sys.argv[1])]
-def med(devs, k):
-    return statistics.median(float(r[k]) for r in rows if r[0] == devs)
-one, many = "0", sys.argv[3]
-rec = {"workload": "align-long, DNA, 10^4 query x 10^8 target", "wall_s": {one: med(one, 1), many: med(many, 1)},
-       "scan_s": {one: med(one, 2), many: med(many, 2)}, "scan_gcups": {one: med(one, 3), many: med(many, 3)},
-       "end_points_identical": sys.argv[2] == "true", "runs": rows}
-rec["scan_speedup"] = rec["scan_s"][one] / rec["scan_s"][many]
-rec["wall_speedup"] = rec["wall_s"][one] / rec["wall_s"][many]
-print(json.dumps(rec))
-PY
-)
-      record long "$rec" ;;
+      scaling long "align-long, DNA, 10^4 query x 10^8 target" end_points_identical \
+        'swgpu align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda --devices "$DEVS"' \
+        '--out "$OUTFILE" --format tsv' ;;
   esac
 done
 exit $rc
