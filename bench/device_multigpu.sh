@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
-#   run: bash bench/device_multigpu.sh [tests] [search] [workflow] [long]   (default: all four)
+#   run: bash bench/device_multigpu.sh [tests] [probe] [phases] [search] [workflow] [long]   (default: tests search workflow long)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`), .carry (a copy of shared/)
 # 1. search: `swgpu search --devices 0` against `--devices 0,1[,...]` on bench200M x 500
 #    queries (scan GCUPS as the command reports it, process wall), hit tables compared;
@@ -110,6 +110,31 @@ for devs in ([0], [1], many, many):
           "kernel s per device", [round(w.kernel_seconds - k, 3) for w, k in zip(backend.workers, k0)], "batch walls", spans, flush=True)
 PY
       ;;
+    phases)
+      # where the process time of a search goes beside the scan: cProfile of the whole command on
+      # GPU 0 and on all GPUs (top entries by cumulative time), and the bare CUDA start-up per GPU
+      bench_db
+      python3 - "$NG" <<'PY' 2>&1 | tee "$OUT/multigpu_cuda_start.txt"
+import sys, time
+t = time.perf_counter(); import cupy as cp; t1 = time.perf_counter()
+n = cp.cuda.runtime.getDeviceCount(); t2 = time.perf_counter(); spans = []
+for d in range(int(sys.argv[1])):
+    s = time.perf_counter()
+    with cp.cuda.Device(d):
+        cp.cuda.runtime.free(0)
+    spans.append(round(time.perf_counter() - s, 3))
+print(f"import cupy {t1 - t:.3f} s, device count {t2 - t1:.3f} s, context per GPU {spans}")
+PY
+      for devs in 0 "$ALL"; do
+        tag=${devs//,/_}
+        python3 -m cProfile -o "$W/prof_$tag.prof" -m swgpu_core search --db "$W/db" --query "$W/q500.fasta" --backend cuda \
+          --devices "$devs" --top 50 --outfmt "6 qseqid sseqid score evalue bitscore" --out "$W/prof_$tag.out" 2> "$W/prof_$tag.log" || rc=1
+        tail -2 "$W/prof_$tag.log"
+        python3 -c "import pstats, sys; p = pstats.Stats(sys.argv[1]); p.sort_stats('cumulative').print_stats(60)" "$W/prof_$tag.prof" \
+          > "$OUT/prof_cum_$tag.txt"
+        python3 -c "import pstats, sys; p = pstats.Stats(sys.argv[1]); p.sort_stats('tottime').print_stats(30)" "$W/prof_$tag.prof" \
+          > "$OUT/prof_tot_$tag.txt"
+      done ;;
     search)
       bench_db
       swgpu search --db "$W/db" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet

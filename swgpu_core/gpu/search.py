@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Generator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 import cupy as cp
@@ -609,9 +610,17 @@ class CudaBackend:
 
             raise BackendUnavailable(f"no CUDA device {bad[0]} (this machine has {n_devices})")
         self.scoring = scoring
-        self.workers = [DeviceWorker(d, scoring, threshold, memory_budget, arith) for d in ids]
-        for worker in self.workers:  # set-up, not scan time
+
+        def ready(d: int) -> DeviceWorker:  # set-up, not scan time
+            worker = DeviceWorker(d, scoring, threshold, memory_budget, arith)
             worker.prepare()
+            return worker
+
+        if len(ids) == 1:
+            self.workers = [ready(ids[0])]
+        else:  # each GPU's context, kernels and first-use loading at once: the CUDA calls release the GIL
+            with ThreadPoolExecutor(len(ids)) as pool:
+                self.workers = list(pool.map(ready, ids))
 
     @property
     def device_names(self) -> list[str]:
