@@ -15,6 +15,8 @@ set -uo pipefail
 OUT=${OUT:-/tmp/swgpu-out}; mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
   $( [ -d .whl_sm ] && echo .whl_sm/*.whl ) || exit 1
+# bytecode as a pip install writes it (this machine sets PYTHONDONTWRITEBYTECODE: each process would compile again)
+python3 -m compileall -q -j 0 /tmp/site swgpu_core > /dev/null
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 SWGPU_SHARED=$PWD/.carry SWGPU_REQUIRE_GPU=1
 export SWGPU_COMMIT=${SWGPU_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 B=$(dirname "$(python3 -c 'import sys; print(sys.executable)')")
@@ -124,6 +126,18 @@ for d in range(int(sys.argv[1])):
         cp.cuda.runtime.free(0)
     spans.append(round(time.perf_counter() - s, 3))
 print(f"import cupy {t1 - t:.3f} s, device count {t2 - t1:.3f} s, context per GPU {spans}")
+PY
+      # who imports cupyx (and with it scipy.sparse, 0.36 s) in a search: the stack at that import
+      python3 - "$W/db" .carry/data/cudasw_queries.fasta <<'PY' 2>&1 | head -80 | tee "$OUT/multigpu_cupyx_import.txt"
+import sys, traceback
+class Spy:
+    def find_spec(self, name, path=None, target=None):
+        if name in ("cupyx", "scipy.sparse"):
+            print("IMPORT", name); traceback.print_stack(limit=25, file=sys.stdout)
+        return None
+sys.meta_path.insert(0, Spy())
+from swgpu_core.cli import main
+main(["search", "--db", sys.argv[1], "--query", sys.argv[2], "--backend", "cuda", "--devices", "0", "--top", "5", "--out", "/dev/null", "--quiet"])
 PY
       for devs in 0 "$ALL"; do
         tag=${devs//,/_}

@@ -28,7 +28,7 @@ of its own, imported from the class's methods only.
 
 from __future__ import annotations
 
-import functools
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
@@ -63,13 +63,27 @@ class EngineChoice:
     devices: int = 0
 
 
-@functools.cache
+#: held while CuPy is imported and CUDA asked for its devices, so that :func:`warm_up`'s thread
+#: and the operation that needs the answer never do it twice, even at once
+_PROBE_LOCK = threading.Lock()
+_PROBED: list[tuple[int, str | None]] = []  # the answer, once there is one
+_WARM_UP: list[threading.Thread] = []  # the one warm-up thread of the process, once started
+_WARM_UP_LOCK = threading.Lock()
+
+
 def probe_gpu() -> tuple[int, str | None]:
     """(CUDA devices visible, why none is usable), asked once per process.
 
     Importing CuPy and counting devices is all it does: a machine whose GPU cannot compile
     or run the kernels fails later, loudly, in the operation that needs it.
     """
+    with _PROBE_LOCK:
+        if not _PROBED:
+            _PROBED.append(_probe())
+        return _PROBED[0]
+
+
+def _probe() -> tuple[int, str | None]:
     try:
         import cupy
     except Exception as exc:  # ImportError, or a CUDA library that fails to load
@@ -83,6 +97,38 @@ def probe_gpu() -> tuple[int, str | None]:
     if count < 1:
         return 0, "no CUDA device"
     return count, None
+
+
+def warm_up(devices: Sequence[int] | None = None, *, scan: bool = True) -> None:
+    """Begin, in a background thread, what a process's first GPU operation would wait for.
+
+    That is importing CuPy, CUDA's initialisation (``cuInit``: 0.44 s on an H200 host) and, for
+    each of ``devices`` (None: every visible one), its context and, with ``scan`` (a database
+    search), its scan kernels (see :func:`swgpu_core.gpu.kernels.scan_kernels`). The CUDA calls release the GIL, so they run
+    while the command reads its database and queries; the operation then finds them done (or
+    waits for them, never doing them twice). Once per process; nothing is reported from the
+    thread: a GPU that fails fails again, loudly, in the operation that needs it.
+    """
+    with _WARM_UP_LOCK:
+        if _WARM_UP:
+            return
+        _WARM_UP.append(threading.Thread(target=_warm, args=(devices, scan), name="swgpu-gpu-warm-up", daemon=True))
+    _WARM_UP[0].start()
+
+
+def _warm(devices: Sequence[int] | None, scan: bool) -> None:
+    count, _why = probe_gpu()
+    if not count:
+        return
+    from .gpu.device import open_context
+    from .gpu.kernels import scan_kernels
+
+    for d in devices if devices is not None else range(count):
+        if 0 <= d < count:
+            try:
+                scan_kernels(d) if scan else open_context(d)
+            except Exception:  # noqa: BLE001 -- the operation that needs the GPU reports it
+                return
 
 
 def resolve(name: str = "auto") -> EngineChoice:
@@ -233,22 +279,27 @@ class CudaEngine:
     def kind(self) -> str:
         return "cuda"
 
+    def devices(self, devices: Sequence[int] | None) -> list[int]:
+        """The GPUs a search runs on: ``devices``, or every visible one (one, where a slot of
+        the workflow set ``CUDA_VISIBLE_DEVICES``)."""
+        return list(devices) if devices else list(range(max(self.choice.devices, 1)))
+
     def scanner(self, scoring: Scoring, *, threads: int = 0, devices=None, threshold=None, memory_budget=None) -> Scanner:
-        """The GPU scan on ``devices`` (default GPU 0); ``threshold``: the inter/intra-task
+        """The GPU scan on ``devices`` (default: every visible GPU); ``threshold``: the inter/intra-task
         split (default: the planner's per batch and query); ``memory_budget``: bytes of
         each GPU for database batches (default 60% of the free memory)."""
         from .gpu.search import CudaBackend
 
-        backend = CudaBackend(scoring, list(devices) if devices else None, threshold=threshold, memory_budget=memory_budget)
+        backend = CudaBackend(scoring, self.devices(devices), threshold=threshold, memory_budget=memory_budget)
         self._scanners[tuple(w.device_id for w in backend.workers)] = backend
         return backend
 
     def seeder(self, scoring: Scoring, queries: list[EncodedSequence], params: SeedParams, *, threads: int = 0, devices=None) -> Seeder:
-        """The GPU candidate stage on ``devices`` (default GPU 0), sharing the device workers of
-        this engine's last scanner for the same devices (``threads`` concerns the CPU engine)."""
+        """The GPU candidate stage on ``devices`` (default: every visible GPU), sharing the device
+        workers of this engine's last scanner for the same devices (``threads`` concerns the CPU engine)."""
         from .gpu.seed import CudaSeeder
 
-        ids = tuple(devices) if devices else (0,)
+        ids = tuple(self.devices(devices))
         backend = self._scanners.get(ids)
         return CudaSeeder(scoring, queries, params, list(ids), workers=backend.workers if backend is not None else None)
 

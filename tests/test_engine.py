@@ -4,6 +4,9 @@ needs a GPU to be seen); ``test_gpu_engine.py`` compares the two engines on a de
 
 from __future__ import annotations
 
+import threading
+import time
+
 import numpy as np
 import pytest
 
@@ -67,11 +70,41 @@ def test_an_engine_is_passed_through():
     assert eng.get_engine(engine) is engine
 
 
-def test_the_probe_runs_once():
-    eng.probe_gpu.cache_clear()
+def test_the_probe_runs_once(monkeypatch):
+    calls = []
+    real = eng._probe
+    monkeypatch.setattr(eng, "_PROBED", [])
+    monkeypatch.setattr(eng, "_probe", lambda: calls.append(1) or real())
     first = eng.probe_gpu()
-    assert eng.probe_gpu() is first and eng.probe_gpu.cache_info().misses == 1
+    assert eng.probe_gpu() is first and len(calls) == 1
     assert first[0] >= 0 and (first[0] > 0) == (first[1] is None)
+
+
+def test_the_warm_up_and_the_operation_probe_once_between_them(monkeypatch):
+    """warm_up's thread asks CUDA while the command reads its inputs; an operation asking at the
+    same moment waits for that answer instead of asking again (and never sees a half answer)."""
+    calls, started = [], threading.Event()
+
+    def slow():
+        calls.append(1)
+        started.set()
+        time.sleep(0.2)
+        return (0, "no CUDA device")
+
+    monkeypatch.setattr(eng, "_PROBED", [])
+    monkeypatch.setattr(eng, "_WARM_UP", [])
+    monkeypatch.setattr(eng, "_probe", slow)
+    eng.warm_up([0])
+    eng.warm_up([0])  # once per process
+    assert started.wait(5)
+    assert eng.resolve("auto") == eng.EngineChoice("cpu", "no CUDA device", 0)
+    eng._WARM_UP[0].join(5)
+    assert len(calls) == 1 and len(eng._WARM_UP) == 1
+
+
+def test_a_search_uses_every_visible_gpu_by_default():
+    engine = eng.CudaEngine(eng.EngineChoice("cuda", None, 2))
+    assert engine.devices(None) == [0, 1] and engine.devices([1]) == [1]
 
 
 def test_engines_implement_the_protocol():

@@ -104,6 +104,10 @@ def _checksum(codes: np.ndarray) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..engine import warm_up
+
+    if args.backend != "cpu":  # CUDA's start-up runs while the sequences are read
+        warm_up(parse_index_list(args.devices, "--devices") if args.devices else [0], scan=False)
     from .. import api
     from ..formats import plan_output, write_output
 

@@ -54,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--top", type=int, default=50, help="hits kept per query (default 50)")
     add_scoring_arguments(parser)
     parser.add_argument("--threads", type=int, default=0, help="CPU threads (default: all available cores)")
-    parser.add_argument("--devices", help="comma-separated CUDA device indices (default: all visible)")
+    parser.add_argument("--devices", help="comma-separated CUDA device indices (default: every visible GPU)")
     parser.add_argument(
         "--threshold",
         type=int,
@@ -116,8 +116,12 @@ def check_top(top: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..engine import get_engine, warm_up
+
+    devices = parse_index_list(args.devices, "--devices") if args.devices else None
+    if args.backend != "cpu":
+        warm_up(devices)  # CUDA's start-up runs while the database and the queries are read
     from .. import api
-    from ..engine import get_engine
     from ..formats import plan_output, write_output
     from ..hitlist import save_hits
     from ..scoring import Scoring
@@ -136,7 +140,6 @@ def run(args: argparse.Namespace) -> int:
     some_chunks = chunks is not None and len(chunks) < len(db.chunks)
     no_fit = FAST_NO_FIT if args.mode == "fast" else (SOME_CHUNKS if some_chunks else None)
     check_statistics(args, scoring, outputs, no_fit=no_fit)
-    devices = parse_index_list(args.devices, "--devices") if args.devices else None
     queries = api.read_queries(args.query, db.alphabet)
     budget = parse_size(args.gpu_memory, "--gpu-memory") if args.gpu_memory else None
     engine = get_engine(args.backend)

@@ -26,3 +26,9 @@ def geometry(device_id: int) -> DeviceGeometry:
     name = props["name"]
     name = name.decode() if isinstance(name, bytes) else str(name)
     return DeviceGeometry(name, int(props["multiProcessorCount"]), int(props["maxThreadsPerMultiProcessor"]), int(props["totalGlobalMem"]))
+
+
+def open_context(device_id: int) -> None:
+    """Make ``device_id``'s CUDA context now (0.12-0.13 s on an H200), rather than in its first operation."""
+    with cp.cuda.Device(device_id):
+        cp.cuda.runtime.free(0)

@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -127,6 +128,26 @@ def load_functions(source: str, options: tuple[str, ...], names: list[str]) -> d
     except (OSError, KeyError, TypeError, AttributeError):
         pass  # no record: the next process compiles again
     return functions
+
+
+_LOADED: dict[tuple[int, str | None], ScanKernels] = {}
+_LOADING: dict[int, threading.Lock] = {}  # one per device, so that two devices load at once
+_LOCKS = threading.Lock()  # guards _LOADING
+
+
+def scan_kernels(device_id: int, arith: str | None = None) -> ScanKernels:
+    """The scan kernels of ``device_id``, loaded once per process (and its context made on
+    first use): :func:`swgpu_core.engine.warm_up` loads them ahead, from another thread, and
+    every :class:`~swgpu_core.gpu.search.DeviceWorker` of a device shares them (the lock
+    makes a second caller wait for the first's load instead of loading again)."""
+    with _LOCKS:
+        lock = _LOADING.setdefault(device_id, threading.Lock())
+    with lock:
+        found = _LOADED.get((device_id, arith))
+        if found is None:
+            with cp.cuda.Device(device_id):
+                found = _LOADED[(device_id, arith)] = ScanKernels(arith)
+        return found
 
 
 class ScanKernels:

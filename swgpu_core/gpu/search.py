@@ -32,7 +32,7 @@ from ..scoring import Scoring
 from ..steps import drive
 from ..subset_tasks import TaskList, scores_by_query, task_list, task_shape
 from .device import device_count, geometry
-from .kernels import ScanKernels, Shape, build_profile, pick_shapes
+from .kernels import Shape, build_profile, pick_shapes, scan_kernels
 from .score_stats import length_bins, queue_histogram
 
 #: device bytes per residue of a batch: the residue, kept while the batch is resident, and
@@ -80,7 +80,7 @@ class DeviceWorker:
         self.geometry = geometry(device_id)
         self.name = self.geometry.name
         with cp.cuda.Device(device_id):
-            self.kernels = ScanKernels(arith)
+            self.kernels = scan_kernels(device_id, arith)
             self.compute = cp.cuda.Stream(non_blocking=True)
             self.long = cp.cuda.Stream(non_blocking=True)
             self.copy = cp.cuda.Stream(non_blocking=True)
