@@ -6,8 +6,7 @@ set -uo pipefail
 what=${1:-all}; shift || true
 OUT=${OUT:-/tmp/swgpu-out}; mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-# bytecode as a pip install writes it (this machine sets PYTHONDONTWRITEBYTECODE: each process would compile again)
-python3 -m compileall -q -j 0 /tmp/site swgpu_core > /dev/null
+source bench/bytecode.sh  # bytecode as an installation has it
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 rc=0

@@ -7,8 +7,7 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/swgpu-out}; mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-# bytecode as a pip install writes it (this machine sets PYTHONDONTWRITEBYTECODE: each process would compile again)
-python3 -m compileall -q -j 0 /tmp/site swgpu_core > /dev/null
+source bench/bytecode.sh  # bytecode as an installation has it
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 SWGPU_SHARED=$PWD/.carry SWGPU_REQUIRE_GPU=1
 # the device copy's .git can be stale: pass SWGPU_COMMIT=<commit> in the command
 export SWGPU_COMMIT=${SWGPU_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}

@@ -15,8 +15,7 @@ set -uo pipefail
 OUT=${OUT:-/tmp/swgpu-out}; mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
   $( [ -d .whl_sm ] && echo .whl_sm/*.whl ) || exit 1
-# bytecode as a pip install writes it (this machine sets PYTHONDONTWRITEBYTECODE: each process would compile again)
-python3 -m compileall -q -j 0 /tmp/site swgpu_core > /dev/null
+source bench/bytecode.sh  # bytecode as an installation has it
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 SWGPU_SHARED=$PWD/.carry SWGPU_REQUIRE_GPU=1
 export SWGPU_COMMIT=${SWGPU_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 B=$(dirname "$(python3 -c 'import sys; print(sys.executable)')")
@@ -113,8 +112,8 @@ for devs in ([0], [1], many, many):
 PY
       ;;
     phases)
-      # where the process time of a search goes beside the scan: cProfile of the whole command on
-      # GPU 0 and on all GPUs (top entries by cumulative time), and the bare CUDA start-up per GPU
+      # where the process time of a search goes beside the scan (bench/phase_times.py: the command's
+      # phases in one process, on GPU 0 and on all GPUs, twice), and the bare CUDA start-up per GPU
       bench_db
       python3 - "$NG" <<'PY' 2>&1 | tee "$OUT/multigpu_cuda_start.txt"
 import sys, time
@@ -127,27 +126,10 @@ for d in range(int(sys.argv[1])):
     spans.append(round(time.perf_counter() - s, 3))
 print(f"import cupy {t1 - t:.3f} s, device count {t2 - t1:.3f} s, context per GPU {spans}")
 PY
-      # who imports cupyx (and with it scipy.sparse, 0.36 s) in a search: the stack at that import
-      python3 - "$W/db" .carry/data/cudasw_queries.fasta <<'PY' 2>&1 | head -80 | tee "$OUT/multigpu_cupyx_import.txt"
-import sys, traceback
-class Spy:
-    def find_spec(self, name, path=None, target=None):
-        if name in ("cupyx", "scipy.sparse"):
-            print("IMPORT", name); traceback.print_stack(limit=25, file=sys.stdout)
-        return None
-sys.meta_path.insert(0, Spy())
-from swgpu_core.cli import main
-main(["search", "--db", sys.argv[1], "--query", sys.argv[2], "--backend", "cuda", "--devices", "0", "--top", "5", "--out", "/dev/null", "--quiet"])
-PY
-      for devs in 0 "$ALL"; do
-        tag=${devs//,/_}
-        python3 -m cProfile -o "$W/prof_$tag.prof" -m swgpu_core search --db "$W/db" --query "$W/q500.fasta" --backend cuda \
-          --devices "$devs" --top 50 --outfmt "6 qseqid sseqid score evalue bitscore" --out "$W/prof_$tag.out" 2> "$W/prof_$tag.log" || rc=1
-        tail -2 "$W/prof_$tag.log"
-        python3 -c "import pstats, sys; p = pstats.Stats(sys.argv[1]); p.sort_stats('cumulative').print_stats(60)" "$W/prof_$tag.prof" \
-          > "$OUT/prof_cum_$tag.txt"
-        python3 -c "import pstats, sys; p = pstats.Stats(sys.argv[1]); p.sort_stats('tottime').print_stats(30)" "$W/prof_$tag.prof" \
-          > "$OUT/prof_tot_$tag.txt"
+      for devs in 0 "$ALL" 0 "$ALL"; do
+        python3 bench/phase_times.py search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$devs" --top 50 \
+          --outfmt "6 qseqid sseqid score evalue bitscore" --out "$W/phases.out" 2> "$W/phases.log" | tee -a "$OUT/multigpu_phases.jsonl" || rc=1
+        tail -1 "$W/phases.log"
       done ;;
     search)
       bench_db

@@ -15,8 +15,7 @@ START=$EPOCHREALTIME
 BACKEND=${SEED_BACKEND:-cuda} RESIDUES=${SEED_RESIDUES:-200000000} NQ=${SEED_QUERIES:-500} T=${SEED_THREADS:-16}
 if [ -d .whl ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-  # bytecode as a pip install writes it (this machine sets PYTHONDONTWRITEBYTECODE: each process would compile again)
-  python3 -m compileall -q -j 0 /tmp/site swgpu_core > /dev/null
+  source bench/bytecode.sh  # bytecode as an installation has it
 fi
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 W=/tmp/seed; mkdir -p "$W"; LOG=$OUT/seed_logs.txt; : > "$LOG"

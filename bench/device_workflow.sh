@@ -18,9 +18,7 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/swgpu-out}; mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl .whl_sm/*.whl || exit 1
-# Bytecode as a pip install writes it: this machine sets PYTHONDONTWRITEBYTECODE, so without this
-# every process (Snakemake's and each job's) would compile the carried packages again.
-python3 -m compileall -q -j 0 /tmp/site swgpu_core > /dev/null
+source bench/bytecode.sh  # bytecode as an installation has it (each Snakemake process and job would compile again)
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 export SWGPU_COMMIT=${SWGPU_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 B=$(dirname "$(python3 -c 'import sys; print(sys.executable)')")

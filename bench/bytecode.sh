@@ -1,0 +1,13 @@
+# Sourced by the device scripts after the wheels are installed: bytecode as an installation
+# has it. The device sets PYTHONDONTWRITEBYTECODE and its CuPy, NumPy and SciPy were installed
+# without .pyc files, so every process would compile the modules it imports again (0.4-0.7 s
+# of each `swgpu` run, which no pip or conda installation pays). The bytecode goes to a cache
+# beside the sources (PYTHONPYCACHEPREFIX), so nothing of the machine's own install changes.
+export PYTHONPYCACHEPREFIX=/tmp/pycache
+python3 -m compileall -q -j 0 /tmp/site "$PWD/swgpu_core" $(python3 -c "
+import importlib.util as u
+for m in ('cupy', 'cupyx', 'cupy_backends', 'numpy', 'scipy', 'fastrlock'):
+    s = u.find_spec(m)
+    if s and s.submodule_search_locations:
+        print(s.submodule_search_locations[0])
+" 2> /dev/null) > /dev/null 2>&1 || true
