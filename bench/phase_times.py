@@ -19,11 +19,11 @@ from pathlib import Path
 
 
 def process_start() -> float:
-    """The wall-clock time this process started, from /proc/self/stat and the boot time."""
-    ticks = os.sysconf("SC_CLK_TCK")
+    """The wall-clock time this process started (to 10 ms): its start in clock ticks after boot
+    (/proc/self/stat) against the time since boot (/proc/uptime)."""
     start_ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
-    boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines() if line.startswith("btime"))
-    return boot + start_ticks / ticks
+    uptime = float(Path("/proc/uptime").read_text().split()[0])
+    return time.time() - (uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
 
 
 T0 = process_start()
