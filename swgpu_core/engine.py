@@ -104,7 +104,8 @@ def warm_up(devices: Sequence[int] | None = None, *, scan: bool = True) -> None:
 
     That is importing CuPy, CUDA's initialisation (``cuInit``: 0.44 s on an H200 host) and, for
     each of ``devices`` (None: every visible one), its context and, with ``scan`` (a database
-    search), its scan kernels (see :func:`swgpu_core.gpu.kernels.scan_kernels`). The CUDA calls release the GIL, so they run
+    search), its scan kernels and the routines of the candidate selection
+    (:func:`swgpu_core.gpu.search.warm_up_device`). The CUDA calls release the GIL, so they run
     while the command reads its database and queries; the operation then finds them done (or
     waits for them, never doing them twice). Once per process; nothing is reported from the
     thread: a GPU that fails fails again, loudly, in the operation that needs it.
@@ -121,12 +122,12 @@ def _warm(devices: Sequence[int] | None, scan: bool) -> None:
     if not count:
         return
     from .gpu.device import open_context
-    from .gpu.kernels import scan_kernels
+    from .gpu.search import warm_up_device
 
     for d in devices if devices is not None else range(count):
         if 0 <= d < count:
             try:
-                scan_kernels(d) if scan else open_context(d)
+                warm_up_device(d) if scan else open_context(d)
             except Exception:  # noqa: BLE001 -- the operation that needs the GPU reports it
                 return
 

@@ -223,3 +223,25 @@ def test_gpu_fitted_evalues_equal_cpu(cli_db: Path, swgpu, resources: Path, tmp_
     assert rc == 0, err
     cpu = (tmp_path / "cpu.tsv").read_text()
     assert cpu and "*" not in cpu and (tmp_path / "gpu.tsv").read_text() == cpu and (tmp_path / "merged.tsv").read_text() == cpu
+
+
+def test_the_executable_ends_at_once_with_everything_written(cli_db: Path, resources: Path, swgpu, tmp_path: Path) -> None:
+    """``python -m swgpu_core`` (as the ``swgpu`` script, :func:`swgpu_core.cli.console`) skips
+    Python's teardown: its piped output and its files must still be whole, its exit codes main's."""
+    import subprocess
+    import sys
+
+    args = ["search", "--db", str(cli_db), "--query", str(resources / "queries.fasta"), "--backend", "cpu", "--top", "5", "--quiet"]
+    rc, expected, _ = swgpu(*args)
+    assert rc == 0 and expected.count("\n") > 10
+    root = str(Path(__file__).resolve().parent.parent)
+    run = subprocess.run([sys.executable, "-m", "swgpu_core", *args], capture_output=True, text=True, cwd=root, check=False)
+    assert run.returncode == 0 and run.stdout == expected
+    out = tmp_path / "hits.tsv"
+    run = subprocess.run(
+        [sys.executable, "-m", "swgpu_core", *args, "--out", str(out)], capture_output=True, text=True, cwd=root, check=False
+    )
+    assert run.returncode == 0 and out.read_text() == expected
+    run = subprocess.run([sys.executable, "-m", "swgpu_core", "search", "--db", str(tmp_path / "none"), "--query", str(resources / "queries.fasta")],
+                         capture_output=True, text=True, cwd=root, check=False)  # fmt: skip
+    assert run.returncode == 2 and run.stderr.startswith("swgpu search: error:") and run.stderr.count("\n") == 1

@@ -530,6 +530,17 @@ class DeviceWorker:
         return out
 
 
+def warm_up_device(device_id: int) -> None:
+    """Load what every search on ``device_id`` needs once per process, ahead of it (from
+    :func:`swgpu_core.engine.warm_up`'s thread): the context, the scan kernels (shared by
+    every worker, :func:`~swgpu_core.gpu.kernels.scan_kernels`), the planner's model and the
+    selection routines CuPy loads on first use (:meth:`DeviceWorker.prepare`; CuPy keeps
+    them per device for the process), so that the search's own workers find them loaded."""
+    from ..scoring import Scoring
+
+    DeviceWorker(device_id, Scoring.protein(), None, None, None).prepare()
+
+
 @dataclass
 class _Flight:
     """One query's work on one batch, from its scans being queued to its candidates on the host."""
