@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: the GPU tests (skips fail), where the command line's time goes, and the
 # side-by-side scoreboard against CUDASW++4.0; logs and JSON lines under $OUT.
-#   run: bash bench/device_check.sh [tests] [profile] [side[=REPS]] [peers]   (default: tests profile)
+#   run: bash bench/device_check.sh [tests] [ab] [profile] [side[=REPS]] [peers]   (default: tests profile)
 # Expects the wheels the device's python lacks under .whl/ and a copy of shared/ (data/,
 # tools/, anchors/) under .carry/ (both carried, both git-ignored).
 set -uo pipefail
@@ -21,6 +21,29 @@ for what in "${steps[@]}"; do
       # every gpu-marked test; with SWGPU_REQUIRE_GPU=1 a skip is a failure
       timeout 420 python3 -m pytest -q -m gpu tests/ -k "not slurm and not workflow" -p no:cacheprovider -rs 2>&1 \
         | tee "$OUT/gpu_tests.log" | tail -30 || rc=1 ;;
+    ab)
+      # start-up A/B on one machine: the tree in ab_old/ (an earlier swgpu_core, copied there
+      # untracked for the call) against this one, uniprot20k x 20 queries (a scan of ~0.1 s,
+      # so the wall is nearly all fixed cost), 5 interleaved runs each, and the phases of one
+      zcat .carry/data/uniprot20k.fasta.gz > "$W/u20k.fasta"
+      [ -f "$W/sw_u20k/manifest.json" ] || python3 -m swgpu_core makedb "$W/u20k.fasta" "$W/sw_u20k" --quiet || rc=1
+      args=(search --db "$W/sw_u20k" --query .carry/data/cudasw_queries.fasta --backend cuda --top 10 --outfmt "6 qseqid sseqid score evalue" --quiet)
+      python3 -m swgpu_core "${args[@]}" --out /dev/null
+      for rep in 1 2 3 4 5; do
+        for tree in ab_old "$PWD"; do
+          s=$EPOCHREALTIME
+          (cd "$tree" && PYTHONPATH=/tmp/site:$PWD python3 -m swgpu_core "${args[@]}" --out "$W/ab_$(basename "$tree").tsv")
+          echo "$(basename "$tree") $(python3 -c "print(round($EPOCHREALTIME - $s, 3))")" | tee -a "$OUT/ab_walls.txt"
+        done
+      done
+      cmp "$W/ab_ab_old.tsv" "$W/ab_$(basename "$PWD").tsv" && echo "outputs identical"
+      python3 -c "
+import statistics, collections
+w = collections.defaultdict(list)
+for line in open('$OUT/ab_walls.txt'):
+    t, s = line.split(); w[t].append(float(s))
+print({t: (statistics.median(v), min(v)) for t, v in w.items()})"
+      python3 bench/phase_times.py "${args[@]}" --out /dev/null | tee "$OUT/ab_phases.json" ;;
     profile)
       # where `swgpu search` spends its time on bench200M x 20: import, then a cProfile of the run
       [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
