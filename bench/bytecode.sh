@@ -2,10 +2,13 @@
 # has it. The device sets PYTHONDONTWRITEBYTECODE and its CuPy, NumPy and SciPy were installed
 # without .pyc files, so every process would compile the modules it imports again (0.4-0.7 s
 # of each `swgpu` run, which no pip or conda installation pays). The bytecode goes to a cache
-# beside the sources (PYTHONPYCACHEPREFIX), so nothing of the machine's own install changes.
+# beside the sources (PYTHONPYCACHEPREFIX), so nothing of the machine's own install changes;
+# as that prefix replaces every __pycache__, the standard library is compiled into it too.
 export PYTHONPYCACHEPREFIX=/tmp/pycache
 python3 -m compileall -q -j 0 /tmp/site "$PWD/swgpu_core" $(python3 -c "
 import importlib.util as u
+import sysconfig
+print(sysconfig.get_paths()['stdlib'])  # the cache prefix hides the standard library's own .pyc files
 for m in ('cupy', 'cupyx', 'cupy_backends', 'numpy', 'scipy', 'fastrlock'):
     s = u.find_spec(m)
     if s and s.submodule_search_locations:

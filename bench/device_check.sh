@@ -27,7 +27,7 @@ for what in "${steps[@]}"; do
       # so the wall is nearly all fixed cost), 5 interleaved runs each, and the phases of one
       zcat .carry/data/uniprot20k.fasta.gz > "$W/u20k.fasta"
       [ -f "$W/sw_u20k/manifest.json" ] || python3 -m swgpu_core makedb "$W/u20k.fasta" "$W/sw_u20k" --quiet || rc=1
-      args=(search --db "$W/sw_u20k" --query .carry/data/cudasw_queries.fasta --backend cuda --top 10 --outfmt "6 qseqid sseqid score evalue" --quiet)
+      args=(search --db "$W/sw_u20k" --query "$PWD/.carry/data/cudasw_queries.fasta" --backend cuda --top 10 --outfmt "6 qseqid sseqid score evalue" --quiet)
       python3 -m swgpu_core "${args[@]}" --out /dev/null
       for rep in 1 2 3 4 5; do
         for tree in ab_old "$PWD"; do

@@ -10,6 +10,7 @@ stack that first imports ``cupyx`` (it pulls in scipy.sparse), if anything does.
 from __future__ import annotations
 
 import functools
+import importlib.machinery
 import json
 import os
 import sys
@@ -40,6 +41,17 @@ class Spy:
 
 
 sys.meta_path.insert(0, Spy())
+compiled: list[str] = []  # modules imported from source: no bytecode (or a stale one) was found
+_loader = importlib.machinery.SourceFileLoader
+_source_to_code = _loader.source_to_code
+
+
+def _counting(self, data, path, *a, **k):
+    compiled.append(str(path))
+    return _source_to_code(self, data, path, *a, **k)
+
+
+_loader.source_to_code = _counting
 
 
 def timed(owner, name: str, label: str) -> None:
@@ -94,6 +106,8 @@ print(
             "rc": rc,
             "spans": sorted(spans, key=lambda s: s[1]),
             "cupyx_imported_from": cupyx_stack,
+            "compiled_from_source": len(compiled),
+            "compiled_examples": compiled[:8],
         }
     )
 )
