@@ -9,7 +9,7 @@ python3 -m compileall -q -j 0 /tmp/site "$PWD/swgpu_core" $(python3 -c "
 import importlib.util as u
 import sysconfig
 print(sysconfig.get_paths()['stdlib'])  # the cache prefix hides the standard library's own .pyc files
-for m in ('cupy', 'cupyx', 'cupy_backends', 'numpy', 'scipy', 'fastrlock'):
+for m in ('cupy', 'cupyx', 'cupy_backends', 'cuda', 'numpy', 'scipy', 'fastrlock'):
     s = u.find_spec(m)
     if s and s.submodule_search_locations:
         print(s.submodule_search_locations[0])

@@ -36,10 +36,10 @@ def _count_kernel() -> cp.ElementwiseKernel:
 
 @functools.cache
 def _high_kernel() -> cp.ElementwiseKernel:
-    """keys[rank - 1] = s * N_LBINS + lbin for every score above the cap (rank: inclusive count), in subject order."""
+    """keys[k] = s * N_LBINS + lbin for every score above the cap, k taken from ``n_high`` (any order)."""
     return cp.ElementwiseKernel(
-        "int64 s, int64 lbin, int64 cap, int32 rank", "raw int64 keys",
-        f"if (s > cap) keys[rank - 1] = s * {N_LBINS} + lbin;",
+        "int64 s, int64 lbin, int64 cap", "raw int64 keys, raw int32 n_high",
+        f"if (s > cap) keys[atomicAdd(&n_high[0], 1)] = s * {N_LBINS} + lbin;",
         "swgpu_score_high",
     )  # fmt: skip
 
@@ -55,9 +55,9 @@ def queue_histogram(
     s = cp.maximum(scores.astype(cp.int64), 0)
     dense.fill(0)
     _count_kernel()(s, lbins, cap, np.int64(dense.size), dense)
-    rank = cp.cumsum(s > cap, dtype=cp.int32)
-    _high_kernel()(s, lbins, cap, rank, keys)
-    return rank[-1:]
+    n_high = cp.zeros(1, cp.int32)
+    _high_kernel()(s, lbins, cap, keys, n_high)  # in any order: they are counted (no prefix sum, see gpu.search._compact_kernel)
+    return n_high
 
 
 def add_device_scores(hist: ScoreHistograms, query: int, scores: cp.ndarray, offsets: cp.ndarray) -> None:

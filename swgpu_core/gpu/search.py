@@ -277,8 +277,9 @@ class DeviceWorker:
 
     def _select(self, dev: DeviceChunk | _Subjects, f: _Flight, top: int, hist: ScoreHistograms | None) -> None:
         """Queue the selection of ``f``'s candidates on the GPU: every subject scoring at least
-        the ``top``-th best (ties included, in subject order, as the CPU's ``candidates``; all
-        subjects when there are at most ``top``), compacted into the slot's buffers; with
+        the ``top``-th best (ties included, as the CPU's ``candidates``; all subjects when there
+        are at most ``top``), compacted into the slot's buffers in any order (put in subject
+        order on the host, :meth:`scan_steps`); with
         ``hist``, the counting of its score histogram; and the copies of the counts to pinned
         memory (``counts[1]`` candidates, ``counts[2]`` scores above the histogram's cap)."""
         n = f.scores.size
@@ -287,11 +288,12 @@ class DeviceWorker:
                 kth = cp.partition(f.scores, n - top)[n - top : n - top + 1]
             else:
                 kth = cp.full(1, np.iinfo(np.int32).min, np.int32)
-            rank = cp.cumsum(f.scores >= kth, dtype=np.int32)  # inclusive: a candidate's place + 1
             index = self._buffer(f"index{f.slot}", n, np.int32)
             value = self._buffer(f"value{f.slot}", n, np.int32)
-            _compact_kernel()(f.scores, kth, rank, index, value)
-            _to_host(f.counts[1:2], rank[n - 1 :], self.compute)
+            count = self._buffer(f"count{f.slot}", 1, np.int32)
+            count.fill(0)
+            _compact_kernel()(f.scores, kth, index, value, count)
+            _to_host(f.counts[1:2], count, self.compute)
             if hist is not None:
                 if dev.lbins is None:
                     dev.lbins = length_bins(dev.offsets)
@@ -526,7 +528,8 @@ class DeviceWorker:
             idx, val, keys, _pinned = f.host
             if score_stats is not None:
                 score_stats.add_counts(f.index, f.dense, keys)
-            out.append((f.index, (idx.astype(np.int64) + chunk.first, val.astype(np.int32))))  # astype copies out of pinned memory
+            order = np.argsort(idx)  # the compaction's order is the threads'; the candidates' is the subjects'
+            out.append((f.index, (idx[order].astype(np.int64) + chunk.first, val[order])))  # fancy indexing copies out of pinned memory
         return out
 
 
@@ -586,10 +589,14 @@ def _to_host(dst: np.ndarray, src: cp.ndarray, stream: cp.cuda.Stream) -> None:
 
 @functools.cache
 def _compact_kernel() -> cp.ElementwiseKernel:
-    """index[rank-1], value[rank-1] = i, score for every score >= kth (rank: inclusive count)."""
+    """index[k], value[k] = i, score for every score >= kth, k taken from ``count`` (any order).
+
+    An atomic counter rather than a prefix sum: ``cupy.cumsum`` imports cupyx and with it
+    SciPy's sparse matrices on its first use in a process (0.2-0.7 s of every search's
+    start-up on the H100), and the few candidates per query are put in order on the host."""
     return cp.ElementwiseKernel(
-        "int32 score, raw int32 kth, int32 rank", "raw int32 index, raw int32 value",
-        "if (score >= kth[0]) { index[rank - 1] = (int)i; value[rank - 1] = score; }", "swgpu_candidates",
+        "int32 score, raw int32 kth", "raw int32 index, raw int32 value, raw int32 count",
+        "if (score >= kth[0]) { int k = atomicAdd(&count[0], 1); index[k] = (int)i; value[k] = score; }", "swgpu_candidates",
     )  # fmt: skip
 
 
