@@ -1,6 +1,6 @@
 """align-long on the CPU: the band rule, sections, planted alignments, big scores, bad input.
 
-The vectorised scan (``cpu_scan.scan_section``: anti-diagonal tiles, threads) must give
+The vectorised scan (``cpu_scan.scan_section``: striped blocks, threads) must give
 exactly the band keys of the row-by-row reference (``reference_scan_section``), ties
 included, on random, planted and repetitive DNA and protein, with tiles small enough that
 the inputs cross many block and chunk boundaries.
@@ -251,13 +251,14 @@ def _inputs(kind: str, m: int, n: int, seed: int) -> tuple[np.ndarray, np.ndarra
 @pytest.mark.parametrize(
     ("m", "n", "width", "section", "threads", "rows", "cols"),
     [
-        (37, 1_001, 64, (0, 0, 1_001), 1, 512, 16_384),  # one tile; last segment partial
-        (100, 3_000, 16, (32, 512, 3_000), 2, 32, 64),  # overlap not owned; 2 threads, many tiles
-        (300, 5_003, 40, (0, 0, 5_003), 3, 64, 512),  # width not a power of two; 3 threads
+        (37, 1_001, 64, (0, 0, 1_001), 1, 512, 16_384),  # one block, padded to 64 rows; last segment partial
+        (100, 3_000, 16, (32, 512, 3_000), 2, 64, 64),  # overlap not owned; 2 threads, many chunks
+        (300, 5_003, 40, (0, 0, 5_003), 3, 64, 512),  # width not a power of two; 3 threads of 64-row blocks
         (700, 4_000, 64, (16, 16, 4_000), 2, 256, 1_024),
-        (5, 300, 16, (0, 0, 300), 2, 2, 16),  # blocks of 2 rows, chunks of one segment
+        (1_000, 2_000, 16, (0, 0, 2_000), 1, 1_024, 16_384),  # stripes of 64 rows: five bands each
+        (5, 300, 16, (0, 0, 300), 2, 64, 16),  # 5 rows: one thread; chunks of one segment
         (1, 50, 16, (0, 0, 50), 2, 512, 16),  # one row: one thread
-        (64, 17, 16, (0, 0, 17), 5, 7, 16),  # target shorter than the query
+        (64, 17, 16, (0, 0, 17), 5, 64, 16),  # target shorter than the query
     ],
 )
 def test_tiled_scan_equals_the_reference(kind, m, n, width, section, threads, rows, cols):
@@ -304,10 +305,67 @@ def test_scores_too_large_to_pack_use_the_reference(monkeypatch):
     assert np.array_equal(got.keys, want.keys)
 
 
-def test_match_mismatch_matrices_are_compared_not_looked_up():
-    assert cpu_scan._match_mismatch(Scoring.nucleotide(2, -3).matrix) == (2, -3)
-    assert cpu_scan._match_mismatch(Scoring.protein().matrix) is None
+def test_other_dna_scorings_equal_the_reference():
     q, t, _ = planted(2_000, 150, 700)
-    scoring = Scoring.nucleotide(2, -3, 5, 2)
     sec = layout(t.size, 1, 0)[0]
-    assert np.array_equal(tiled_keys(q, t, scoring, 32, sec, 2, 64, 256), reference_keys(q, t, scoring, 32, sec))
+    for scoring in [Scoring.nucleotide(2, -3, 5, 2), Scoring.nucleotide(1, -7, 0, 2)]:  # the second: mismatches heavy, gaps open free
+        assert np.array_equal(tiled_keys(q, t, scoring, 32, sec, 2, 64, 256), reference_keys(q, t, scoring, 32, sec))
+
+
+def _random_scoring(rng: np.random.Generator) -> Scoring:
+    if rng.random() < 0.5:
+        return Scoring.nucleotide(int(rng.integers(1, 6)), -int(rng.integers(1, 8)), int(rng.integers(0, 4)), int(rng.integers(1, 3)))
+    return Scoring.protein(str(rng.choice(["BLOSUM62", "PAM30", "BLOSUM45"])), int(rng.integers(0, 12)), int(rng.integers(1, 3)))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_tiled_scan_equals_the_reference_on_random_scorings(seed):
+    """Random sizes, scorings (gap opening 0, mismatch-heavy), alphabets of 2 letters (ties everywhere) and more, sections, threads, blocks, chunks."""
+    rng = np.random.default_rng(seed)
+    scoring = _random_scoring(rng)
+    letters = min(int(rng.choice([2, 4, 24])), scoring.matrix.shape[0])
+    m, n = int(rng.integers(1, 300)), int(rng.integers(1, 2_500))
+    q = rng.integers(0, letters, m).astype(np.uint8)
+    t = rng.integers(0, letters, n).astype(np.uint8)
+    if n > 2 * m:
+        t[n // 3 : n // 3 + m] = q  # a planted copy: one strong alignment
+    own_lo = int(rng.integers(0, n // GROUP + 1)) * GROUP % max(n, 1)
+    sec = Section(0, 1, max(0, own_lo - int(rng.integers(0, 5)) * GROUP), own_lo, n, 0)
+    width = int(rng.choice([16, 40, 64]))
+    threads, rows, cols = int(rng.integers(1, 4)), int(rng.choice([64, 128, 512])), int(rng.choice([16, 48, 160, 16_384]))
+    assert np.array_equal(tiled_keys(q, t, scoring, width, sec, threads, rows, cols), reference_keys(q, t, scoring, width, sec))
+
+
+@pytest.mark.parametrize("rows", [64, 512])
+def test_long_gaps_cross_many_stripes(rows):
+    """A 300-residue gap in the query (vertical: the lazy-F loop carries it across stripes and blocks) and one in the target."""
+    rng = np.random.default_rng(5)
+    a, b, extra = (rng.integers(0, 4, k).astype(np.uint8) for k in (300, 300, 300))
+    scoring = Scoring.nucleotide(5, -3, 2, 1)
+    for q, t in [(np.concatenate([a, extra, b]), np.concatenate([a, b])), (np.concatenate([a, b]), np.concatenate([a, extra, b]))]:
+        sec = layout(t.size, 1, 0)[0]
+        want = reference_keys(q, t, scoring, 64, sec)
+        assert (want >> np.uint64(32)).max() > 2 * 5 * 300 - 400  # the alignment takes the gap
+        assert np.array_equal(tiled_keys(q, t, scoring, 64, sec, 2, rows, 96), want)
+
+
+def test_row_parts_are_whole_blocks_but_the_last():
+    for m, threads, rows in [(1, 2, 512), (1_000, 2, 512), (10_000, 2, 512), (700, 3, 64), (4_097, 5, 1_000)]:
+        parts = cpu_scan._row_parts(m, threads, rows)
+        blocks = [b for part in parts for b in part]
+        assert [i0 for i0, _ in blocks] == list(np.cumsum([1] + [r for _, r in blocks[:-1]]))
+        assert sum(r for _, r in blocks) == m and len(parts) <= threads
+        step = cpu_scan.ROW_STEP
+        assert all(r % step == 0 for _, r in blocks[:-1]) and all(0 < r <= -(-rows // step) * step for _, r in blocks)
+
+
+def test_large_scores_use_the_reference(monkeypatch):
+    """A matrix score of 2^11 or more does not fit the int16 profile (16 x score): the reference scans it."""
+    q, t, _ = planted(3_000, 200, 1_000)
+    sec = layout(t.size, 1, 0)[0]
+    rule = BandRule(q.size, 64)
+    big = Scoring("big", 8, 1, DNA_SCORING.alphabet, DNA_SCORING.matrix * 500)
+    want = reference_scan_section(q, t, sec, rule, big)
+    monkeypatch.setattr(cpu_scan, "_tiled_scan", None)
+    got = scan_section(q, t, sec, rule, big)[0]
+    assert np.array_equal(got.keys, want.keys) and got.keys.size > 0

@@ -1,4 +1,4 @@
-"""The align-long scan on the CPU (``--backend cpu``): anti-diagonal int32 SIMD tiles on all cores.
+"""The align-long scan on the CPU (``--backend cpu``): striped int32 SIMD blocks on all cores.
 
 :func:`scan_section` reports the band key of every band its section's owned cells touch,
 the rule of :mod:`.endpoints`, exactly as ``kernels/sw_long.cu`` does and as
@@ -6,39 +6,64 @@ the rule of :mod:`.endpoints`, exactly as ``kernels/sw_long.cu`` does and as
 compare with) does, bit for bit, ties included: the band keys are a function of the
 table's ``H`` values alone, which every order of computing the cells gives exactly.
 
-**Tiles.** The query rows are cut into blocks of at most :data:`ROWS` rows, the section's
-columns into chunks of :data:`COLS` columns (a multiple of ``GROUP``, so no segment of 16
-columns straddles two chunks). A tile, one block x one chunk, is swept along its
-anti-diagonals: the cells of one anti-diagonal depend only on the two before it, so the
-inner loop over them has no loop-carried dependency and LLVM turns it into 16-lane int32
-vector code (AVX-512; 8 lanes with AVX2). For that the loop has to look simple to it:
+**Striped blocks (Farrar).** The query rows are cut into blocks of at most :data:`ROWS`
+rows, the section's columns into chunks of :data:`COLS`; a block sweeps a chunk column
+by column. Its rows are striped over :data:`LANES` lanes: with ``S`` vectors, lane ``l``
+of vector ``k`` holds row ``l * S + k`` of the block, so one vector's rows all meet the
+same target residue and their substitution scores are one contiguous load from the
+block's query profile (``profile[code, k, l]`` = the score of row ``l * S + k`` against
+residue ``code``): no gather, DNA and protein alike. Along a column the vectors
+``k = 0 .. S - 1`` are one recurrence per lane (the vertical gap ``F`` of row ``r`` comes
+from row ``r - 1``, the vector before), and a lane's last row feeds the next lane's first
+row, which the column's pass cannot know yet: the lazy-F loop below mends that.
 
-* the state of a block's rows (``H`` of the last two anti-diagonals, ``E``, ``F``, the
-  segment maxima, the query codes) lives in one array, one field every :data:`_LS`
-  elements, indexed by ``x = rows - r`` with unsigned integers. Constant field offsets
-  let LLVM prove that the fields do not overlap, unsigned indices drop numba's
-  negative-index handling, and the reversed row order makes the only dependency (row
-  ``r`` reads row ``r - 1`` of the previous anti-diagonal, still in place) a read
-  *ahead* of the writes, which vectorises without reversing lanes;
-* the substitution scores are a gather from the matrix, which LLVM vectorises only from
-  memory it knows is never written: the matrix is a compile-time constant of the kernel
-  (:func:`_kernel`, one compiled kernel per matrix, cached on disk by numba like any
-  other).
+**Why the lazy-F loop is exact.** With ``oe`` = open + extend (a gap of one) and ``ge`` =
+extend, Gotoh's recurrences down a column are ``F[r] = max(H[r-1] - oe, F[r-1] - ge)``
+and ``H[r] = max(Hp[r], F[r])`` with ``Hp = max(diagonal + score, E, 0)``. Since
+``oe >= ge`` (``gap_open >= 0``), an ``H`` that came from ``F`` only adds ``F[r] - oe <=
+F[r] - ge`` to the next ``F``, so ``F[r] = max over r' < r of (Hp[r'] - oe - (r-1-r') ge)``
+(and the block's top ``F``, decayed): a decaying running maximum of ``Hp - oe``, which
+the pass computes with ``f = max(f - ge, Hp - oe)``, ``Hp`` and not ``H`` (the carried
+value needs two operations per vector). The pass starts each lane at ``NEG`` (lane 0 at
+the block's top ``F``), so it gets every term from rows of the same lane and misses only
+those from lanes above. Maxima compose, so the missing terms can be added afterwards:
+lane ``l``'s value at the bottom of its stripe, shifted into lane ``l + 1``, enters row 0
+of that stripe and decays by ``ge`` per row (``H = max(H, f)`` on the way); at the end of
+the stripes it is shifted again (a term crosses at most 16 lanes). A lane's term ``f`` at
+row ``r`` can stop once ``f - ge <= H_before[r] - oe`` with ``H_before`` the row's value
+before this term: the rest of its decay is then at most the decay of ``H_before[r] - oe``,
+which row ``r + 1`` already has (from the pass, whose ``f`` after row ``r`` is at least
+``H[r] - oe``, or, if an earlier term raised ``H[r]``, from that term, which went on past
+``r`` because a term that raises ``H`` never stops there: ``f - ge > H_before - oe``
+when ``f > H_before``). The loop stops when every lane can: the usual case after a few
+rows, since a term only goes on while it beats ``H - gap_open``.
 
-A block's state (about 6 x 4 x 256 bytes) stays in L1 while the tile streams the target;
-blocks pass their last row (``H``, ``F``) to the next block, chunk by chunk, and a
-block's rows carry their last column (``H``, ``E``) from chunk to chunk.
+What the pass needs from the column before it reads from ``H`` as that column finished
+(after its lazy-F loop): the horizontal gap ``E[r] = max(E[r] - ge, H_prev[r] - oe)`` and
+the segment maxima are folded in by the next column's pass, so the lazy-F loop only
+raises ``H``. The carried values (``f``, the diagonal) stay in registers over
+:data:`UNROLL` vectors; LLVM vectorises the lane loop when the state arrays are separate
+and the unrolled vectors are written out in the loop body (checked with
+``_sweep.inspect_asm``: 16-lane ``vpmaxsd``/``vpmovsxwd``, no gather).
 
-**Segments and band keys.** Each row keeps its segment's best cell packed as
-``16 H + 15 - offset`` (the first of equal cells wins, as in the reference); when a row
-leaves a segment the packed value becomes a band key (a scalar step, one per 16 cells).
-The packing needs ``16 H < 2^31``: tables whose scores could reach ``2^27`` use the
-reference scan instead.
+**Segments and band keys.** ``H`` is kept scaled by 16 (scores and gap costs times 16,
+an exact change of unit), so a row's best cell in its segment is ``max(16 H + 15 -
+offset)`` with one add: the first of equal cells wins, as in the reference. When a
+segment's last column has been folded in, each row's packed value becomes a band key (a
+scalar step per row and segment, skipped when its score is below the band's). The
+packing needs ``16 H < 2^31`` and the int16 profile ``16 |score| < 2^15``: tables whose
+scores could reach ``2^27``, or matrices with a score of 2^11 or more, use the reference.
 
-**Threads.** The rows are cut into one contiguous part per thread; thread ``k`` sweeps
-its blocks chunk by chunk, and starts chunk ``c`` of its first block once thread ``k - 1``
-has finished chunk ``c`` of its last block: a pipeline over the target, exact because
-every tile starts from the exact boundary values of its neighbours above and left.
+**Blocks and threads.** A block's ``H`` (last row) and the ``F`` under it go to the next
+block column by column; a block's state (about 3 x 4 x 512 bytes and its query profile)
+stays in L1 while it streams the target. Block heights are multiples of
+:data:`ROW_STEP` (``LANES x UNROLL``), but the query's last block, whose extra rows are
+padding (they are below every real row, so they affect none, and are never reported).
+The rows are cut into one contiguous part per thread; thread ``k`` sweeps its blocks
+chunk by chunk, and starts chunk ``c`` of its first block once thread ``k - 1`` has
+finished chunk ``c`` of its last block: a pipeline over the target, exact because every
+block starts from the exact values of its neighbours above and left. Each thread keeps
+its own band keys (two threads can reach the same band at once), merged by ``max``.
 """
 
 from __future__ import annotations
@@ -47,7 +72,6 @@ import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import numpy as np
 from numba import njit
@@ -58,19 +82,23 @@ from .sections import Section
 
 NEG = -(1 << 28)
 
-#: Query rows per tile (at most ``_LS - 1``): the block's state stays in L1.
+#: Rows per vector (int32 lanes of AVX-512; LLVM splits them where vectors are narrower).
+LANES = 16
+#: Vectors per step of the column pass (the carried values stay in registers over them).
+UNROLL = 4
+#: Block heights are multiples of this (all but the query's last block).
+ROW_STEP = LANES * UNROLL
+#: Query rows per block (a multiple of ROW_STEP): the block's state and profile stay in L1.
 ROWS = 512
-#: Target columns per tile: a multiple of GROUP; the unit of hand-over between threads.
+#: Target columns per chunk: the unit of hand-over between threads.
 COLS = 16 * 1024
 #: Tables whose best score could reach this use the reference (the packed segment maxima are 16 H + 4 bits in int32).
 PACK_LIMIT = 1 << 27
+#: Matrices with a score of this size or more use the reference (16 x score in the int16 profile).
+SCORE_LIMIT = 1 << 11
 
-_LS = 1024  # stride of the state fields in a block's state array
 _U = np.uint64
 _I = np.int32
-_H, _P, _E, _F, _S, _Q = (
-    _U(k * _LS) for k in range(6)
-)  # H at the last anti-diagonal, H before it, E, F, segment best, query code * matrix row
 
 
 @njit(cache=True, nogil=True)
@@ -113,155 +141,168 @@ def _scan(q, t, mat, gap_open, gap_extend, width, group, scan_lo, own_lo, own_hi
                     keys[band] = key
 
 
-def _make_kernel(table: np.ndarray, match: int | None, mismatch: int | None) -> Any:
-    """The tile kernel with the scores compiled in as constants.
+@njit(cache=True, nogil=True)
+def _flush(best, g0, own_lo, m, i0, rows, width, keys, top):
+    """Each real row's best cell of the segment starting at section column ``g0`` (0-based) into the band keys; resets ``best``.
 
-    ``match``/``mismatch`` given (a match/mismatch matrix, the DNA scorings): the score is a
-    comparison of codes, no table. Otherwise ``table`` (the flat int32 matrix) is read by a
-    gather, which vectorises because numba freezes the closure's array as a constant.
+    A stripe is skipped whole when a key above any of its rows' (its best score at its first
+    row and offset 0) is at most the keys of all the bands its rows reach (``top``: scratch of
+    ``LANES``, the stripes' best packed values, one vector pass): once a band has seen the
+    rows above, few stripes can beat it. Down a stripe the diagonal falls by one per row, so
+    the band and the offset in it (``rem``) follow without a division.
     """
-    TAB = table  # noqa: N806
-    COMPARE = match is not None  # noqa: N806
-    MATCH = _I(match or 0)  # noqa: N806
-    MISMATCH = _I(mismatch or 0)  # noqa: N806
-
-    @njit(cache=True, nogil=True)
-    def tile(W, t, n, m, i0, R, c0, c1, top_h, top_f, bot_h, bot_f, left_h, left_e, gap_open, gap_extend, width, scan_lo, own_lo, keys):
-        """Rows i0..i0+R-1 x local columns c0..c1-1 (1-based) of the section, by anti-diagonals.
-
-        ``top_*[k]`` / ``bot_*[k]``: the row above the block / the block's last row at column
-        c0 - 1 + k; ``left_*[r]``: row r's column c0 - 1 on entry, c1 - 1 on return.
-        """
-        oe = _I(gap_open + gap_extend)
-        ge = _I(gap_extend)
-        zero = _I(0)
-        one = _U(1)
+    if g0 >= own_lo:
+        s = best.size // LANES
+        top[:] = 0
+        for k0 in range(0, s, UNROLL):
+            for lane in range(LANES):
+                v = top[lane]
+                for u in range(UNROLL):
+                    v = max(v, best[_U((k0 + u) * LANES + lane)])
+                top[lane] = v
         wr = width + GROUP
         low = np.uint64(0xFFFFFFFF)
-        u_r = _U(R)
-        W[_H + u_r] = top_h[0]  # row 0 of the block (x = R) is the row above it
-        for d in range(i0 + c0, i0 + R + c1 - 1):
-            jt = d - i0  # column of the block's first row on this anti-diagonal
-            rlo = max(1, jt + 2 - c1)
-            rhi = min(R, jt + 1 - c0)
-            if jt <= c1 - 1:
-                W[_P + u_r] = W[_H + u_r]
-                W[_H + u_r] = top_h[jt - c0 + 1]
-                W[_F + u_r] = top_f[jt - c0 + 1]
-            rs = jt + 1 - c0  # the row entering the tile at column c0
-            if rs <= R:
-                W[_H + _U(R - rs)] = left_h[rs]
-                W[_E + _U(R - rs)] = left_e[rs]
-            jr = jt + 1  # row r is at column jr - r
-            xlo = R - rhi
-            jm0 = jr - R - 1 + xlo  # 0-based column of row rhi
-            for k in range(rhi - rlo + 1):
-                x = _U(xlo + k)
-                jm1 = jm0 + k
-                left = W[_H + x]
-                e = max(_I(left - oe), _I(W[_E + x] - ge))
-                f = max(_I(W[_H + x + one] - oe), _I(W[_F + x + one] - ge))
-                if COMPARE:  # W[_Q] holds the query code, or 254 for codes that never match
-                    s = MATCH if W[_Q + x] == t[_U(jm1)] else MISMATCH
-                else:  # W[_Q] holds the query code times the matrix row length (a 16-bit index: one 16-lane vpgatherdd)
-                    s = TAB[np.uint16(W[_Q + x] + t[_U(jm1)])]
-                h = max(_I(W[_P + x + one] + s), e, f, zero)
-                W[_P + x] = left
-                W[_H + x] = h
-                W[_E + x] = e
-                W[_F + x] = f
-                W[_S + x] = max(W[_S + x], _I(h * 16 + (15 - (jm1 & 15))))
-            r_end = jt + 2 - c1  # the row leaving the tile at column c1 - 1
-            if 1 <= r_end <= R:
-                left_h[r_end] = W[_H + _U(R - r_end)]
-                left_e[r_end] = W[_E + _U(R - r_end)]
-            if rhi == R:
-                bot_h[jr - R - c0 + 1] = W[_H]
-                bot_f[jr - R - c0 + 1] = W[_F]
-            # Rows that end a segment here (column a multiple of GROUP), every 16th row: from
-            # one to the next the segment starts 16 columns earlier and the row is 16 lower, so
-            # the diagonal dd falls by 32 and the band is kept up to date without a division.
-            r = rlo + ((jr - rlo) & 15)
-            if r <= rhi:
-                g0 = scan_lo + jr - r - GROUP
-                dd = g0 + 1 - (i0 + r - 1) + m
-                band = dd // width
-                rem = dd - band * width
-                while r <= rhi and g0 >= own_lo:
-                    xs = _U(R - r)
-                    p = W[_S + xs]
-                    W[_S + xs] = 0
-                    h = p >> 4
-                    if h > 0:
-                        lin = (i0 + r - 1) * wr + rem + (15 - (p & 15))
-                        key = (np.uint64(h) << np.uint64(32)) | (low - np.uint64(lin))
-                        if key > keys[band]:
-                            keys[band] = key
-                    r += 16
-                    g0 -= 16
-                    rem -= 32
-                    while rem < 0:
-                        rem += width
-                        band -= 1
-                while r <= rhi:  # segments in the overlap, owned by the section on the left
-                    W[_S + _U(R - r)] = 0
-                    r += 16
-            r = jr - n  # the row at the section's last column ends its (partial) segment too
-            if n & 15 and rlo <= r <= rhi:
-                xs = _U(R - r)
-                p = W[_S + xs]
-                W[_S + xs] = 0
-                h = p >> 4
-                g0 = scan_lo + (n - 1) // GROUP * GROUP
-                if h > 0 and g0 >= own_lo:
-                    i = i0 + r - 1
-                    dd = g0 + 1 - i + m
-                    band = dd // width
-                    lin = i * wr + (dd - band * width) + (15 - (p & 15))
-                    key = (np.uint64(h) << np.uint64(32)) | (low - np.uint64(lin))
-                    if key > keys[band]:
-                        keys[band] = key
-
-    return tile
+        dd = g0 + 1 - i0 + m  # the diagonal of the block's first row
+        band = dd // width
+        rem = dd - band * width
+        for lane in range(LANES):
+            r0 = lane * s  # the stripe's first row (0-based in the block); band and rem are its
+            if r0 >= rows:
+                break
+            n_rows = min(s, rows - r0)
+            bound = (_U(top[lane] >> 4) << _U(32)) | (low - _U((i0 + r0) * wr))  # no row's key can be larger
+            skip = bound <= keys[band]
+            b, x = band, rem - (n_rows - 1)
+            while x < 0:  # the other bands down to the stripe's last row
+                x += width
+                b -= 1
+                skip &= bound <= keys[b]
+            if not skip:
+                lin = (i0 + r0) * wr + rem + 15
+                b, x = band, rem
+                best_key = keys[b]  # the band's key, kept in a register while the rows stay in the band
+                for k in range(n_rows):
+                    p = best[_U(k * LANES + lane)]
+                    key = (_U(p >> 4) << _U(32)) | (low - _U(lin - (p & 15)))
+                    if p >= 16:  # a positive score
+                        best_key = max(best_key, key)
+                    lin += wr - 1  # next row: one row down, one diagonal less
+                    x -= 1
+                    if x < 0:
+                        keys[b] = best_key
+                        x += width
+                        lin += width
+                        b -= 1
+                        best_key = keys[b]
+                keys[b] = best_key
+            rem -= s
+            while rem < 0:
+                rem += width
+                band -= 1
+    best[:] = 0
 
 
-_kernels: dict[bytes, Any] = {}
-_kernels_lock = threading.Lock()
+@njit(cache=True, nogil=True)
+def _sweep(h, e, best, carry, diag, profile, t, n, m, i0, rows, c0, c1, top_h, top_f, bot_h, bot_f, oe, ge, width, scan_lo, own_lo, keys):
+    """Local columns ``c0 .. c1 - 1`` (1-based) of the block of ``rows`` rows starting at query row ``i0``.
 
-
-def _match_mismatch(matrix: np.ndarray) -> tuple[int, int] | None:
-    """``(match, mismatch)`` if ``matrix`` is ``match`` on part of its diagonal and ``mismatch`` elsewhere."""
-    diag = np.diagonal(matrix)
-    match, mismatch = int(diag.max()), int(matrix.min())
-    expected = np.where(np.diag(diag == match), match, mismatch)
-    return (match, mismatch) if match != mismatch and np.array_equal(matrix, expected) else None
-
-
-def _kernel(scoring: Scoring) -> tuple[Any, np.ndarray]:
-    """The tile kernel of ``scoring`` (built once per process and matrix), and the query code of each residue code."""
-    matrix = np.ascontiguousarray(scoring.matrix, np.int32)
-    if matrix.size > 1 << 16:
-        raise ValueError(f"{matrix.shape} matrix: the tile kernel indexes it with 16 bits")
-    pair = _match_mismatch(matrix)
-    if pair is None:
-        codes = np.arange(matrix.shape[0], dtype=np.int32) * matrix.shape[1]
-    else:
-        codes = np.where(np.diagonal(matrix) == pair[0], np.arange(matrix.shape[0]), 254).astype(np.int32)
-    with _kernels_lock:
-        if matrix.tobytes() not in _kernels:
-            _kernels[matrix.tobytes()] = _make_kernel(matrix.ravel(), *(pair or (None, None)))
-        return _kernels[matrix.tobytes()], codes
+    ``h``, ``e``, ``best``: the block's ``H`` (scaled by 16; the column before ``c0`` on entry,
+    ``c1 - 1`` on return), ``E`` and packed segment maxima, striped (row ``l * S + k`` at
+    ``k * LANES + l``); ``carry``, ``diag``: scratch of ``LANES``. ``top_*[k]`` / ``bot_*[k]``:
+    ``H`` of the row above the block / of its last row at column ``c0 - 1 + k``, and the ``F`` of
+    the row under it. ``oe``, ``ge``: the gap costs, scaled.
+    """
+    s = h.size // LANES
+    stride = _U(s * LANES)
+    last = _U((s - 1) * LANES)
+    zero = _I(0)
+    neg = _I(NEG)
+    decay = _I(s * ge)  # a term's decay over a stripe
+    bot_h[0] = h[last + _U(LANES - 1)]
+    for j in range(c0, c1):
+        off = _I(15 - ((j - 2) & 15))  # column j - 1's place in its segment (the pass folds it into `best`)
+        diag[0] = top_h[j - c0]
+        carry[0] = top_f[j - c0 + 1]
+        for lane in range(1, LANES):
+            diag[lane] = h[last + _U(lane - 1)]  # the diagonal of a stripe's first row: the row above, in the lane before
+            carry[lane] = neg
+        base = _U(t[j - 1]) * stride
+        for k0 in range(0, s, UNROLL):
+            for lane in range(LANES):
+                f = carry[lane]
+                d = diag[lane]
+                for u in range(UNROLL):
+                    x = _U((k0 + u) * LANES + lane)
+                    prev = h[x]  # column j - 1, final
+                    ex = max(_I(e[x] - ge), _I(prev - oe))
+                    e[x] = ex
+                    best[x] = max(best[x], _I(prev + off))
+                    hp = max(max(_I(d + profile[base + x]), ex), zero)
+                    h[x] = max(hp, f)
+                    f = max(_I(f - ge), _I(hp - oe))
+                    d = prev
+                carry[lane] = f
+                diag[lane] = d
+        # The lazy-F loop (module docstring). The terms each stripe misses, from the stripes above:
+        # a stripe's own (its pass's `f` at its bottom) and those that crossed it, decayed by its s rows.
+        fin = neg
+        end = carry[0]
+        carry[0] = neg  # lane 0 had the block's top in its pass
+        for lane in range(1, LANES):
+            fin = max(end, _I(fin - decay))
+            end = carry[lane]
+            carry[lane] = fin
+        below = max(end, _I(fin - decay))  # F under the block's last row
+        for k0 in range(0, s, UNROLL):  # down the stripes until no lane's term can matter (checked every UNROLL rows)
+            more = False
+            for lane in range(LANES):
+                f = carry[lane]
+                before = zero
+                for u in range(UNROLL):
+                    x = _U((k0 + u) * LANES + lane)
+                    before = h[x]
+                    h[x] = max(before, f)
+                    f = _I(f - ge)
+                carry[lane] = f
+                more |= f > _I(before - oe)
+            if not more:
+                break
+        bot_h[j - c0 + 1] = h[last + _U(LANES - 1)]
+        bot_f[j - c0 + 1] = below
+        if j > 1 and ((j - 1) & 15) == 0:  # column j - 1 ended a segment, and the pass has folded it in
+            _flush(best, scan_lo + j - 1 - GROUP, own_lo, m, i0, rows, width, keys, diag)
+        if j == n:  # the section's last column: fold it in and end its (maybe partial) segment
+            off = _I(15 - ((j - 1) & 15))
+            for x in range(s * LANES):
+                best[x] = max(best[x], _I(h[x] + off))
+            _flush(best, scan_lo + (n - 1) // GROUP * GROUP, own_lo, m, i0, rows, width, keys, diag)
 
 
 def _row_parts(m: int, threads: int, rows: int) -> list[list[tuple[int, int]]]:
-    """Blocks ``(first row, rows)`` of each thread's contiguous share of the ``m`` rows."""
-    cuts = [m * k // threads for k in range(threads + 1)]
+    """Blocks ``(first row, rows)`` of each thread's contiguous share of the ``m`` rows.
+
+    Every block but the query's last is a multiple of :data:`ROW_STEP` rows high (at most
+    ``rows`` rounded up to one), the blocks of a part (nearly) equal.
+    """
+    units = -(-m // ROW_STEP)
+    per_block = max(1, -(-rows // ROW_STEP))
+    threads = max(1, min(threads, units))
+    cuts = [units * k // threads for k in range(threads + 1)]
     parts = []
     for lo, hi in zip(cuts[:-1], cuts[1:]):
-        blocks = -(-(hi - lo) // rows)
-        size = -(-(hi - lo) // blocks)  # blocks of (nearly) equal height, at most `rows`
-        parts.append([(1 + a, min(size, hi - a)) for a in range(lo, hi, size)])
+        blocks = -(-(hi - lo) // per_block)
+        size = -(-(hi - lo) // blocks)
+        parts.append([(1 + a * ROW_STEP, min(min(a + size, hi) * ROW_STEP, m) - a * ROW_STEP) for a in range(lo, hi, size)])
     return parts
+
+
+def _profile(q: np.ndarray, matrix: np.ndarray, i0: int, rows: int) -> np.ndarray:
+    """The striped query profile of a block, scaled by 16: ``[code, k, l]`` = score of row ``l * S + k`` against ``code``."""
+    s = -(-rows // ROW_STEP) * UNROLL
+    profile = np.zeros((matrix.shape[1], s, LANES), np.int16)  # padding rows score 0
+    r = np.arange(rows)
+    profile[:, r % s, r // s] = 16 * matrix[q[i0 - 1 : i0 - 1 + rows]].T
+    return profile.ravel()
 
 
 def _tiled_scan(
@@ -277,22 +318,22 @@ def _tiled_scan(
     cols: int = COLS,
 ) -> None:
     m, n = q.size, t.size
-    kernel, codes = _kernel(scoring)
-    threads = max(1, min(threads, m))
+    matrix = np.asarray(scoring.matrix, np.int32)
+    oe, ge = _I(16 * scoring.first_gap_cost), _I(16 * scoring.gap_extend)
     parts = _row_parts(m, threads, rows)
     chunks = [(c0, min(n + 1, c0 + cols)) for c0 in range(1, n + 1, cols)]
     # the last row of each part, chunk by chunk, for the next part's thread (None: not yet)
     handover: list[list[tuple[np.ndarray, np.ndarray] | None]] = [[None] * len(chunks) for _ in parts]
     ready = threading.Condition()
+    part_keys = [keys] + [np.zeros_like(keys) for _ in parts[1:]]
 
     def run_part(k: int) -> None:
-        states = []
+        blocks = []
         for i0, r in parts[k]:
-            w = np.zeros(6 * _LS, np.int32)
-            w[int(_E) : int(_E) + _LS] = NEG
-            w[int(_F) : int(_F) + _LS] = NEG
-            w[int(_Q) : int(_Q) + r] = codes[q[i0 - 1 : i0 - 1 + r]][::-1]  # row r at x = R - r
-            states.append((w, np.zeros(r + 1, np.int32), np.full(r + 1, NEG, np.int32)))
+            size = -(-r // ROW_STEP) * ROW_STEP
+            state = (np.zeros(size, np.int32), np.full(size, NEG, np.int32), np.zeros(size, np.int32))
+            blocks.append((i0, r, state, _profile(q, matrix, i0, r)))
+        carry, diag = np.empty(LANES, np.int32), np.empty(LANES, np.int32)
         for c, (c0, c1) in enumerate(chunks):
             if k == 0:
                 top_h, top_f = np.zeros(c1 - c0 + 1, np.int32), np.full(c1 - c0 + 1, NEG, np.int32)
@@ -301,11 +342,10 @@ def _tiled_scan(
                     ready.wait_for(lambda: handover[k - 1][c] is not None)  # noqa: B023 (called in this iteration only)
                     top_h, top_f = handover[k - 1][c]
                     handover[k - 1][c] = None  # taken (nobody waits for it again): free it
-            for (i0, r), (w, left_h, left_e) in zip(parts[k], states):
+            for i0, r, (h, e, best), profile in blocks:
                 bot_h, bot_f = np.empty(c1 - c0 + 1, np.int32), np.empty(c1 - c0 + 1, np.int32)
-                bot_h[0], bot_f[0] = (left_h[r] if c0 > 1 else 0), NEG  # the corner; its F is never read
-                kernel(w, t, n, m, i0, r, c0, c1, top_h, top_f, bot_h, bot_f, left_h, left_e,
-                       scoring.gap_open, scoring.gap_extend, width, scan_lo, own_lo, keys)  # fmt: skip
+                _sweep(h, e, best, carry, diag, profile, t, n, m, i0, r, c0, c1, top_h, top_f, bot_h, bot_f,
+                       oe, ge, width, scan_lo, own_lo, part_keys[k])  # fmt: skip
                 top_h, top_f = bot_h, bot_f
             if k + 1 < len(parts):
                 with ready:
@@ -318,6 +358,13 @@ def _tiled_scan(
     with ThreadPoolExecutor(len(parts)) as pool:
         for f in [pool.submit(run_part, k) for k in range(len(parts))]:
             f.result()
+    for other in part_keys[1:]:
+        np.maximum(keys, other, out=keys)
+
+
+def _striped_fits(scoring: Scoring, m: int, n: int) -> bool:
+    """Whether the striped scan's packed int32 values and int16 profile can hold this table's scores."""
+    return min(m, n) * max(scoring.max_score, 1) < PACK_LIMIT and int(np.abs(scoring.matrix).max()) < SCORE_LIMIT
 
 
 def scan_section(
@@ -330,7 +377,7 @@ def scan_section(
     threads = threads or len(os.sched_getaffinity(0))
     start = time.perf_counter()
     if section.own_hi > section.own_lo and q.size:
-        if min(q.size, t.size) * max(scoring.max_score, 1) >= PACK_LIMIT:
+        if not _striped_fits(scoring, q.size, t.size):
             mat = np.require(scoring.matrix, np.int32, ["C", "W"])
             _scan(q, t, mat, scoring.gap_open, scoring.gap_extend, rule.width, GROUP, section.scan_lo, section.own_lo, section.own_hi, keys)
         else:
