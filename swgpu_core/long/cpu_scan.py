@@ -89,13 +89,13 @@ UNROLL = 4
 #: Block heights are multiples of this (all but the query's last block).
 ROW_STEP = LANES * UNROLL
 #: Query rows per block (a multiple of ROW_STEP): the block's state and profile stay in L1.
-ROWS = 512
+ROWS = 1024
 #: Target columns per chunk: the unit of hand-over between threads.
 COLS = 16 * 1024
 #: Tables whose best score could reach this use the reference (the packed segment maxima are 16 H + 4 bits in int32).
 PACK_LIMIT = 1 << 27
-#: Matrices with a score of this size or more use the reference (16 x score in the int16 profile).
-SCORE_LIMIT = 1 << 11
+#: Matrices with a score of this size or more use the reference (the query profile is int8).
+SCORE_LIMIT = 1 << 7
 
 _U = np.uint64
 _I = np.int32
@@ -142,75 +142,111 @@ def _scan(q, t, mat, gap_open, gap_extend, width, group, scan_lo, own_lo, own_hi
 
 
 @njit(cache=True, nogil=True)
-def _flush(best, g0, own_lo, m, i0, rows, width, keys, top):
+def _emit(keys, band, v, delta):
+    """A band's candidate: ``v`` (a run's best, ``_flush``) made a key by adding ``delta`` to its low half."""
+    if v >> _U(32):  # a positive score
+        key = v + _U(delta)
+        if key > keys[band]:
+            keys[band] = key
+
+
+@njit(cache=True, nogil=True)
+def _flush(best, g0, own_lo, m, i0, rows, width, keys, acc, band, base, cut):
     """Each real row's best cell of the segment starting at section column ``g0`` (0-based) into the band keys; resets ``best``.
 
-    A stripe is skipped whole when a key above any of its rows' (its best score at its first
-    row and offset 0) is at most the keys of all the bands its rows reach (``top``: scratch of
-    ``LANES``, the stripes' best packed values, one vector pass): once a band has seen the
-    rows above, few stripes can beat it. Down a stripe the diagonal falls by one per row, so
-    the band and the offset in it (``rem``) follow without a division.
+    Down a stripe the diagonal falls by one per row, so its rows fall in runs of one band,
+    a run ending where the offset in the band (``rem``) passes 0. In a run the key order is
+    that of ``v = H << 32 | (Z - k (width + 15) + packed offset)`` (``k`` the row in the
+    stripe): the highest score, then the first row, then the first column, as the key's
+    ``lin``; the key is ``v`` plus a constant of the run. So the stripes are reduced side by
+    side, one vector per row of the stripes (``acc``), and each run gives one key. Scratch of
+    ``LANES``: ``acc``, and each stripe's ``band``, ``base`` (``lin`` at its row 0 plus 15)
+    and ``cut`` (the row where its run ends).
     """
+    s = best.size // LANES
     if g0 >= own_lo:
-        s = best.size // LANES
-        top[:] = 0
-        for k0 in range(0, s, UNROLL):
-            for lane in range(LANES):
-                v = top[lane]
-                for u in range(UNROLL):
-                    v = max(v, best[_U((k0 + u) * LANES + lane)])
-                top[lane] = v
+        for lane in range(rows // s, LANES):  # padding rows are never reported
+            for k in range(max(0, rows - lane * s), s):
+                best[_U(k * LANES + lane)] = 0
         wr = width + GROUP
-        low = np.uint64(0xFFFFFFFF)
+        z = s * (wr - 1)
+        low = 0xFFFFFFFF
         dd = g0 + 1 - i0 + m  # the diagonal of the block's first row
-        band = dd // width
-        rem = dd - band * width
+        b = dd // width
+        rem = dd - b * width
         for lane in range(LANES):
-            r0 = lane * s  # the stripe's first row (0-based in the block); band and rem are its
-            if r0 >= rows:
-                break
-            n_rows = min(s, rows - r0)
-            bound = (_U(top[lane] >> 4) << _U(32)) | (low - _U((i0 + r0) * wr))  # no row's key can be larger
-            skip = bound <= keys[band]
-            b, x = band, rem - (n_rows - 1)
-            while x < 0:  # the other bands down to the stripe's last row
-                x += width
-                b -= 1
-                skip &= bound <= keys[b]
-            if not skip:
-                lin = (i0 + r0) * wr + rem + 15
-                b, x = band, rem
-                best_key = keys[b]  # the band's key, kept in a register while the rows stay in the band
-                for k in range(n_rows):
-                    p = best[_U(k * LANES + lane)]
-                    key = (_U(p >> 4) << _U(32)) | (low - _U(lin - (p & 15)))
-                    if p >= 16:  # a positive score
-                        best_key = max(best_key, key)
-                    lin += wr - 1  # next row: one row down, one diagonal less
-                    x -= 1
-                    if x < 0:
-                        keys[b] = best_key
-                        x += width
-                        lin += width
-                        b -= 1
-                        best_key = keys[b]
-                keys[b] = best_key
+            acc[lane] = 0
+            band[lane] = b
+            base[lane] = (i0 + lane * s) * wr + rem + 15
+            cut[lane] = rem + 1
             rem -= s
             while rem < 0:
                 rem += width
-                band -= 1
+                b -= 1
+        k = 0
+        while k < s:
+            stop = s
+            for lane in range(LANES):
+                stop = min(stop, cut[lane])
+            for kk in range(k, stop):
+                zk = z - kk * (wr - 1)
+                for lane in range(acc.size):  # (not the constant LANES: LLVM would unroll the loop, and not vectorise it)
+                    p = best[_U(kk * LANES + lane)]
+                    acc[lane] = max(acc[lane], (_U(p >> 4) << _U(32)) | _U(zk + (p & 15)))
+            if stop < s:
+                for lane in range(LANES):
+                    if cut[lane] == stop:  # the stripe's run ends: one key, and the next band
+                        _emit(keys, band[lane], acc[lane], low - base[lane] - z)
+                        acc[lane] = 0
+                        band[lane] -= 1
+                        base[lane] += width
+                        cut[lane] += width
+            k = stop
+        for lane in range(LANES):
+            _emit(keys, band[lane], acc[lane], low - base[lane] - z)
     best[:] = 0
 
 
 @njit(cache=True, nogil=True)
-def _sweep(h, e, best, carry, diag, profile, t, n, m, i0, rows, c0, c1, top_h, top_f, bot_h, bot_f, oe, ge, width, scan_lo, own_lo, keys):
+def _sweep(
+    h,
+    e,
+    best,
+    pend,
+    carry,
+    diag,
+    acc,
+    fl_band,
+    fl_base,
+    fl_cut,
+    profile,
+    t,
+    n,
+    m,
+    i0,
+    rows,
+    c0,
+    c1,
+    top_h,
+    top_f,
+    bot_h,
+    bot_f,
+    oe,
+    ge,
+    width,
+    scan_lo,
+    own_lo,
+    keys,
+):
     """Local columns ``c0 .. c1 - 1`` (1-based) of the block of ``rows`` rows starting at query row ``i0``.
 
     ``h``, ``e``, ``best``: the block's ``H`` (scaled by 16; the column before ``c0`` on entry,
-    ``c1 - 1`` on return), ``E`` and packed segment maxima, striped (row ``l * S + k`` at
-    ``k * LANES + l``); ``carry``, ``diag``: scratch of ``LANES``. ``top_*[k]`` / ``bot_*[k]``:
-    ``H`` of the row above the block / of its last row at column ``c0 - 1 + k``, and the ``F`` of
-    the row under it. ``oe``, ``ge``: the gap costs, scaled.
+    ``c1 - 1`` on return, both before their stripes' terms from above), ``E`` and packed
+    segment maxima, striped (row ``l * S + k`` at ``k * LANES + l``); ``pend[l]``: the term
+    stripe ``l`` of that column misses from the stripes above (module docstring). ``carry``,
+    ``diag``: scratch of ``LANES``. ``top_*[k]`` / ``bot_*[k]``: ``H`` of the row above the
+    block / of its last row at column ``c0 - 1 + k``, and the ``F`` of the row under it.
+    ``oe``, ``ge``: the gap costs, scaled.
     """
     s = h.size // LANES
     stride = _U(s * LANES)
@@ -218,64 +254,55 @@ def _sweep(h, e, best, carry, diag, profile, t, n, m, i0, rows, c0, c1, top_h, t
     zero = _I(0)
     neg = _I(NEG)
     decay = _I(s * ge)  # a term's decay over a stripe
-    bot_h[0] = h[last + _U(LANES - 1)]
+    to_last = _I((s - 1) * ge)  # ... down to its last row
+    bot_h[0] = max(h[last + _U(LANES - 1)], _I(pend[LANES - 1] - to_last))
     for j in range(c0, c1):
         off = _I(15 - ((j - 2) & 15))  # column j - 1's place in its segment (the pass folds it into `best`)
+        for lane in range(carry.size):  # the diagonal of a stripe's first row: the row above, the last of the lane before
+            diag[lane + 1] = max(h[last + _U(lane)], _I(pend[lane] - to_last))  # (not range(LANES): LLVM would unroll it to scalars)
+            carry[lane] = neg
         diag[0] = top_h[j - c0]
         carry[0] = top_f[j - c0 + 1]
-        for lane in range(1, LANES):
-            diag[lane] = h[last + _U(lane - 1)]  # the diagonal of a stripe's first row: the row above, in the lane before
-            carry[lane] = neg
         base = _U(t[j - 1]) * stride
         for k0 in range(0, s, UNROLL):
             for lane in range(LANES):
                 f = carry[lane]
                 d = diag[lane]
+                above = pend[lane]
                 for u in range(UNROLL):
                     x = _U((k0 + u) * LANES + lane)
-                    prev = h[x]  # column j - 1, final
+                    prev = max(h[x], above)  # column j - 1, final
+                    above = _I(above - ge)
                     ex = max(_I(e[x] - ge), _I(prev - oe))
                     e[x] = ex
                     best[x] = max(best[x], _I(prev + off))
-                    hp = max(max(_I(d + profile[base + x]), ex), zero)
+                    hp = max(max(_I(d + _I(profile[base + x]) * _I(16)), ex), zero)
                     h[x] = max(hp, f)
                     f = max(_I(f - ge), _I(hp - oe))
                     d = prev
                 carry[lane] = f
                 diag[lane] = d
-        # The lazy-F loop (module docstring). The terms each stripe misses, from the stripes above:
-        # a stripe's own (its pass's `f` at its bottom) and those that crossed it, decayed by its s rows.
+                pend[lane] = above
+        # The terms each stripe misses, from the stripes above: those of the stripe just above
+        # (its pass's `f` at its bottom), and those that crossed it, decayed over its s rows.
         fin = neg
         end = carry[0]
-        carry[0] = neg  # lane 0 had the block's top in its pass
+        pend[0] = neg  # lane 0 had the block's top in its pass
         for lane in range(1, LANES):
             fin = max(end, _I(fin - decay))
             end = carry[lane]
-            carry[lane] = fin
-        below = max(end, _I(fin - decay))  # F under the block's last row
-        for k0 in range(0, s, UNROLL):  # down the stripes until no lane's term can matter (checked every UNROLL rows)
-            more = False
-            for lane in range(LANES):
-                f = carry[lane]
-                before = zero
-                for u in range(UNROLL):
-                    x = _U((k0 + u) * LANES + lane)
-                    before = h[x]
-                    h[x] = max(before, f)
-                    f = _I(f - ge)
-                carry[lane] = f
-                more |= f > _I(before - oe)
-            if not more:
-                break
-        bot_h[j - c0 + 1] = h[last + _U(LANES - 1)]
-        bot_f[j - c0 + 1] = below
+            pend[lane] = fin
+        bot_h[j - c0 + 1] = max(h[last + _U(LANES - 1)], _I(fin - to_last))
+        bot_f[j - c0 + 1] = max(end, _I(fin - decay))  # F under the block's last row
         if j > 1 and ((j - 1) & 15) == 0:  # column j - 1 ended a segment, and the pass has folded it in
-            _flush(best, scan_lo + j - 1 - GROUP, own_lo, m, i0, rows, width, keys, diag)
+            _flush(best, scan_lo + j - 1 - GROUP, own_lo, m, i0, rows, width, keys, acc, fl_band, fl_base, fl_cut)
         if j == n:  # the section's last column: fold it in and end its (maybe partial) segment
             off = _I(15 - ((j - 1) & 15))
-            for x in range(s * LANES):
-                best[x] = max(best[x], _I(h[x] + off))
-            _flush(best, scan_lo + (n - 1) // GROUP * GROUP, own_lo, m, i0, rows, width, keys, diag)
+            for k in range(s):
+                for lane in range(LANES):
+                    x = _U(k * LANES + lane)
+                    best[x] = max(best[x], _I(max(h[x], _I(pend[lane] - k * ge)) + off))
+            _flush(best, scan_lo + (n - 1) // GROUP * GROUP, own_lo, m, i0, rows, width, keys, acc, fl_band, fl_base, fl_cut)
 
 
 def _row_parts(m: int, threads: int, rows: int) -> list[list[tuple[int, int]]]:
@@ -296,13 +323,34 @@ def _row_parts(m: int, threads: int, rows: int) -> list[list[tuple[int, int]]]:
     return parts
 
 
+def _fields(dtype: type, sizes: list[int]) -> list[np.ndarray]:
+    """Arrays of ``sizes`` elements in one buffer, each on a cache line and 1,344 bytes further into the 4 KiB pages than the last.
+
+    Why: a vector load or store that straddles two cache lines costs two, and a load whose
+    address matches an earlier store's in the low 12 bits waits for it (4K aliasing): with
+    arrays 4 KiB apart, as a plain allocation of ``h``, ``e`` and ``best`` can be, the scan ran at
+    60-70 % of its speed in some processes and not in others.
+    """
+    item = np.dtype(dtype).itemsize
+    starts, at = [], 0  # in bytes
+    for k, size in enumerate(sizes):
+        at += (k * 1344 - at) % 4096
+        starts.append(at // item)
+        at += size * item
+    buf = np.empty(at + 4096 // item, dtype)
+    shift = (-buf.ctypes.data % 4096) // item
+    return [buf[shift + a : shift + a + size] for a, size in zip(starts, sizes)]
+
+
 def _profile(q: np.ndarray, matrix: np.ndarray, i0: int, rows: int) -> np.ndarray:
-    """The striped query profile of a block, scaled by 16: ``[code, k, l]`` = score of row ``l * S + k`` against ``code``."""
+    """The striped query profile of a block: ``[code, k, l]`` = score of row ``l * S + k`` against ``code`` (int8: 64 rows in a cache line)."""
     s = -(-rows // ROW_STEP) * UNROLL
-    profile = np.zeros((matrix.shape[1], s, LANES), np.int16)  # padding rows score 0
+    (profile,) = _fields(np.int8, [matrix.shape[1] * s * LANES])
+    grid = profile.reshape(matrix.shape[1], s, LANES)
+    grid[:] = 0  # padding rows score 0
     r = np.arange(rows)
-    profile[:, r % s, r // s] = 16 * matrix[q[i0 - 1 : i0 - 1 + rows]].T
-    return profile.ravel()
+    grid[:, r % s, r // s] = matrix[q[i0 - 1 : i0 - 1 + rows]].T
+    return profile
 
 
 def _tiled_scan(
@@ -330,10 +378,11 @@ def _tiled_scan(
     def run_part(k: int) -> None:
         blocks = []
         for i0, r in parts[k]:
-            size = -(-r // ROW_STEP) * ROW_STEP
-            state = (np.zeros(size, np.int32), np.full(size, NEG, np.int32), np.zeros(size, np.int32))
-            blocks.append((i0, r, state, _profile(q, matrix, i0, r)))
-        carry, diag = np.empty(LANES, np.int32), np.empty(LANES, np.int32)
+            h, e, best, pend = _fields(np.int32, [-(-r // ROW_STEP) * ROW_STEP] * 3 + [LANES])
+            h[:], e[:], best[:], pend[:] = 0, NEG, 0, NEG
+            blocks.append((i0, r, (h, e, best, pend), _profile(q, matrix, i0, r)))
+        carry, diag = _fields(np.int32, [LANES, LANES + 1])
+        scratch = (*_fields(np.uint64, [LANES]), *_fields(np.int64, [LANES] * 3))  # for _flush
         for c, (c0, c1) in enumerate(chunks):
             if k == 0:
                 top_h, top_f = np.zeros(c1 - c0 + 1, np.int32), np.full(c1 - c0 + 1, NEG, np.int32)
@@ -342,9 +391,9 @@ def _tiled_scan(
                     ready.wait_for(lambda: handover[k - 1][c] is not None)  # noqa: B023 (called in this iteration only)
                     top_h, top_f = handover[k - 1][c]
                     handover[k - 1][c] = None  # taken (nobody waits for it again): free it
-            for i0, r, (h, e, best), profile in blocks:
+            for i0, r, (h, e, best, pend), profile in blocks:
                 bot_h, bot_f = np.empty(c1 - c0 + 1, np.int32), np.empty(c1 - c0 + 1, np.int32)
-                _sweep(h, e, best, carry, diag, profile, t, n, m, i0, r, c0, c1, top_h, top_f, bot_h, bot_f,
+                _sweep(h, e, best, pend, carry, diag, *scratch, profile, t, n, m, i0, r, c0, c1, top_h, top_f, bot_h, bot_f,
                        oe, ge, width, scan_lo, own_lo, part_keys[k])  # fmt: skip
                 top_h, top_f = bot_h, bot_f
             if k + 1 < len(parts):
