@@ -251,14 +251,14 @@ def _inputs(kind: str, m: int, n: int, seed: int) -> tuple[np.ndarray, np.ndarra
 @pytest.mark.parametrize(
     ("m", "n", "width", "section", "threads", "rows", "cols"),
     [
-        (37, 1_001, 64, (0, 0, 1_001), 1, 512, 16_384),  # one block, padded to 64 rows; last segment partial
-        (100, 3_000, 16, (32, 512, 3_000), 2, 64, 64),  # overlap not owned; 2 threads, many chunks
-        (300, 5_003, 40, (0, 0, 5_003), 3, 64, 512),  # width not a power of two; 3 threads of 64-row blocks
+        (37, 1_001, 64, (0, 0, 1_001), 1, 512, 16_384),  # one block, padded to 128 rows; last segment partial
+        (200, 3_000, 16, (32, 512, 3_000), 2, 128, 64),  # overlap not owned; 2 threads, many chunks
+        (300, 5_003, 40, (0, 0, 5_003), 3, 128, 512),  # width not a power of two; 3 threads of 128-row blocks
         (700, 4_000, 64, (16, 16, 4_000), 2, 256, 1_024),
         (1_000, 2_000, 16, (0, 0, 2_000), 1, 1_024, 16_384),  # stripes of 64 rows: five bands each
-        (5, 300, 16, (0, 0, 300), 2, 64, 16),  # 5 rows: one thread; chunks of one segment
+        (5, 300, 16, (0, 0, 300), 2, 128, 16),  # 5 rows: one thread; chunks of one segment
         (1, 50, 16, (0, 0, 50), 2, 512, 16),  # one row: one thread
-        (64, 17, 16, (0, 0, 17), 5, 64, 16),  # target shorter than the query
+        (64, 17, 16, (0, 0, 17), 5, 128, 16),  # target shorter than the query
     ],
 )
 def test_tiled_scan_equals_the_reference(kind, m, n, width, section, threads, rows, cols):
@@ -277,7 +277,7 @@ def test_tiled_scan_equals_the_reference_on_ties(kind):
     t = np.concatenate([np.tile(np.array([0, 1, 2, 3], np.uint8), 500), np.zeros(333, np.uint8), np.tile(q[:12], 30)])
     sec = Section(0, 1, 0, 0, t.size, 0)
     want = reference_keys(q, t, scoring, 64, sec)
-    for threads, rows, cols in [(1, 512, 16_384), (2, 16, 32), (3, 50, 160)]:
+    for threads, rows, cols in [(1, 512, 16_384), (2, 128, 32), (3, 128, 160)]:
         assert np.array_equal(tiled_keys(q, t, scoring, 64, sec, threads, rows, cols), want)
     _, counts = np.unique(want >> np.uint64(32), return_counts=True)
     assert counts.max() > 10  # many bands share a score: the position decides
@@ -332,11 +332,11 @@ def test_tiled_scan_equals_the_reference_on_random_scorings(seed):
     own_lo = int(rng.integers(0, n // GROUP + 1)) * GROUP % max(n, 1)
     sec = Section(0, 1, max(0, own_lo - int(rng.integers(0, 5)) * GROUP), own_lo, n, 0)
     width = int(rng.choice([16, 40, 64]))
-    threads, rows, cols = int(rng.integers(1, 4)), int(rng.choice([64, 128, 512])), int(rng.choice([16, 48, 160, 16_384]))
+    threads, rows, cols = int(rng.integers(1, 4)), int(rng.choice([128, 512])), int(rng.choice([16, 48, 160, 16_384]))
     assert np.array_equal(tiled_keys(q, t, scoring, width, sec, threads, rows, cols), reference_keys(q, t, scoring, width, sec))
 
 
-@pytest.mark.parametrize("rows", [64, 512])
+@pytest.mark.parametrize("rows", [128, 512])
 def test_long_gaps_cross_many_stripes(rows):
     """A 300-residue gap in the query (vertical: the lazy-F loop carries it across stripes and blocks) and one in the target."""
     rng = np.random.default_rng(5)
@@ -350,13 +350,24 @@ def test_long_gaps_cross_many_stripes(rows):
 
 
 def test_row_parts_are_whole_blocks_but_the_last():
-    for m, threads, rows in [(1, 2, 512), (1_000, 2, 512), (10_000, 2, 512), (700, 3, 64), (4_097, 5, 1_000)]:
+    for m, threads, rows in [(1, 2, 512), (1_000, 2, 512), (10_000, 2, 2_048), (700, 3, 128), (4_097, 5, 1_000)]:
         parts = cpu_scan._row_parts(m, threads, rows)
         blocks = [b for part in parts for b in part]
         assert [i0 for i0, _ in blocks] == list(np.cumsum([1] + [r for _, r in blocks[:-1]]))
         assert sum(r for _, r in blocks) == m and len(parts) <= threads
         step = cpu_scan.ROW_STEP
         assert all(r % step == 0 for _, r in blocks[:-1]) and all(0 < r <= -(-rows // step) * step for _, r in blocks)
+
+
+def test_state_arrays_are_aligned_and_apart_in_the_page():
+    """The scan's arrays start on cache lines, at different places in the 4 KiB page (no 4K aliasing between them)."""
+    for dtype, sizes in [(np.int32, [2_048, 2_048, 2_048, 16]), (np.int8, [27 * 128 * 16]), (np.int64, [16, 16, 16])]:
+        arrays = cpu_scan._fields(dtype, sizes)
+        assert [a.size for a in arrays] == sizes and all(a.dtype == dtype for a in arrays)
+        places = [a.ctypes.data % 4096 for a in arrays]
+        assert all(p % 64 == 0 for p in places) and len(set(places)) == len(places)
+        ends = sorted((a.ctypes.data, a.ctypes.data + a.nbytes) for a in arrays)
+        assert all(end <= start for (_, end), (start, _) in zip(ends, ends[1:]))  # no overlap
 
 
 def test_large_scores_use_the_reference(monkeypatch):
