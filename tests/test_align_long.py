@@ -255,6 +255,7 @@ def _inputs(kind: str, m: int, n: int, seed: int) -> tuple[np.ndarray, np.ndarra
         (200, 3_000, 16, (32, 512, 3_000), 2, 128, 64),  # overlap not owned; 2 threads, many chunks
         (300, 5_003, 40, (0, 0, 5_003), 3, 128, 512),  # width not a power of two; 3 threads of 128-row blocks
         (700, 4_000, 64, (16, 16, 4_000), 2, 256, 1_024),
+        (400, 3_000, 500, (0, 0, 3_000), 3, 128, 64),  # bands wider than a thread's rows: three band-key arrays
         (1_000, 2_000, 16, (0, 0, 2_000), 1, 1_024, 16_384),  # stripes of 64 rows: five bands each
         (5, 300, 16, (0, 0, 300), 2, 128, 16),  # 5 rows: one thread; chunks of one segment
         (1, 50, 16, (0, 0, 50), 2, 512, 16),  # one row: one thread
@@ -357,6 +358,16 @@ def test_row_parts_are_whole_blocks_but_the_last():
         assert sum(r for _, r in blocks) == m and len(parts) <= threads
         step = cpu_scan.ROW_STEP
         assert all(r % step == 0 for _, r in blocks[:-1]) and all(0 < r <= -(-rows // step) * step for _, r in blocks)
+
+
+def test_threads_sharing_band_keys_are_a_band_width_apart():
+    for m, threads, width in [(1_000, 2, 64), (10_000, 64, 1_000), (400, 3, 500), (300, 3, 16), (5_000, 7, 4_000)]:
+        parts = cpu_scan._row_parts(m, threads, cpu_scan.ROWS)
+        arrays = cpu_scan._key_arrays(parts, width)
+        rows = [sum(r for _, r in part) for part in parts]
+        assert len(parts) == 1 or 2 <= arrays <= len(parts)
+        for k in range(len(parts) - arrays):  # thread k and thread k + arrays share an array
+            assert 17 + sum(rows[k + 1 : k + arrays]) >= width
 
 
 def test_state_arrays_are_aligned_and_apart_in_the_page():

@@ -63,9 +63,8 @@ below every real row, so they affect none, and are never reported). The rows are
 into one contiguous part per thread; thread ``k`` sweeps its blocks chunk by chunk, and
 starts chunk ``c`` of its first block once thread ``k - 1`` has finished chunk ``c`` of its
 last block: a pipeline over the target, exact because every block starts from the exact
-values of its neighbours above and left. Two neighbouring threads can reach the same
-band at once (their diagonals meet where one's chunk starts), so they keep separate band
-keys, merged by ``max``; threads two apart are a chunk apart, at least a band width.
+values of its neighbours above and left. Threads can reach the same band at once, so
+they keep separate band keys, merged by ``max`` (:func:`_key_arrays`).
 """
 
 from __future__ import annotations
@@ -298,6 +297,23 @@ def _row_parts(m: int, threads: int, rows: int) -> list[list[tuple[int, int]]]:
     return parts
 
 
+def _key_arrays(parts: list[list[tuple[int, int]]], width: int) -> int:
+    """Band-key arrays for the threads of ``parts`` (thread ``k`` uses array ``k`` modulo this), so no two threads update one band at once.
+
+    While thread ``k`` is at the chunk starting at column ``c_0`` (1-based), it flushes segments
+    starting (0-based) at ``c_0 - 17`` (the one the chunk before ended) and later, and every
+    thread after it may still be at the chunk before, up to the segment starting at
+    ``c_0 - 33``. So their diagonals ``g0 + 1 - i + m`` are at least ``17 +`` (the rows of the
+    parts between them) apart: thread ``k + 1`` may reach thread ``k``'s bands, threads ``G``
+    apart may not once ``17 + (G - 1) x`` (the fewest rows of a part but the last) is at
+    least the band width.
+    """
+    if len(parts) == 1:
+        return 1
+    rows = min(sum(r for _, r in part) for part in parts[:-1])
+    return min(len(parts), 1 + max(1, -(-(width - 17) // rows)))
+
+
 def _fields(dtype: type, sizes: list[int]) -> list[np.ndarray]:
     """Arrays of ``sizes`` elements in one buffer, each on a cache line and 1,344 bytes further into the 4 KiB pages than the last.
 
@@ -344,12 +360,11 @@ def _tiled_scan(
     matrix = np.asarray(scoring.matrix, np.int32)
     oe, ge = _I(16 * scoring.first_gap_cost), _I(16 * scoring.gap_extend)
     parts = _row_parts(m, threads, rows)
-    cols = max(cols, -(-width // GROUP) * GROUP)  # threads two apart stay a band width apart (module docstring)
     chunks = [(c0, min(n + 1, c0 + cols)) for c0 in range(1, n + 1, cols)]
     # the last row of each part, chunk by chunk, for the next part's thread (None: not yet)
     handover: list[list[tuple[np.ndarray, np.ndarray] | None]] = [[None] * len(chunks) for _ in parts]
     ready = threading.Condition()
-    part_keys = [keys, np.zeros_like(keys) if len(parts) > 1 else keys]
+    part_keys = [keys] + [np.zeros_like(keys) for _ in range(1, _key_arrays(parts, width))]
 
     def run_part(k: int) -> None:
         blocks = []
@@ -369,7 +384,9 @@ def _tiled_scan(
             for i0, r, state, profile in blocks:
                 bot_h, bot_f = np.empty(c1 - c0 + 1, np.int32), np.empty(c1 - c0 + 1, np.int32)
                 edges = (top_h, top_f, bot_h, bot_f)
-                _sweep(state, scratch, profile, t, part_keys[k % 2], edges, n, m, i0, r, c0, c1, oe, ge, width, scan_lo, own_lo)
+                _sweep(
+                    state, scratch, profile, t, part_keys[k % len(part_keys)], edges, n, m, i0, r, c0, c1, oe, ge, width, scan_lo, own_lo
+                )
                 top_h, top_f = bot_h, bot_f
             if k + 1 < len(parts):
                 with ready:
@@ -382,7 +399,8 @@ def _tiled_scan(
     with ThreadPoolExecutor(len(parts)) as pool:
         for f in [pool.submit(run_part, k) for k in range(len(parts))]:
             f.result()
-    np.maximum(keys, part_keys[1], out=keys)
+    for other in part_keys[1:]:
+        np.maximum(keys, other, out=keys)
 
 
 def _striped_fits(scoring: Scoring, m: int, n: int) -> bool:
