@@ -61,9 +61,12 @@ def console() -> NoReturn:
     object at a time, 0.2-0.7 s after the work is done (measured on an H200 with one and
     two GPUs); the driver releases all of it at process exit anyway. Nothing is lost: every
     output was written under a temporary name and renamed before :func:`main` returned,
-    and the standard streams are flushed here.
+    and the standard streams are flushed here. Under a profiler or tracer (``python -m
+    cProfile -m swgpu_core``, coverage), which write their results at exit, it exits normally.
     """
     rc = main()
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        sys.exit(rc)
     try:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -245,3 +245,12 @@ def test_the_executable_ends_at_once_with_everything_written(cli_db: Path, resou
     run = subprocess.run([sys.executable, "-m", "swgpu_core", "search", "--db", str(tmp_path / "none"), "--query", str(resources / "queries.fasta")],
                          capture_output=True, text=True, cwd=root, check=False)  # fmt: skip
     assert run.returncode == 2 and run.stderr.startswith("swgpu search: error:") and run.stderr.count("\n") == 1
+    prof = tmp_path / "search.prof"  # a profiler's results are written at exit: there, the normal exit
+    run = subprocess.run(
+        [sys.executable, "-m", "cProfile", "-o", str(prof), "-m", "swgpu_core", *args],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        check=False,
+    )
+    assert run.returncode == 0 and run.stdout == expected and prof.stat().st_size > 0

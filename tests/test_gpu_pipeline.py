@@ -96,3 +96,26 @@ def test_kernels_load_by_recorded_names(tmp_path, monkeypatch):
     fallback = kernels.load_functions(source, options, names)
     assert all(fallback[n].num_regs > 0 for n in names)
     assert json.loads(record.read_text()) == lowered
+
+
+def test_a_search_imports_no_cupyx(bundled_db, resources):
+    """A GPU search with score histograms (the fitted statistics' counting) never imports
+    cupyx: CuPy's prefix sum and its array operators do on first use, and with it
+    SciPy's sparse matrices, a part of every search's start-up that the search path avoids
+    (swgpu_core.gpu.search._compact_kernel)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import sys\n"
+        "from swgpu_core import api\n"
+        f"db = api.open_database({str(bundled_db.path)!r})\n"
+        f"r = api.search(db, {str(resources / 'queries.fasta')!r}, backend='cuda', top=20, stats_mode='fit')\n"
+        "assert sum(len(h) for h in r.hits) > 0\n"
+        "print('cupyx' in sys.modules and 'cupyx.linalg' in sys.modules)\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=False)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == "False"

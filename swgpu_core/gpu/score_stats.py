@@ -20,8 +20,10 @@ from ..score_stats import LN_FACT, MAX_LLEN, N_LBINS, ScoreHistograms
 
 def length_bins(offsets: cp.ndarray) -> cp.ndarray:
     """Each subject's length bin (device int64); ``offsets``: the batch's n+1 residue offsets."""
-    lengths = cp.maximum(offsets[1:] - offsets[:-1], 1).astype(cp.float64)
-    return cp.minimum((LN_FACT * cp.log(lengths) + 0.5).astype(cp.int64), MAX_LLEN)
+    # ufuncs, not operators, which import cupyx on first use (see gpu.search._compact_kernel); the
+    # same arithmetic as LN_FACT * log(length) + 0.5 (products and sums are commutative in IEEE)
+    lengths = cp.maximum(cp.subtract(offsets[1:], offsets[:-1]), 1).astype(cp.float64)
+    return cp.minimum(cp.add(cp.multiply(cp.log(lengths), LN_FACT), 0.5).astype(cp.int64), MAX_LLEN)
 
 
 @functools.cache

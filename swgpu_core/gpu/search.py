@@ -269,8 +269,8 @@ class DeviceWorker:
             boundary = self._buffer("boundary", 2 * (dev.chunk.n_residues + 1), np.uint32)
             begin = _record(self.compute, timing=True)
             redo = cp.sort(f.overflow[1 : 1 + f.rescored])
-            is_long = redo >= f.n_short
-            for shape, prof, sel in ((inter, prof_inter, redo[~is_long]), (intra, prof_intra, redo[is_long])):
+            is_long = cp.greater_equal(redo, f.n_short)  # ufuncs, not operators: see _compact_kernel
+            for shape, prof, sel in ((inter, prof_inter, redo[cp.logical_not(is_long)]), (intra, prof_intra, redo[is_long])):
                 sel = cp.ascontiguousarray(sel)
                 self.launch_scan(shape, True, self.compute, dev, prof, sel, int(sel.size), 0, boundary, f.scores, f.overflow)
             f.rescore_marks = (begin, _record(self.compute, timing=True))
@@ -317,7 +317,7 @@ class DeviceWorker:
         n, top = 64, 8
         hist = ScoreHistograms([100], 4)
         with cp.cuda.Device(self.device_id), self.compute:
-            batch = _Subjects(cp.arange(n + 1, dtype=np.int64) * 10)
+            batch = _Subjects(cp.arange(0, 10 * (n + 1), 10, dtype=np.int64))
             scores = cp.arange(n, dtype=np.int32)
             flight = _Flight(0, 1, 0, scores, scores, n, None, None, None, [], self._counts[0], None)
             self._select(batch, flight, top, hist)
@@ -593,7 +593,11 @@ def _compact_kernel() -> cp.ElementwiseKernel:
 
     An atomic counter rather than a prefix sum: ``cupy.cumsum`` imports cupyx and with it
     SciPy's sparse matrices on its first use in a process (0.2-0.7 s of every search's
-    start-up on the H100), and the few candidates per query are put in order on the host."""
+    start-up on the H100), and the few candidates per query are put in order on the host.
+    For the same reason the search path calls ufuncs (``cp.greater_equal``, ``cp.subtract``)
+    where an operator would do: CuPy's arithmetic and comparison operators import cupyx on
+    first use too (measured on the H100 with CuPy 13; the ufuncs, sorting and partitioning
+    do not). ``tests/test_gpu_pipeline.py`` checks that a search imports no cupyx."""
     return cp.ElementwiseKernel(
         "int32 score, raw int32 kth", "raw int32 index, raw int32 value, raw int32 count",
         "if (score >= kth[0]) { int k = atomicAdd(&count[0], 1); index[k] = (int)i; value[k] = score; }", "swgpu_candidates",
