@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: the GPU tests (skips fail), where the command line's time goes, and the
 # side-by-side scoreboard against CUDASW++4.0; logs and JSON lines under $OUT.
-#   run: bash bench/device_check.sh [tests] [ab] [profile] [side[=REPS]] [peers]   (default: tests profile)
+#   run: bash bench/device_check.sh [tests] [ab] [profile] [stream] [side[=REPS]] [peers]   (default: tests profile)
 # Expects the wheels the device's python lacks under .whl/ and a copy of shared/ (data/,
 # tools/, anchors/) under .carry/ (both carried, both git-ignored).
 set -uo pipefail
@@ -85,6 +85,18 @@ for name, budget in (("resident", None), ("1/8", full // 8), ("1/32", full // 32
     del backend
 PY
       ;;
+    stream)
+      # streamed scans against the resident one, kernel time per device batch (bench/stream_profile.py);
+      # with an ab_old/ tree (see ab), the same for it first
+      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
+        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
+      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
+      for tree in ab_old "$PWD"; do
+        [ -d "$tree/swgpu_core" ] || continue
+        echo "== tree $(basename "$tree")"
+        PYTHONPATH=/tmp/site:$(cd "$tree" && pwd) python3 bench/stream_profile.py "$W/sw_bench200M" .carry/data/cudasw_queries.fasta \
+          --json "$OUT/stream_$(basename "$tree").jsonl" 2>&1 | tee "$OUT/stream_$(basename "$tree").txt" || rc=1
+      done ;;
     side*)
       reps=${what#side}; reps=${reps#=}
       OUT=$OUT SHARED=$PWD/.carry WORK=$W bash .carry/tools/side_by_side.sh "${reps:-2}" 2>&1 | tee "$OUT/side_by_side.log" || rc=1

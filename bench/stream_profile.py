@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Where a streamed scan loses against the resident one: kernel time per device batch.
+
+    python3 bench/stream_profile.py DB QUERIES.fasta [--budgets resident 1/8 1/32] [--json OUT]
+
+For each memory budget (a fraction of the database's resident bytes) a fresh
+:class:`~swgpu_core.gpu.search.CudaBackend` scans every query once to warm up, then once
+timed; every query's flight on every batch is recorded from the worker's own CUDA events
+(``DeviceWorker._account``: scan kernels, inter and intra kernels, the threshold and the
+planner's prediction). Printed per batch: its subjects and length range, then the summed
+kernel, inter and intra seconds and the predicted seconds over the queries, so a batch that
+the GPU cannot fill shows as measured far above predicted. One JSON line per budget.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from fractions import Fraction
+
+from swgpu_core.database import Database
+from swgpu_core.fasta import read_sequences
+from swgpu_core.gpu import search as gpu_search
+from swgpu_core.scoring import Scoring
+from swgpu_core.search import search
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("db")
+    ap.add_argument("queries")
+    ap.add_argument("--budgets", nargs="+", default=["resident", "1/8", "1/32"])
+    ap.add_argument("--top", type=int, default=10)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    db = Database(args.db)
+    queries, scoring = read_sequences(args.queries, db.alphabet), Scoring.protein()
+    full = gpu_search.BYTES_PER_RESIDUE * db.n_residues
+    rows: list[dict] = []
+    account = gpu_search.DeviceWorker._account
+
+    def recording(self, dev, f) -> None:
+        account(self, dev, f)
+        t = self.last_timing
+        rows.append({"batch": dev.chunk.first, "n": dev.chunk.n_sequences, "residues": dev.chunk.n_residues, "q": f.query_length,
+                     "s": t["seconds"], "inter": t["inter_seconds"], "intra": t["intra_seconds"], "pred": t["predicted_seconds"],
+                     "thr": t["threshold"], "n_short": t["n_short"]})  # fmt: skip
+
+    gpu_search.DeviceWorker._account = recording
+    out = []
+    for name in args.budgets:
+        budget = None if name == "resident" else int(full * Fraction(name))
+        backend = gpu_search.CudaBackend(scoring, memory_budget=budget)
+        search(db, queries, scoring, backend, top=args.top, show_progress=False)  # warm-up
+        rows.clear()
+        r = search(db, queries, scoring, backend, top=args.top, show_progress=False)
+        batches: dict[int, list[dict]] = {}
+        for row in rows:
+            batches.setdefault(row["batch"], []).append(row)
+        lens = db.lengths
+        print(f"== {name}: {len(batches)} batches, scan {r.seconds:.3f} s ({r.gcups:.0f} GCUPS), "
+              f"kernels {sum(x['s'] for x in rows):.3f} s, predicted {sum(x['pred'] for x in rows):.3f} s")  # fmt: skip
+        per_batch = []
+        for first, fl in sorted(batches.items()):
+            n = fl[0]["n"]
+            b = {"first": first, "n": n, "residues": fl[0]["residues"], "min_len": int(lens[first]), "max_len": int(lens[first + n - 1]),
+                 "kernel_s": sum(x["s"] for x in fl), "inter_s": sum(x["inter"] for x in fl), "intra_s": sum(x["intra"] for x in fl),
+                 "pred_s": sum(x["pred"] for x in fl), "thresholds": sorted({x["thr"] for x in fl})}  # fmt: skip
+            per_batch.append(b)
+            print(f"  {first:8d} n {n:7d} res {b['residues']:10d} len {b['min_len']:6d}-{b['max_len']:6d} kernels {b['kernel_s']:.3f} "
+                  f"(inter {b['inter_s']:.3f} intra {b['intra_s']:.3f}) predicted {b['pred_s']:.3f} thr {b['thresholds'][:4]}")  # fmt: skip
+        out.append({"budget": name, "batches": len(batches), "scan_s": r.seconds, "gcups": r.gcups,
+                    "kernel_s": sum(x["s"] for x in rows), "per_batch": per_batch})  # fmt: skip
+        del backend
+        sys.stdout.flush()
+    if args.json:
+        with open(args.json, "w") as fh:
+            fh.writelines(json.dumps(o) + "\n" for o in out)
+
+
+if __name__ == "__main__":
+    main()
