@@ -94,7 +94,7 @@ PY
       for tree in ab_old "$PWD"; do
         [ -d "$tree/swgpu_core" ] || continue
         echo "== tree $(basename "$tree")"
-        PYTHONPATH=/tmp/site:$(cd "$tree" && pwd) python3 bench/stream_profile.py "$W/sw_bench200M" .carry/data/cudasw_queries.fasta \
+        PYTHONPATH=/tmp/site:$(cd "$tree" && pwd) python3 bench/stream_profile.py "$W/sw_bench200M" "${STREAM_QUERIES:-.carry/data/cudasw_queries.fasta}" ${STREAM_ARGS:-} \
           --json "$OUT/stream_$(basename "$tree").jsonl" 2>&1 | tee "$OUT/stream_$(basename "$tree").txt" || rc=1
       done ;;
     side*)

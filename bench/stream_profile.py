@@ -40,8 +40,8 @@ def main() -> None:
     rows: list[dict] = []
     account = gpu_search.DeviceWorker._account
 
-    def recording(self, dev, f) -> None:
-        account(self, dev, f)
+    def recording(self, dev, f, *previous) -> None:
+        account(self, dev, f, *previous)
         t = self.last_timing
         rows.append({"batch": dev.chunk.first, "n": dev.chunk.n_sequences, "residues": dev.chunk.n_residues, "q": f.query_length,
                      "s": t["seconds"], "inter": t["inter_seconds"], "intra": t["intra_seconds"], "pred": t["predicted_seconds"],
@@ -60,7 +60,8 @@ def main() -> None:
             batches.setdefault(row["batch"], []).append(row)
         lens = db.lengths
         print(f"== {name}: {len(batches)} batches, scan {r.seconds:.3f} s ({r.gcups:.0f} GCUPS), "
-              f"kernels {sum(x['s'] for x in rows):.3f} s, predicted {sum(x['pred'] for x in rows):.3f} s")  # fmt: skip
+              f"kernels {sum(x['s'] for x in rows):.3f} s (inter {sum(x['inter'] for x in rows):.3f}, intra {sum(x['intra'] for x in rows):.3f}), "
+              f"predicted {sum(x['pred'] for x in rows):.3f} s")  # fmt: skip
         per_batch = []
         for first, fl in sorted(batches.items()):
             n = fl[0]["n"]
@@ -70,6 +71,10 @@ def main() -> None:
             per_batch.append(b)
             print(f"  {first:8d} n {n:7d} res {b['residues']:10d} len {b['min_len']:6d}-{b['max_len']:6d} kernels {b['kernel_s']:.3f} "
                   f"(inter {b['inter_s']:.3f} intra {b['intra_s']:.3f}) predicted {b['pred_s']:.3f} thr {b['thresholds'][:4]}")  # fmt: skip
+        if len(batches) == 1 and len(rows) <= 50:  # resident: per query, to see which scan is each query's critical path
+            for x in rows:
+                print(f"    query {x['q']:5d}: kernels {x['s'] * 1e3:7.2f} ms (inter {x['inter'] * 1e3:7.2f}, intra {x['intra'] * 1e3:7.2f}) "
+                      f"predicted {x['pred'] * 1e3:7.2f} thr {x['thr']}")  # fmt: skip
         out.append({"budget": name, "batches": len(batches), "scan_s": r.seconds, "gcups": r.gcups,
                     "kernel_s": sum(x["s"] for x in rows), "per_batch": per_batch})  # fmt: skip
         del backend

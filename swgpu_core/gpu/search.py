@@ -49,6 +49,9 @@ STAGING_BUFFERS, STAGING_BYTES = 2, 32 << 20
 PIPELINE_DEPTH = 3
 #: device bytes of query profiles kept between the batches of a search
 PROFILE_CACHE_BYTES = 256 << 20
+#: a stream priority above every device's range: CUDA clamps it to the device's greatest
+#: (cudaStreamCreateWithPriority), and CuPy does not expose cudaDeviceGetStreamPriorityRange
+HIGHEST_PRIORITY = -1000
 
 
 @dataclass
@@ -82,7 +85,9 @@ class DeviceWorker:
         with cp.cuda.Device(device_id):
             self.kernels = scan_kernels(device_id, arith)
             self.compute = cp.cuda.Stream(non_blocking=True)
-            self.long = cp.cuda.Stream(non_blocking=True)
+            # the long subjects' stream at the highest priority: its blocks are each query's
+            # critical path (see _launch), so they take an SM before any pending block of the bulk
+            self.long = cp.cuda.Stream(non_blocking=True, priority=HIGHEST_PRIORITY)
             self.copy = cp.cuda.Stream(non_blocking=True)
             free, _total = cp.cuda.runtime.memGetInfo()
             self._counts_memory = cp.cuda.alloc_pinned_memory(16 * PIPELINE_DEPTH)
@@ -99,6 +104,7 @@ class DeviceWorker:
         self.last_timing: dict = {}
         self._scratch: dict[str, cp.ndarray] = {}
         self._model: DeviceModel | None = None
+        self._long_busy: tuple[int, cp.cuda.Event] | None = None  # the last long-subject scan: (its first subject, its end)
 
     @property
     def model(self) -> DeviceModel:
@@ -225,7 +231,19 @@ class DeviceWorker:
 
     def _launch(self, dev: DeviceChunk, query: EncodedSequence, slot: int, index: int = 0) -> _Flight:
         """Queue the packed 16-bit scans of ``query`` over ``dev`` (no host wait) and the copy of
-        its count of overflowed subjects into pinned memory."""
+        its count of overflowed subjects into pinned memory.
+
+        The long subjects (above the plan's threshold) go to the intra-task kernel on the long
+        stream and the rest to the inter-task kernel on the compute stream. The long stream has
+        the higher priority, so its blocks, each query's critical path, are placed first. The
+        two scans join on the long stream, which then copies the count: the compute stream does
+        not wait for them, so the next query's inter-task scan fills the GPU while this one's
+        longest subjects finish. The only memory they share is the boundary buffer, one row per
+        residue: the intra-task scan writes the rows of the subjects from ``n_short`` on, so the
+        next query's inter-task scan waits for it only when its own subjects reach them
+        (``_long_busy``). The next query's intra-task scan waits for this one's inter-task scan,
+        as the long stream waits for the compute stream's work queued before each query's scans.
+        """
         n = dev.chunk.n_sequences
         plan = self.plan(dev, len(query))
         n_short = dev.lengths.split(plan.threshold)
@@ -241,6 +259,8 @@ class DeviceWorker:
             overflow[:1].fill(0)
             prof_inter, prof_intra = self._profile(query, inter), self._profile(query, intra)
             self.long.wait_event(_record(self.compute))
+            if self._long_busy is not None and n_short > self._long_busy[0]:
+                self.compute.wait_event(self._long_busy[1])
             jobs = [  # the long subjects first, so their blocks start before the bulk fills the GPU
                 (intra, self.long, prof_intra, dev.subjects[n_short:], n - n_short),
                 (inter, self.compute, prof_inter, dev.subjects[:n_short], n_short),
@@ -250,22 +270,26 @@ class DeviceWorker:
                 marks.append(_record(stream, timing=True))
                 self.launch_scan(shape, False, stream, dev, prof, subj, count, 32767 - self.scoring.max_score, boundary, scores, overflow)
                 marks.append(_record(stream, timing=True))
-            self.compute.wait_event(marks[1])  # the long stream joins: everything after this sees both scans done
-            scanned = _record(self.compute, timing=True)
-            _to_host(counts[:1], overflow[:1], self.compute)
-            counted = _record(self.compute)
+            self._long_busy = (n_short, marks[1])
+            self.long.wait_event(marks[3])  # the join: everything after this on the long stream sees both scans done
+            scanned = _record(self.long, timing=True)
+            _to_host(counts[:1], overflow[:1], self.long)
+            counted = _record(self.long)
         return _Flight(index, len(query), slot, scores, overflow, n_short, plan, (inter, intra), (prof_inter, prof_intra),
                        [start, *marks, scanned], counts, counted)  # fmt: skip
 
     def _rescore(self, dev: DeviceChunk, f: _Flight) -> None:
         """Wait for ``f``'s overflow count, then queue the 32-bit rescoring of the subjects
         whose 16-bit lanes may have wrapped (rare: scores near 32,767)."""
-        f.counted.synchronize()
+        f.counted.synchronize()  # from here on, work queued on the compute stream runs after both scans
         f.rescored = int(f.counts[0])
         if not f.rescored:
             return
         (inter, intra), (prof_inter, prof_intra) = f.shapes, f.profiles
         with cp.cuda.Device(self.device_id), self.compute:
+            # the next query's long subjects may be scanned on the long stream, with boundary rows that
+            # the rescored subjects may share
+            self.compute.wait_event(_record(self.long))
             boundary = self._buffer("boundary", 2 * (dev.chunk.n_residues + 1), np.uint32)
             begin = _record(self.compute, timing=True)
             redo = cp.sort(f.overflow[1 : 1 + f.rescored])
@@ -339,10 +363,15 @@ class DeviceWorker:
             if n_high:
                 _to_host(f.host[2], self._scratch[f"keys{f.slot}"][:n_high], self.compute)
 
-    def _account(self, dev: DeviceChunk, f: _Flight) -> None:
-        """Kernel seconds of a finished flight (its events have all completed)."""
+    def _account(self, dev: DeviceChunk, f: _Flight, previous: _Flight | None = None) -> None:
+        """Kernel seconds of a finished flight (its events have all completed): from its start to
+        the end of both its scans, less the time it overlapped ``previous``'s (the flight
+        launched before it on this worker), so that the flights' seconds add up to the
+        GPU's busy time."""
         start, intra0, intra1, inter0, inter1, scanned = f.marks
         seconds = cp.cuda.get_elapsed_time(start, scanned) / 1e3
+        if previous is not None:
+            seconds -= max(0.0, cp.cuda.get_elapsed_time(start, previous.marks[-1]) / 1e3)
         if f.rescore_marks is not None:
             seconds += cp.cuda.get_elapsed_time(*f.rescore_marks) / 1e3
         self.last_timing = {
@@ -485,11 +514,12 @@ class DeviceWorker:
         counts, never for a query's results; the batch synchronises once, at the end.
 
         Race-free because everything of a query after its scans, and everything of the
-        next one, is queued on the compute stream in host order (the long stream joins the
-        compute stream at the end of each query's scans and waits for it before the next
-        one's): a slot's buffers are rewritten (query ``i+3``) only after query ``i``'s
-        candidates were copied, the shared boundary buffer is used by one query's kernels
-        at a time, and the pinned counts are read after the event of their copy.
+        next one, is queued on the compute stream in host order, after the host has seen the
+        query's overflow count, which the long stream copies once both scans are done: a
+        slot's buffers are rewritten (query ``i+3``) only after query ``i``'s candidates were
+        copied, two queries' scans overlap only on disjoint rows of the shared boundary
+        buffer (:meth:`_launch`; a rescoring waits for the long stream), and the pinned
+        counts are read after the event of their copy.
         The next batch's upload is queued after the first query's scans, so its host
         staging overlaps them. Yielding changes none of this order: a yield only lets the
         host queue another GPU's work before it waits.
@@ -523,8 +553,8 @@ class DeviceWorker:
         with cp.cuda.Device(self.device_id):
             self.compute.synchronize()
         out = []
-        for f in flights:
-            self._account(dev, f)
+        for k, f in enumerate(flights):
+            self._account(dev, f, flights[k - 1] if k else None)
             idx, val, keys, _pinned = f.host
             if score_stats is not None:
                 score_stats.add_counts(f.index, f.dense, keys)
