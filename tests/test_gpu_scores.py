@@ -171,3 +171,27 @@ def test_two_devices_share_batches(uniprot20k, scoring, cpu, shared):
     for x, y in zip(a.hits, b.hits):
         assert np.array_equal(x.subjects, y.subjects) and np.array_equal(x.scores, y.scores)
     assert all(w.resident for w in backend.workers), "a worker got no batch"
+
+
+def test_overlapping_scans_with_changing_splits(uniprot20k, scoring, cpu, shared, monkeypatch):
+    """Queries pipelined with their long subjects on several streams, while each query splits
+    the subjects elsewhere: all in the intra-task kernel, all in the inter-task kernel, split
+    in the bulk, in turn, and every scan multi-pass, so that consecutive scans write the same
+    boundary rows from different streams and must wait for each other (``_claim``); a
+    repeated query reuses a profile copied on another stream. Every score of every query
+    comes back (top above the database size) and equals the CPU's."""
+    from swgpu_core.gpu.search import CudaBackend, DeviceWorker
+    from swgpu_core.plan import evaluate
+
+    classic = {len(q): q for q in read_sequences(shared("cudasw_queries.fasta"))}
+    queries = [classic[n] for n in (5478, 3005, 4548, 2504, 5147, 3564)] + [classic[5478], classic[144]]
+    split = {5478: 1, 3005: 100_000, 4548: 2000, 2504: 1, 5147: 100_000, 3564: 400, 144: 1}
+    monkeypatch.setattr(DeviceWorker, "plan", lambda self, dev, n: evaluate(dev.lengths, n, split[n], self.model))
+    backend = CudaBackend(scoring)
+    results = backend.scan(uniprot20k, uniprot20k.chunks, queries, 10**9)
+    assert len(results) == 1, "the database is one resident batch"
+    for q, (idx, val) in zip(queries, results[0]):
+        want = np.concatenate([cpu.scores(uniprot20k, c, q) for c in uniprot20k.chunks])
+        assert np.array_equal(idx, np.arange(uniprot20k.n_sequences)), q.id
+        bad = np.flatnonzero(val != want)
+        assert bad.size == 0, f"{q.id} (len {len(q)}, split {split[len(q)]}): {bad.size} scores differ"

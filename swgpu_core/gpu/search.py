@@ -44,9 +44,19 @@ BYTES_PER_RESIDUE = RESIDUE_BYTES + BOUNDARY_BYTES
 STREAMED_BYTES_PER_RESIDUE = 2 * RESIDUE_BYTES + BOUNDARY_BYTES
 #: the upload ring: pinned staging buffers and their size (a batch is copied in pieces)
 STAGING_BUFFERS, STAGING_BYTES = 2, 32 << 20
-#: queries of a batch in flight on one worker (see DeviceWorker.scan_chunk): one being
-#: scanned, one being rescored and selected, one whose candidates are being copied back
-PIPELINE_DEPTH = 3
+#: queries of a batch in flight on one worker (see DeviceWorker.scan_steps): up to three
+#: being scanned (their long subjects each on its own stream), one whose candidates are
+#: being selected and copied back
+PIPELINE_DEPTH = 4
+#: steps after its launch at which a query's overflow count is awaited (then its rescoring and
+#: selection queued), and its selection (then the copies of its candidates)
+SELECT_LAG, FETCH_LAG = 2, 3
+#: streams for the long subjects' scans, one per query whose scans may be running at once
+LONG_STREAMS = SELECT_LAG + 1
+#: boundary claims remembered (DeviceWorker._claim): two scans and a rescoring per query in
+#: flight, with room to spare
+KEPT_CLAIMS = 4 * LONG_STREAMS
+assert PIPELINE_DEPTH > FETCH_LAG >= SELECT_LAG, "a slot is taken again only after its last query's candidates were copied"
 #: device bytes of query profiles kept between the batches of a search
 PROFILE_CACHE_BYTES = 256 << 20
 #: a stream priority above every device's range: CUDA clamps it to the device's greatest
@@ -85,14 +95,16 @@ class DeviceWorker:
         with cp.cuda.Device(device_id):
             self.kernels = scan_kernels(device_id, arith)
             self.compute = cp.cuda.Stream(non_blocking=True)
-            # the long subjects' stream at the highest priority: its blocks are each query's
+            # the long subjects' streams at the highest priority: their blocks are each query's
             # critical path (see _launch), so they take an SM before any pending block of the bulk
-            self.long = cp.cuda.Stream(non_blocking=True, priority=HIGHEST_PRIORITY)
+            self.longs = [cp.cuda.Stream(non_blocking=True, priority=HIGHEST_PRIORITY) for _ in range(LONG_STREAMS)]
+            self.long = self.longs[0]
             self.copy = cp.cuda.Stream(non_blocking=True)
             free, _total = cp.cuda.runtime.memGetInfo()
             self._counts_memory = cp.cuda.alloc_pinned_memory(16 * PIPELINE_DEPTH)
         self._counts = [np.frombuffer(self._counts_memory, np.int32, 4, offset=16 * k) for k in range(PIPELINE_DEPTH)]
-        self._profiles: dict[tuple[Shape, bytes], tuple[cp.ndarray, object]] = {}  # (device profile, its pinned staging)
+        # (device profile, its pinned staging, the end of its copy) per shape and query
+        self._profiles: dict[tuple[Shape, bytes], tuple[cp.ndarray, object, cp.cuda.Event]] = {}
         self._staging: list = []  # the upload ring of pinned buffers (made on first upload)
         self._staged: list[cp.cuda.Event | None] = []  # per buffer, the end of the copy out of it
         self._next_staging = 0
@@ -104,7 +116,8 @@ class DeviceWorker:
         self.last_timing: dict = {}
         self._scratch: dict[str, cp.ndarray] = {}
         self._model: DeviceModel | None = None
-        self._long_busy: tuple[int, cp.cuda.Event] | None = None  # the last long-subject scan: (its first subject, its end)
+        self._launches = 0  # scans launched, which picks each query's long stream
+        self._boundary_users: list[tuple[int, int, cp.cuda.Stream, cp.cuda.Event]] = []  # recent scans' rows: (first, stop, stream, end)
 
     @property
     def model(self) -> DeviceModel:
@@ -203,12 +216,14 @@ class DeviceWorker:
             dev.plans[key] = found
         return found
 
-    def _profile(self, query: EncodedSequence, shape: Shape) -> cp.ndarray:
-        """The query's profile for ``shape`` on the device, kept for the batches of a search.
+    def _profile(self, query: EncodedSequence, shape: Shape, stream: cp.cuda.Stream) -> cp.ndarray:
+        """The query's profile for ``shape`` on the device, ready for kernels queued next on
+        ``stream``; kept for the batches of a search.
 
         Built on the host while the GPU scans the previous query, staged in pinned memory
-        (kept with it) so that the copy, queued on the compute stream, never makes the host
-        wait for the kernels queued before it.
+        (kept with it) so that the copy, queued on ``stream``, never makes the host wait for
+        the kernels queued before it. A kept profile may have been copied on another stream
+        (a repeated query), so ``stream`` waits for that copy.
         """
         key = (shape, query.codes.tobytes())
         found = self._profiles.get(key)
@@ -217,9 +232,11 @@ class DeviceWorker:
             pinned = cp.cuda.alloc_pinned_memory(host.nbytes)
             np.frombuffer(pinned, host.dtype, host.size)[:] = host.ravel()
             prof = cp.empty(host.shape, host.dtype)
-            cp.cuda.runtime.memcpyAsync(prof.data.ptr, pinned.ptr, host.nbytes, cp.cuda.runtime.memcpyHostToDevice, self.compute.ptr)
-            found = self._profiles[key] = (prof, pinned)
+            cp.cuda.runtime.memcpyAsync(prof.data.ptr, pinned.ptr, host.nbytes, cp.cuda.runtime.memcpyHostToDevice, stream.ptr)
+            found = self._profiles[key] = (prof, pinned, _record(stream))
             self._profile_bytes += host.nbytes
+        else:
+            stream.wait_event(found[2])
         return found[0]
 
     def _forget_profiles(self) -> None:
@@ -233,50 +250,71 @@ class DeviceWorker:
         """Queue the packed 16-bit scans of ``query`` over ``dev`` (no host wait) and the copy of
         its count of overflowed subjects into pinned memory.
 
-        The long subjects (above the plan's threshold) go to the intra-task kernel on the long
-        stream and the rest to the inter-task kernel on the compute stream. The long stream has
-        the higher priority, so its blocks, each query's critical path, are placed first. The
-        two scans join on the long stream, which then copies the count: the compute stream does
-        not wait for them, so the next query's inter-task scan fills the GPU while this one's
-        longest subjects finish. The only memory they share is the boundary buffer, one row per
-        residue: the intra-task scan writes the rows of the subjects from ``n_short`` on, so the
-        next query's inter-task scan waits for it only when its own subjects reach them
-        (``_long_busy``). The next query's intra-task scan waits for this one's inter-task scan,
-        as the long stream waits for the compute stream's work queued before each query's scans.
+        The long subjects (above the plan's threshold) go to the intra-task kernel on one of
+        the long streams, which have the highest priority, so the blocks of each query's
+        critical path take an SM before any pending block of the bulk; the other subjects go
+        to the inter-task kernel on the compute stream, in query order. The two scans join on
+        the long stream, which then copies the count. Nothing waits for a query's longest
+        subjects but its own selection, so the next queries' scans fill the GPU beside them,
+        and on a batch of only long subjects several queries' scans run at once.
+
+        What the scans of different queries share is the boundary buffer, one row per
+        residue: a scan with more than one pass writes its subjects' rows (the inter-task
+        scan those below ``n_short``, the intra-task scan the others), and waits for any
+        scan on another stream still running over rows it writes (:meth:`_claim`). Their
+        slots' buffers are free when they start (:meth:`scan_steps`).
         """
         n = dev.chunk.n_sequences
         plan = self.plan(dev, len(query))
         n_short = dev.lengths.split(plan.threshold)
         inter, intra = pick_shapes(len(query), n_short, self.geometry.busy_threads)
+        long = self.longs[self._launches % LONG_STREAMS]
+        self._launches += 1
         with cp.cuda.Device(self.device_id), self.compute:
             self.compute.wait_event(dev.ready)
-            self.long.wait_event(dev.ready)
+            long.wait_event(dev.ready)
             scores = self._buffer(f"scores{slot}", n, np.int32)
             overflow = self._buffer(f"overflow{slot}", n + 1, np.int32)
             boundary = self._buffer("boundary", 2 * (dev.chunk.n_residues + 1), np.uint32)
             counts = self._counts[slot]
-            start = _record(self.compute, timing=True)
-            overflow[:1].fill(0)
-            prof_inter, prof_intra = self._profile(query, inter), self._profile(query, intra)
-            self.long.wait_event(_record(self.compute))
-            if self._long_busy is not None and n_short > self._long_busy[0]:
-                self.compute.wait_event(self._long_busy[1])
+            start = _record(long, timing=True)
+            with long:
+                overflow[:1].fill(0)
+            prof_intra = self._profile(query, intra, long)
+            self.compute.wait_event(_record(long))  # the overflow list is reset
+            prof_inter = self._profile(query, inter, self.compute)
             jobs = [  # the long subjects first, so their blocks start before the bulk fills the GPU
-                (intra, self.long, prof_intra, dev.subjects[n_short:], n - n_short),
-                (inter, self.compute, prof_inter, dev.subjects[:n_short], n_short),
+                (intra, long, prof_intra, n_short, n),
+                (inter, self.compute, prof_inter, 0, n_short),
             ]
             marks = []
-            for shape, stream, prof, subj, count in jobs:
+            for shape, stream, prof, first, stop in jobs:
+                multipass = prof.shape[1] // shape.cols > 1 and stop > first
+                if multipass:
+                    self._claim(first, stop, stream)
                 marks.append(_record(stream, timing=True))
-                self.launch_scan(shape, False, stream, dev, prof, subj, count, 32767 - self.scoring.max_score, boundary, scores, overflow)
+                self.launch_scan(shape, False, stream, dev, prof, dev.subjects[first:stop], stop - first,
+                                 32767 - self.scoring.max_score, boundary, scores, overflow)  # fmt: skip
                 marks.append(_record(stream, timing=True))
-            self._long_busy = (n_short, marks[1])
-            self.long.wait_event(marks[3])  # the join: everything after this on the long stream sees both scans done
-            scanned = _record(self.long, timing=True)
-            _to_host(counts[:1], overflow[:1], self.long)
-            counted = _record(self.long)
+                if multipass:
+                    self._boundary_users.append((first, stop, stream, marks[-1]))
+            long.wait_event(marks[3])  # the join: everything after this on the long stream sees both scans done
+            scanned = _record(long, timing=True)
+            _to_host(counts[:1], overflow[:1], long)
+            counted = _record(long)
         return _Flight(index, len(query), slot, scores, overflow, n_short, plan, (inter, intra), (prof_inter, prof_intra),
                        [start, *marks, scanned], counts, counted)  # fmt: skip
+
+    def _claim(self, first: int, stop: int, stream: cp.cuda.Stream) -> None:
+        """Make ``stream`` wait for every recent scan on another stream that writes boundary rows
+        of subjects ``first..stop`` (the same stream runs them in order). Only the last
+        KEPT_CLAIMS are kept: older ones are done, since at a launch the host has seen the
+        overflow count (copied after both scans) of every query but the last SELECT_LAG, and a
+        rescoring is awaited with its query's selection."""
+        self._boundary_users = self._boundary_users[-KEPT_CLAIMS:]
+        for lo, hi, other, end in self._boundary_users:
+            if other is not stream and lo < stop and first < hi:
+                stream.wait_event(end)
 
     def _rescore(self, dev: DeviceChunk, f: _Flight) -> None:
         """Wait for ``f``'s overflow count, then queue the 32-bit rescoring of the subjects
@@ -287,9 +325,10 @@ class DeviceWorker:
             return
         (inter, intra), (prof_inter, prof_intra) = f.shapes, f.profiles
         with cp.cuda.Device(self.device_id), self.compute:
-            # the next query's long subjects may be scanned on the long stream, with boundary rows that
-            # the rescored subjects may share
-            self.compute.wait_event(_record(self.long))
+            # later queries' scans may be running on the long streams, over boundary rows
+            # that the rescored subjects may share
+            for long in self.longs:
+                self.compute.wait_event(_record(long))
             boundary = self._buffer("boundary", 2 * (dev.chunk.n_residues + 1), np.uint32)
             begin = _record(self.compute, timing=True)
             redo = cp.sort(f.overflow[1 : 1 + f.rescored])
@@ -298,6 +337,7 @@ class DeviceWorker:
                 sel = cp.ascontiguousarray(sel)
                 self.launch_scan(shape, True, self.compute, dev, prof, sel, int(sel.size), 0, boundary, f.scores, f.overflow)
             f.rescore_marks = (begin, _record(self.compute, timing=True))
+            self._boundary_users.append((0, dev.chunk.n_sequences, self.compute, f.rescore_marks[1]))
 
     def _select(self, dev: DeviceChunk | _Subjects, f: _Flight, top: int, hist: ScoreHistograms | None) -> None:
         """Queue the selection of ``f``'s candidates on the GPU: every subject scoring at least
@@ -363,15 +403,15 @@ class DeviceWorker:
             if n_high:
                 _to_host(f.host[2], self._scratch[f"keys{f.slot}"][:n_high], self.compute)
 
-    def _account(self, dev: DeviceChunk, f: _Flight, previous: _Flight | None = None) -> None:
+    def _account(self, dev: DeviceChunk, f: _Flight, busy_until: cp.cuda.Event | None = None) -> None:
         """Kernel seconds of a finished flight (its events have all completed): from its start to
-        the end of both its scans, less the time it overlapped ``previous``'s (the flight
-        launched before it on this worker), so that the flights' seconds add up to the
-        GPU's busy time."""
+        the end of both its scans, less the part before ``busy_until`` (the latest end of the
+        flights launched before it on this worker, which it may overlap), so that the
+        flights' seconds add up to the time the GPU was scanning."""
         start, intra0, intra1, inter0, inter1, scanned = f.marks
         seconds = cp.cuda.get_elapsed_time(start, scanned) / 1e3
-        if previous is not None:
-            seconds -= max(0.0, cp.cuda.get_elapsed_time(start, previous.marks[-1]) / 1e3)
+        if busy_until is not None:
+            seconds = max(0.0, seconds - max(0.0, cp.cuda.get_elapsed_time(start, busy_until) / 1e3))
         if f.rescore_marks is not None:
             seconds += cp.cuda.get_elapsed_time(*f.rescore_marks) / 1e3
         self.last_timing = {
@@ -449,7 +489,7 @@ class DeviceWorker:
             flights = []
             for (lanes, r), members in buckets.items():
                 shape = Shape("inter", r, lanes)
-                profiles = [self._profile(queries[q], shape) for q in members]
+                profiles = [self._profile(queries[q], shape, self.compute) for q in members]
                 tasks = task_list([rel[q] for q in members], lengths, lanes, 2, [p.shape[1] // shape.cols for p in profiles])
                 flights.append((members, shape, profiles, tasks, *self._launch_tasks(dev, shape, False, tasks, profiles)))
         for members, shape, profiles, tasks, scores, overflow, count, counted in flights:
@@ -508,18 +548,22 @@ class DeviceWorker:
         The queries are pipelined, PIPELINE_DEPTH in flight, each in a slot of device
         buffers and pinned counts: step ``i`` queues query ``i``'s scans, then (its scans
         already queued behind, so the GPU never waits for the host) waits for query
-        ``i-1``'s overflow count and queues its rescoring, candidate selection and score
-        histogram (with ``score_stats``), then waits for query ``i-2``'s counts and queues
-        the copies of its candidates and histogram keys. The host waits only for small
-        counts, never for a query's results; the batch synchronises once, at the end.
+        ``i - SELECT_LAG``'s overflow count and queues its rescoring, candidate selection and
+        score histogram (with ``score_stats``), then waits for query ``i - FETCH_LAG``'s counts
+        and queues the copies of its candidates and histogram keys. The host waits only for
+        small counts, never for a query's results; the batch synchronises once, at the end.
+        As a query's count is awaited two steps after its launch, three queries' long
+        subjects may be scanned at once, each on its own long stream (:meth:`_launch`).
 
-        Race-free because everything of a query after its scans, and everything of the
-        next one, is queued on the compute stream in host order, after the host has seen the
-        query's overflow count, which the long stream copies once both scans are done: a
-        slot's buffers are rewritten (query ``i+3``) only after query ``i``'s candidates were
-        copied, two queries' scans overlap only on disjoint rows of the shared boundary
-        buffer (:meth:`_launch`; a rescoring waits for the long stream), and the pinned
-        counts are read after the event of their copy.
+        Race-free because everything of a query after its scans is queued on the compute
+        stream once the host has seen its overflow count, which its long stream copies after
+        both its scans; so by step ``i`` the scans of every query up to ``i - 3`` are done,
+        and the selection and copies of query ``i - 4``, whose slot query ``i`` takes, were
+        awaited (selection, step ``i - 1``) or queued before (the copies, on the compute
+        stream, ahead of query ``i``'s inter-task scan; its intra-task scan writes only the
+        slot's scores and overflow list). Scans that overlap write disjoint rows of the
+        shared boundary buffer (:meth:`_claim`; a rescoring claims every row), and the
+        pinned counts are read after the event of their copy.
         The next batch's upload is queued after the first query's scans, so its host
         staging overlaps them. Yielding changes none of this order: a yield only lets the
         host queue another GPU's work before it waits.
@@ -537,14 +581,14 @@ class DeviceWorker:
                 flights.append(self._launch(dev, queries[k], i % PIPELINE_DEPTH, k))
                 if i == 0 and next_chunk is not None:
                     self.upload(db, next_chunk, keep=dev)  # staging and copy overlap this batch's scans
-            if 0 <= i - 1 < len(flights):
-                yield flights[i - 1].counted
-                self._rescore(dev, flights[i - 1])
-                self._select(dev, flights[i - 1], top, score_stats)
-            if 0 <= i - 2 < len(flights):
-                yield flights[i - 2].selected
-                self._fetch(flights[i - 2], score_stats)
-            if last and i - 2 >= len(flights) - 1:
+            if 0 <= i - SELECT_LAG < len(flights):
+                yield flights[i - SELECT_LAG].counted
+                self._rescore(dev, flights[i - SELECT_LAG])
+                self._select(dev, flights[i - SELECT_LAG], top, score_stats)
+            if 0 <= i - FETCH_LAG < len(flights):
+                yield flights[i - FETCH_LAG].selected
+                self._fetch(flights[i - FETCH_LAG], score_stats)
+            if last and i - FETCH_LAG >= len(flights) - 1:
                 break
             i += 1
         with cp.cuda.Device(self.device_id):
@@ -553,8 +597,11 @@ class DeviceWorker:
         with cp.cuda.Device(self.device_id):
             self.compute.synchronize()
         out = []
-        for k, f in enumerate(flights):
-            self._account(dev, f, flights[k - 1] if k else None)
+        busy_until = None  # the latest end of the scans accounted so far
+        for f in flights:
+            self._account(dev, f, busy_until)
+            if busy_until is None or cp.cuda.get_elapsed_time(busy_until, f.marks[-1]) > 0:
+                busy_until = f.marks[-1]
             idx, val, keys, _pinned = f.host
             if score_stats is not None:
                 score_stats.add_counts(f.index, f.dense, keys)
