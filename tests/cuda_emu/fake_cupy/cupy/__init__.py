@@ -74,7 +74,7 @@ class _Context:
 class _Stream(_Context):
     ptr = 0
 
-    def __init__(self, non_blocking: bool = False):
+    def __init__(self, non_blocking: bool = False, priority: int = 0):
         pass
 
     def wait_event(self, event) -> None:
