@@ -100,6 +100,7 @@ PY
     side*)
       reps=${what#side}; reps=${reps#=}
       OUT=$OUT SHARED=$PWD/.carry WORK=$W bash .carry/tools/side_by_side.sh "${reps:-2}" 2>&1 | tee "$OUT/side_by_side.log" || rc=1
+      cp "$W/sw.log" "$OUT/side_sw_last.log" 2>/dev/null  # swgpu's stderr of the last run, for a failed one
       # the scoreboard's JSON lines with the commit, ready for bench/side_by_side.jsonl
       [ -f "$OUT/side_by_side.jsonl" ] && python3 -c "
 import json, sys

@@ -135,12 +135,38 @@ class DeviceWorker:
         return _device_bytes([d.chunk.n_residues for d in self.resident.values()])
 
     def _buffer(self, name: str, size: int, dtype) -> cp.ndarray:
+        """A scratch buffer of at least ``size``, kept for later batches.
+
+        Scratch buffers are written by the long streams as well as the compute stream, while
+        CuPy's pool is stream-ordered: memory freed on the current stream (say, a selection's
+        temporaries) is handed out again at once, with kernels still queued that use it. So
+        before a buffer is dropped or made, the worker's streams are drained; that happens only
+        when a batch needs more than any before it, at its first launches."""
         buf = self._scratch.get(name)
         if buf is None or buf.size < size:
+            self._drain()
             self._scratch.pop(name, None)
             buf = cp.empty(max(size, 1), dtype=dtype)
             self._scratch[name] = buf
         return buf[:size]
+
+    def _reserve(self, dev: DeviceChunk, histograms: bool) -> None:
+        """Make the scratch buffers of every ring slot for ``dev`` before its first launch, so
+        that a batch larger than the ones before drains the streams once (:meth:`_buffer`),
+        while they are idle, rather than at the launch of each slot."""
+        n = dev.chunk.n_sequences
+        self._buffer("boundary", 2 * (dev.chunk.n_residues + 1), np.uint32)
+        for slot in range(PIPELINE_DEPTH):
+            for name, size, dtype in (("scores", n, np.int32), ("overflow", n + 1, np.int32), ("index", n, np.int32),
+                                      ("value", n, np.int32), ("count", 1, np.int32), *((("keys", n, np.int64),) if histograms else ())):  # fmt: skip
+                self._buffer(f"{name}{slot}", size, dtype)
+
+    def _drain(self) -> None:
+        """Wait for everything queued on the compute and long streams (not the copy stream,
+        whose upload of the next batch may go on)."""
+        with cp.cuda.Device(self.device_id):
+            for stream in (self.compute, *self.longs):
+                stream.synchronize()
 
     def _copy_in(self, dst: cp.ndarray, src: np.ndarray) -> None:
         """Queue the copy of ``src`` (host, contiguous) into ``dst`` on the copy stream, in pieces
@@ -189,12 +215,12 @@ class DeviceWorker:
                 if victim.last_use is not None:
                     victim.last_use.synchronize()
             host_off = np.asarray(db.offsets[chunk.first : chunk.stop + 1]) - chunk.residue_start
-            residues = cp.empty(size, dtype=np.uint8)
-            offsets = cp.empty(host_off.size, dtype=np.int64)
+            with self.copy:  # from the copy stream's part of CuPy's pool, which its copies use in order
+                residues = cp.empty(size, dtype=np.uint8)
+                offsets = cp.empty(host_off.size, dtype=np.int64)
+                subjects = cp.arange(chunk.n_sequences, dtype=np.int32)
             self._copy_in(residues, db.chunk_residues(chunk))
             self._copy_in(offsets, host_off)
-            with self.copy:
-                subjects = cp.arange(chunk.n_sequences, dtype=np.int32)
             lengths = LengthProfile(db.lengths[chunk.first : chunk.stop])
             ready = cp.cuda.Event()
             ready.record(self.copy)
@@ -224,6 +250,10 @@ class DeviceWorker:
         (kept with it) so that the copy, queued on ``stream``, never makes the host wait for
         the kernels queued before it. A kept profile may have been copied on another stream
         (a repeated query), so ``stream`` waits for that copy.
+
+        The profile's memory comes from ``stream``'s part of CuPy's pool, which is
+        stream-ordered: taken from the compute stream's part, a long stream's profile could be
+        memory that a selection still queued there has just freed (its temporaries).
         """
         key = (shape, query.codes.tobytes())
         found = self._profiles.get(key)
@@ -231,7 +261,8 @@ class DeviceWorker:
             host = build_profile(query.codes, self.scoring, shape)
             pinned = cp.cuda.alloc_pinned_memory(host.nbytes)
             np.frombuffer(pinned, host.dtype, host.size)[:] = host.ravel()
-            prof = cp.empty(host.shape, host.dtype)
+            with stream:
+                prof = cp.empty(host.shape, host.dtype)
             cp.cuda.runtime.memcpyAsync(prof.data.ptr, pinned.ptr, host.nbytes, cp.cuda.runtime.memcpyHostToDevice, stream.ptr)
             found = self._profiles[key] = (prof, pinned, _record(stream))
             self._profile_bytes += host.nbytes
@@ -570,6 +601,8 @@ class DeviceWorker:
         """
         self._forget_profiles()
         dev = self.upload(db, chunk)
+        with cp.cuda.Device(self.device_id), self.compute:
+            self._reserve(dev, score_stats is not None)
         todo = iter(range(len(queries))) if order is None else order
         flights: list[_Flight] = []
         last = False  # no query is left to take
