@@ -85,6 +85,15 @@ for name, budget in (("resident", None), ("1/8", full // 8), ("1/32", full // 32
     del backend
 PY
       ;;
+    phases)
+      # where one `swgpu search` of bench200M x 20 spends its wall time (bench/phase_times.py), twice
+      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
+        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
+      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
+      for rep in 1 2; do
+        python3 bench/phase_times.py search --db "$W/sw_bench200M" --query .carry/data/cudasw_queries.fasta --backend cuda --top 10 \
+          --outfmt "6 qseqid sseqid score" --out /dev/null --quiet | tee -a "$OUT/phases_bench200M.jsonl"
+      done ;;
     stream)
       # streamed scans against the resident one, kernel time per device batch (bench/stream_profile.py);
       # with an ab_old/ tree (see ab), the same for it first

@@ -141,6 +141,7 @@ def search(
     kind, _, _ = choose_statistics(scoring, stats_mode, lam, kappa, no_fit=no_fit)  # an impossible choice fails before the scan
     if keep_score_stats is None:
         keep_score_stats = kind == "fit" or chunks is not None
+    db.verify_ahead(chunks)  # overlaps the reading of the queries and the GPU's start-up
     if isinstance(queries, (str, os.PathLike)):
         queries = read_queries(queries, db.alphabet)
     queries = list(queries)

@@ -26,9 +26,10 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -44,6 +45,8 @@ from .progress import progress_bar
 
 FORMAT_VERSION = 1
 DEFAULT_CHUNK_RESIDUES = 64_000_000
+#: residues checked ahead of a search (Database.verify_ahead): about its first device batch
+VERIFY_AHEAD_RESIDUES = 1 << 30
 _COPY_BATCH = 1 << 22  # residues per step of the sort pass: its index arrays take 8 bytes per residue
 
 _FILES = ("residues.u8", "offsets.i64.npy", "lengths.i32.npy", "order.i64.npy", "headers.bin", "header_offsets.i64.npy")
@@ -192,6 +195,8 @@ class Database:
         )
         self._check_arrays(headers_size)
         self._verified: set[tuple[int, str]] = set()  # (chunk, "residues"/"headers") checked against their CRC-32
+        self._verify_locks: dict[tuple[int, str], threading.Lock] = {}  # one per check: whichever thread comes first does it
+        self._locks_lock = threading.Lock()
 
     def _check_arrays(self, headers_size: int) -> None:
         """O(n) structural checks of the index arrays against each other and the manifest.
@@ -269,19 +274,57 @@ class Database:
         self._verify_chunk(self._chunk_of(i), "residues")
         return self.residues[self.offsets[i] : self.offsets[i + 1]]
 
-    def chunk_residues(self, chunk: Chunk) -> np.ndarray:
+    def chunk_residues(self, chunk: Chunk, *, verify: bool = True) -> np.ndarray:
         """The residue codes of ``chunk`` (any run of whole sequences, such as a device batch),
         verified: its manifest chunk's checksum, and codes inside the alphabet.
 
         A damaged ``residues.u8`` would otherwise give silently different scores, or index
         past the scoring tables of every backend. Each manifest chunk is verified once per
-        :class:`Database`, when first used: one pass (CRC-32, about 1 GB/s) over bytes the
-        search reads anyway.
+        :class:`Database`, when first used: one pass (CRC-32 and a maximum, 3-4 GB/s) over
+        bytes the search reads anyway. ``verify=False`` leaves that to the caller, who must
+        call :meth:`verify_residues` before any use of the codes (the GPU's upload copies
+        them while the check runs in the background, :meth:`verify_ahead`).
         """
+        if verify:
+            self.verify_residues(chunk)
+        return self.residues[chunk.residue_start : chunk.residue_stop]
+
+    def verify_residues(self, chunk: Chunk) -> None:
+        """Check the residues of the manifest chunks that ``chunk`` overlaps (once each; see
+        :meth:`chunk_residues`), or wait for the thread already checking them."""
         if chunk.stop > chunk.first:
             for index in range(self._chunk_of(chunk.first), self._chunk_of(chunk.stop - 1) + 1):
                 self._verify_chunk(index, "residues")
-        return self.residues[chunk.residue_start : chunk.residue_stop]
+
+    def verify_ahead(self, chunks: Sequence[int] | None = None, residues: int = VERIFY_AHEAD_RESIDUES) -> threading.Thread:
+        """Check, in a background thread, the residues of manifest ``chunks`` (all by default)
+        in order, until ``residues`` residues are checked.
+
+        Why: a search's first device batch cannot be scanned before its check (about 0.1 s per
+        200 M residues), which would otherwise run after the GPU's start-up and before the
+        batch's copy; started first thing, it overlaps both (the CUDA calls and the CRC-32
+        release the GIL). Later batches are checked while the GPU scans the ones before, so
+        only the first ones are worth checking ahead, and a bounded amount keeps a database
+        larger than memory from being read twice. A failed check is left to the search's own
+        thread, which meets it again where it reads the chunk and raises there. Returns the
+        thread (a daemon: nothing waits for it but a reader of the chunk it is checking).
+        """
+        order = list(range(len(self.chunks)) if chunks is None else chunks)
+
+        def run() -> None:
+            done = 0
+            for index in order:
+                if done >= residues:
+                    return
+                try:
+                    self._verify_chunk(index, "residues")
+                except Exception:  # noqa: BLE001 -- the reader of the chunk meets it again and reports it
+                    return
+                done += self.chunks[index].n_residues
+
+        thread = threading.Thread(target=run, name="swgpu-verify-ahead", daemon=True)
+        thread.start()
+        return thread
 
     @cached_property
     def _chunk_firsts(self) -> list[int]:
@@ -294,8 +337,17 @@ class Database:
         """Check manifest chunk ``index``'s ``part`` ("residues" or "headers") once: its CRC-32
         recorded at build time (databases built before have none) and, for residues, the
         alphabet range."""
-        if (index, part) in self._verified:
+        key = (index, part)
+        if key in self._verified:
             return
+        with self._locks_lock:
+            lock = self._verify_locks.setdefault(key, threading.Lock())
+        with lock:
+            if key not in self._verified:
+                self._check_chunk(index, part)
+                self._verified.add(key)
+
+    def _check_chunk(self, index: int, part: str) -> None:
         c = self.chunks[index]
         sums = self.manifest.get("chunk_checksums")
         if part == "residues":
@@ -309,7 +361,6 @@ class Database:
             name, data = "headers.bin", self._headers[int(self._header_offsets[c.first]) : int(self._header_offsets[c.stop])]
         if sums is not None and zlib.crc32(np.ascontiguousarray(data)) != sums[index][part]:
             raise DatabaseError(f"{self.path / name}: corrupt database (chunk {index} does not match its checksum); run 'swgpu check'")
-        self._verified.add((index, part))
 
     def header(self, i: int) -> tuple[str, str]:
         """(id, description) of sequence ``i``."""

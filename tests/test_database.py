@@ -242,3 +242,36 @@ def test_stale_build_temporaries_are_swept(tmp_path: Path) -> None:
         (d / "residues.u8").write_bytes(b"x")
     build_database(tmp_path / "a.fa", tmp_path / "db", show_progress=False)
     assert not stale.exists() and live.exists() and other.exists()
+
+
+def test_verify_ahead_checks_each_chunk_once_and_leaves_errors_to_the_reader(tmp_path: Path, monkeypatch) -> None:
+    """The background check covers the first chunks up to its residue bound, a reader then finds
+    them done (each chunk is checked once, by whichever thread comes first), and a damaged
+    chunk is reported by the reader, not lost in the thread."""
+    rng = np.random.default_rng(3)
+    fasta = tmp_path / "db.fa"
+    fasta.write_text("".join(f">s{i}\n{''.join(rng.choice(list('ACDEFGHIKLMNPQRSTVWY'), 50 + i))}\n" for i in range(60)))
+    path = tmp_path / "db"
+    build_database(fasta, path, chunk_residues=800, show_progress=False)
+    calls: list[tuple[int, str]] = []
+    check = Database._check_chunk
+    monkeypatch.setattr(Database, "_check_chunk", lambda self, i, part: (calls.append((i, part)), check(self, i, part))[1])
+    db = Database(path)
+    assert len(db.chunks) > 3
+    db.verify_ahead(residues=db.chunks[0].n_residues + 1).join()
+    assert calls == [(0, "residues"), (1, "residues")]
+    for c in db.chunks:
+        db.chunk_residues(c)
+    assert sorted(calls) == [(i, "residues") for i in range(len(db.chunks))]
+
+    damaged = db.chunks[2]
+    data = bytearray((path / "residues.u8").read_bytes())
+    data[damaged.residue_start] = (data[damaged.residue_start] + 1) % 20  # only the checksum can tell
+    (path / "residues.u8").write_bytes(bytes(data))
+    db = Database(path)
+    db.verify_ahead().join()
+    db.chunk_residues(db.chunks[1])
+    assert db.chunk_residues(db.chunks[2], verify=False).size == damaged.n_residues  # unchecked: the caller checks before use
+    for read in (db.verify_residues, db.chunk_residues):
+        with pytest.raises(DatabaseError, match="residues.u8: corrupt database \\(chunk 2 does not match its checksum"):
+            read(db.chunks[2])

@@ -219,8 +219,9 @@ class DeviceWorker:
                 residues = cp.empty(size, dtype=np.uint8)
                 offsets = cp.empty(host_off.size, dtype=np.int64)
                 subjects = cp.arange(chunk.n_sequences, dtype=np.int32)
-            self._copy_in(residues, db.chunk_residues(chunk))
+            self._copy_in(residues, db.chunk_residues(chunk, verify=False))
             self._copy_in(offsets, host_off)
+            db.verify_residues(chunk)  # checked (or awaited) while its copy runs, before any kernel reads it
             lengths = LengthProfile(db.lengths[chunk.first : chunk.stop])
             ready = cp.cuda.Event()
             ready.record(self.copy)
