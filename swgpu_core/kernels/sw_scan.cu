@@ -24,8 +24,8 @@
 // Every H is used twice as "H - oe" (for E to its right, for F below) and once on the
 // diagonal, so the kernels keep G = H - oe instead of H and the profile holds S + oe:
 // H[i-1][j-1] + S = G[i-1][j-1] + (S + oe). That is five instructions per cell with DPX
-// (see Columns::step: an add-max for E, one for F, an add and a three-way max with
-// the zero floor for H, and the add that makes G).
+// (see Columns::step: an add-max for E, one for F, a three-way max with the zero floor for
+// H, the add that makes G, and the add of the diagonal term, made a row ahead).
 // Since H >= 0, E, F and G never fall below -oe, so 16-bit lanes cannot underflow; a subject
 // whose best score reaches 32767 - max(S) may overflow and is flagged for a 32-bit rescore.
 //
@@ -152,39 +152,50 @@ struct RowProfile {
     }
 };
 
-// State of one thread: R columns of the current pass, as G = H - oe.
+// State of one thread: R columns of the current pass. Per column it keeps F of the last row
+// and the next row's diagonal term, not H: the diagonal term of row i + 1, column j is
+// D = G[i][j-1] + P_{i+1}[j] (G = H - oe, P = S + oe), and it is made in row i, from the G
+// of column j - 1 just computed and the profile of row i + 1, which the caller therefore
+// loads one row ahead (`step`'s `p`). Why not keep G and add the profile in the next row, as
+// the recurrences read: then column j of row i + 1 needs G[i][j-1] after the new G[i+1][j-1]
+// exists, so the new G cannot take the old one's register; ptxas rotates the registers by
+// one column per row and pays ~28 register copies per row of 16 cells (the SASS of
+// 3d11068, bench/RESULTS.md). Here every value is rewritten in place once its last reader
+// is done: E, H, G as temporaries, D and F per column, five DPX instructions per cell as
+// before (an add-max for E, a three-way max with the zero floor for H, an add for G, an add
+// for the next D, an add-max for the next F).
 template <class A, int R>
 struct Columns {
     using T = typename A::T;
-    T g[R];      // H - oe of the last row computed, per column
-    T f[R];      // F of the last row computed, per column
+    T d[R];      // diagonal term of the next row, per column: G[i][j-1] + P_{i+1}[j]
+    T f[R];      // F of the next row, per column: max(F[i][j] - extend, G[i][j])
     T best;      // running maximum of H - oe
-    T diag;      // H - oe at [i-1][first column - 1]: the left input of the previous row
 
-    __device__ __forceinline__ void reset(T neg_oe) {
-#pragma unroll
-        for (int j = 0; j < R; ++j) { g[j] = neg_oe; f[j] = neg_oe; }
-        diag = neg_oe;
-    }
-
-    // One row: takes the left neighbour's H - oe and E of this row, returns this thread's last.
-    // `p` holds S + oe per column.
-    __device__ __forceinline__ void step(const T (&p)[R], T& in_g, T& in_e, T neg_oe, T neg_ext) {
-        T e = in_e, left = in_g, dp = A::add(diag, p[0]);
-        diag = in_g;
+    // Before a pass's first step: G and F at their floor -oe (no cell above row 0), and the
+    // diagonal terms of the thread's first row from its profile `p0` (a padding row's for a
+    // thread whose first step comes before row 0: its rows until then must change nothing).
+    __device__ __forceinline__ void reset(const T (&p0)[R], T neg_oe) {
 #pragma unroll
         for (int j = 0; j < R; ++j) {
-            e = A::addmax(e, neg_ext, left);
-            f[j] = A::addmax(f[j], neg_ext, g[j]);
-            // the next column's diagonal term, taken before g[j] is overwritten, so that
-            // g[j] keeps its register from row to row (no copies in the loop)
-            const T dp_next = j + 1 < R ? A::add(g[j], p[j + 1]) : dp;
-            g[j] = A::add(A::max3relu(dp, e, f[j]), neg_oe);
-            left = g[j];
-            dp = dp_next;
+            d[j] = A::add(neg_oe, p0[j]);
+            f[j] = neg_oe;
         }
+    }
+
+    // One row i: takes the left neighbour's G and E of this row, returns this thread's last.
+    // `p` holds S + oe of row i + 1 per column.
+    __device__ __forceinline__ void step(const T (&p)[R], T& in_g, T& in_e, T neg_oe, T neg_ext) {
+        T e = in_e, left = in_g, prev = in_g;
 #pragma unroll
-        for (int j = 0; j + 1 < R; j += 2) best = A::max3(best, g[j], g[j + 1]);
+        for (int j = 0; j < R; ++j) {
+            e = A::addmax(e, neg_ext, left);                         // E[i][j]
+            const T g = A::add(A::max3relu(d[j], e, f[j]), neg_oe);  // G[i][j] = H[i][j] - oe
+            d[j] = A::add(left, p[j]);                               // G[i][j-1] + P_{i+1}[j]
+            f[j] = A::addmax(f[j], neg_ext, g);                      // F[i+1][j]
+            if (j % 2 == 1) best = A::max3(best, prev, g);
+            prev = g;
+            left = g;
+        }
         in_g = left;
         in_e = e;
     }
@@ -264,17 +275,25 @@ __device__ __forceinline__ void inter_scan(const ScanArgs& a, int group, int64_t
     Columns<A, R> col;
     col.best = neg_oe;
     for (int pass = 0; pass < a.n_passes; ++pass) {
-        col.reset(neg_oe);
         const int16_t* prof = a.profile + pass * (G * R) + lane * 8;  // blocks of 8 columns, G apart
+        // the diagonal terms of each lane's first row: row 0 for lane 0, a padding row (before
+        // row 0) for the others; and the codes lane 0 hands to lane 1 for its first step, its
+        // row -1, whose successor is row 0
+        uint32_t out_c = lane == 0 ? load_codes<A>(a, off, len, 0) : pad_codes;
+        {
+            RowProfile<A, R> rp0;
+            rp0.load(prof, a.qpad, out_c, G);
+            col.reset(rp0.p, neg_oe);
+        }
         const bool first = pass == 0, last = pass == a.n_passes - 1;
         T out_g = neg_oe, out_e = neg_oe;
-        uint32_t out_c = pad_codes;
-        // Lane 0 needs each row's residue codes and, after the first pass, the previous pass's
-        // boundary. Loaded one row at a time by lane 0 they cost the whole warp an issue slot
-        // per instruction; instead lane l of the group holds row b + l of the current batch of
-        // G rows (and loads the next batch ahead), and lane 0 takes row s from lane s % G.
+        // Lane 0 needs each row's successor's residue codes (Columns) and, after the first pass,
+        // the previous pass's boundary of the row. Loaded one row at a time by lane 0 they cost
+        // the whole warp an issue slot per instruction; instead lane l of the group holds row
+        // b + l of the current batch of G rows (and the codes of row b + l + 1), loads the next
+        // batch ahead, and lane 0 takes row s from lane s % G.
         const uint2 none = make_uint2((uint32_t)neg_oe, (uint32_t)neg_oe);
-        uint32_t codes_batch = pad_codes, codes_next = load_codes<A>(a, off, len, lane);
+        uint32_t codes_batch = pad_codes, codes_next = load_codes<A>(a, off, len, lane + 1);
         uint2 bnd_batch = none, bnd_next = !first && lane < longest ? bnd[lane] : none;
         for (int s = 0; s < rows + G - 1; ++s) {
             const int row = s - lane;
@@ -282,7 +301,7 @@ __device__ __forceinline__ void inter_scan(const ScanArgs& a, int group, int64_t
                 codes_batch = codes_next;
                 bnd_batch = bnd_next;
                 const int ahead = s + G + lane;
-                codes_next = load_codes<A>(a, off, len, ahead);
+                codes_next = load_codes<A>(a, off, len, ahead + 1);
                 bnd_next = !first && ahead < longest ? bnd[ahead] : none;
             }
             T in_g = __shfl_up_sync(kAll, out_g, 1, G);
@@ -380,12 +399,19 @@ __global__ void __launch_bounds__(W * 32) sw_intra(SWGPU_SCAN_PARAMS) {
     Columns<A, R> col;
     col.best = neg_oe;
     for (int pass = 0; pass < a.n_passes; ++pass) {
-        col.reset(neg_oe);
         const int16_t* prof = a.profile + pass * (W * 32 * R) + thread * 8;
+        // as in inter_scan: row 0's diagonal terms for thread 0, a padding row's for the others
+        // (their first steps come before row 0), and row 0's codes for thread 1's first step
+        uint32_t out_c = lag == 0 ? load_codes<A>(a, off, len, 0) : pad_codes;
+        {
+            RowProfile<A, R> rp0;
+            rp0.load(prof, a.qpad, out_c, W * 32);
+            col.reset(rp0.p, neg_oe);
+        }
         const bool first = pass == 0, last = pass == a.n_passes - 1;
         T out_g = neg_oe, out_e = neg_oe;
-        uint32_t out_c = pad_codes;
-        uint32_t next_c = lane == 0 ? load_codes<A>(a, off, len, 0) : pad_codes;
+        // lane 0 loads the codes of row + 1 itself, one step ahead: those of its first step's row + 1
+        uint32_t next_c = lane == 0 ? load_codes<A>(a, off, len, max(1 - lag, 0)) : pad_codes;
         uint2 next_b = none;  // warp 0's lane 0 reads the previous pass's boundary one row ahead
         if (warp == 0 && lane == 0 && !first && longest > 0) next_b = bnd[0];
         for (int s0 = 0; s0 < steps; s0 += kBatch) {
@@ -396,8 +422,8 @@ __global__ void __launch_bounds__(W * 32) sw_intra(SWGPU_SCAN_PARAMS) {
                 uint32_t codes = __shfl_up_sync(kAll, out_c, 1);
                 const bool real = row >= 0 && row < longest;
                 if (lane == 0) {
-                    codes = row >= 0 ? next_c : pad_codes;
-                    if (row >= 0) next_c = load_codes<A>(a, off, len, row + 1);
+                    codes = row + 1 >= 0 ? next_c : pad_codes;
+                    if (row + 1 >= 0) next_c = load_codes<A>(a, off, len, row + 2);
                     uint2 b = none;
                     if (warp > 0) {
                         if (real) b = ring[warp - 1][row % kRing];

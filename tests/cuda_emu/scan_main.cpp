@@ -1,0 +1,93 @@
+// Runs sw_inter or sw_intra of kernels/sw_scan.cu on the CPU (cuda_emu.h) for tests/test_scan_kernel.py.
+//
+// usage: scan_emu DIR SEED
+// DIR holds raw arrays (residues offsets subjects profile .bin; profile: the query's int16
+// profile for the shape) and scalars.txt: arith(0 dpx, 1 plain, 2 s32) kind(0 inter, 1 intra)
+// r lanes_or_warps n_subjects qpad n_passes oe extend overflow_at boundary_rows n_scores,
+// launched as swgpu_core.gpu.kernels.ScanKernels.launch does. Writes DIR/scores.bin (int32 per
+// chunk subject) and DIR/overflow.bin (int32: count, then subjects).
+
+#include "cuda_emu.h"
+
+// sw_intra's statically sized shared arrays: one copy for all the fibers of a block (blocks run
+// one after the other); cuda_emu.h's empty __shared__ suits only `extern` dynamic shared memory
+#undef __shared__
+#define __shared__ static
+#include "sw_scan.cu"
+
+#include <fstream>
+#include <string>
+
+template <class T>
+static std::vector<T> load(const std::string& path) {
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    if (!in) {
+        std::fprintf(stderr, "scan_emu: cannot read %s\n", path.c_str());
+        std::exit(2);
+    }
+    const size_t bytes = (size_t)in.tellg();
+    std::vector<T> out(bytes / sizeof(T) + 1);
+    in.seekg(0);
+    in.read(reinterpret_cast<char*>(out.data()), (std::streamsize)bytes);
+    return out;
+}
+
+using Kernel = void (*)(SWGPU_SCAN_PARAMS);
+
+template <class A>
+static Kernel pick(int kind, int r, int width) {
+    const int shape = kind * 10000 + width * 100 + r;
+    switch (shape) {
+        case 808: return &sw_inter<A, 8, 8>;
+        case 816: return &sw_inter<A, 16, 8>;
+        case 1616: return &sw_inter<A, 16, 16>;
+        case 3216: return &sw_inter<A, 16, 32>;
+        case 10108: return &sw_intra<A, 8, 1>;
+        case 10208: return &sw_intra<A, 8, 2>;
+        case 10408: return &sw_intra<A, 8, 4>;
+        default: return nullptr;
+    }
+}
+
+int main(int argc, char** argv) {
+    if (argc != 3) {
+        std::fprintf(stderr, "usage: scan_emu DIR SEED\n");
+        return 2;
+    }
+    const std::string dir = argv[1];
+    const unsigned seed = (unsigned)std::stoul(argv[2]);
+    auto residues = load<uint8_t>(dir + "/residues.bin");
+    auto offsets = load<int64_t>(dir + "/offsets.bin");
+    auto subjects = load<int32_t>(dir + "/subjects.bin");
+    auto profile = load<int16_t>(dir + "/profile.bin");
+    int arith, kind, r, width, n_subjects, qpad, n_passes, oe, extend, overflow_at, boundary_rows, n_scores;
+    {
+        std::ifstream in(dir + "/scalars.txt");
+        in >> arith >> kind >> r >> width >> n_subjects >> qpad >> n_passes >> oe >> extend >> overflow_at >> boundary_rows >> n_scores;
+        if (!in) {
+            std::fprintf(stderr, "scan_emu: bad scalars.txt\n");
+            return 2;
+        }
+    }
+    const Kernel kernel = arith == 0 ? pick<DpxS16x2>(kind, r, width) : arith == 1 ? pick<PlainS16x2>(kind, r, width) : pick<S32>(kind, r, width);
+    if (kernel == nullptr) {
+        std::fprintf(stderr, "scan_emu: no kernel for kind %d, %d x %d\n", kind, width, r);
+        return 2;
+    }
+    std::vector<uint2> boundary((size_t)std::max(boundary_rows, 1), uint2{0xdeadbeefu, 0xdeadbeefu});
+    std::vector<int32_t> scores((size_t)std::max(n_scores, 1), -1), overflow((size_t)n_scores + 1, 0);
+    const int groups = (n_subjects + (arith == 2 ? 1 : 2) - 1) / (arith == 2 ? 1 : 2);
+    const dim3 grid = kind == 0 ? dim3{(unsigned)((groups * width + kInterBlock - 1) / kInterBlock), 1, 1} : dim3{(unsigned)groups, 1, 1};
+    const dim3 block = kind == 0 ? dim3{(unsigned)kInterBlock, 1, 1} : dim3{(unsigned)(32 * width), 1, 1};
+    emu::launch(
+        grid, block,
+        [&] {
+            kernel(residues.data(), offsets.data(), subjects.data(), n_subjects, profile.data(), qpad, n_passes, oe, extend, overflow_at,
+                   boundary.data(), scores.data(), overflow.data());
+        },
+        seed);
+    std::ofstream(dir + "/scores.bin", std::ios::binary).write(reinterpret_cast<const char*>(scores.data()), (std::streamsize)(4 * n_scores));
+    std::ofstream(dir + "/overflow.bin", std::ios::binary)
+        .write(reinterpret_cast<const char*>(overflow.data()), (std::streamsize)(4 * (n_scores + 1)));
+    return 0;
+}

@@ -1,0 +1,106 @@
+"""The database scan kernels (``sw_inter`` and ``sw_intra`` in ``kernels/sw_scan.cu``, every
+exact GPU search's scores), without a GPU: their source compiled with g++ against
+``tests/cuda_emu/cuda_emu.h`` (packed 16-bit DPX and SIMD intrinsics emulated per halfword,
+lanes as fibers interleaved in a seeded random order between warp operations and barriers),
+launched as :class:`swgpu_core.gpu.kernels.ScanKernels` launches them on profiles of
+:mod:`swgpu_core.scan_profile`, and compared with the CPU backend's exact scores (pyopal).
+Queries of one pass and several for each shape, subjects from 1 residue up, some identical to
+a query (high scores, which the packed kernels must list for the 32-bit rescoring).
+Skipped where g++ is missing.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from swgpu_core import kernel_abi
+from swgpu_core.backends.cpu import CpuBackend
+from swgpu_core.database import build_database
+from swgpu_core.fasta import EncodedSequence
+from swgpu_core.scan_profile import build_profile
+from swgpu_core.scoring import Scoring
+
+EMU = Path(__file__).resolve().parent / "cuda_emu"
+ARITH = {"dpx": 0, "plain": 1, "s32": 2}
+LETTERS = np.frombuffer(b"ACDEFGHIKLMNPQRSTVWYBZX", np.uint8)
+OVERFLOW_AT = 60
+#: (kind, r, lanes or warps): query lengths of one pass and of several
+SHAPES = {
+    ("inter", 16, 8): (40, 128, 129, 300),
+    ("inter", 8, 8): (64, 65, 150),
+    ("intra", 8, 1): (200, 257, 600),
+    ("intra", 8, 2): (300, 700),
+}
+
+
+@pytest.fixture(scope="module")
+def emulator(tmp_path_factory) -> Path:
+    gxx = shutil.which("g++")
+    if gxx is None:
+        pytest.skip("g++ not installed")
+    exe = tmp_path_factory.mktemp("scan_emu") / "scan_emu"
+    cmd = [gxx, "-std=c++17", "-O2", "-Wall", "-Wno-unknown-pragmas", *kernel_abi.compile_options(), f"-I{EMU}",
+           f"-I{kernel_abi.KERNEL_DIR}", str(EMU / "scan_main.cpp"), "-o", str(exe)]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return exe
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    """A one-chunk database of random subjects (1 to 340 residues) and queries; some subjects
+    are pieces of a query, so that their scores pass OVERFLOW_AT."""
+    rng = np.random.default_rng(5)
+    queries = {n: rng.choice(LETTERS[:20], n).tobytes().decode() for lengths in SHAPES.values() for n in lengths}
+    seqs = [rng.choice(LETTERS, int(n)).tobytes().decode() for n in (*range(1, 6), *rng.integers(6, 340, 40))]
+    seqs += [q[: int(rng.integers(20, 200))] for q in queries.values()]
+    fasta = tmp_path_factory.mktemp("scan") / "db.fasta"
+    fasta.write_text("".join(f">s{i}\n{s}\n" for i, s in enumerate(seqs)))
+    db = build_database(fasta, fasta.parent / "db", show_progress=False)
+    assert len(db.chunks) == 1
+    return db, {n: EncodedSequence(f"q{n}", "", db.alphabet.encode(s)) for n, s in queries.items()}
+
+
+def emulate(exe: Path, work: Path, db, query: EncodedSequence, kind: str, r: int, width: int, arith: str, seed: int = 1):
+    """Scores of ``query`` against every subject of the chunk from one emulated launch over all of
+    them, and the subjects the kernel put on its overflow list."""
+    scoring = Scoring.protein()
+    chunk = db.chunks[0]
+    cols = r * width * (32 if kind == "intra" else 1)
+    profile = build_profile(query.codes, scoring, cols, r)
+    work.mkdir(parents=True, exist_ok=True)
+    offsets = np.asarray(db.offsets[chunk.first : chunk.stop + 1], np.int64) - chunk.residue_start
+    arrays = dict(
+        residues=db.chunk_residues(chunk), offsets=offsets, subjects=np.arange(chunk.n_sequences, dtype=np.int32), profile=profile
+    )
+    for name, arr in arrays.items():
+        np.ascontiguousarray(arr).tofile(work / f"{name}.bin")
+    n = chunk.n_sequences
+    overflow_at = 0 if arith == "s32" else OVERFLOW_AT
+    scalars = [ARITH[arith], int(kind == "intra"), r, width, n, profile.shape[1], profile.shape[1] // cols, scoring.first_gap_cost,
+               scoring.gap_extend, overflow_at, chunk.n_residues + 1, n]  # fmt: skip
+    (work / "scalars.txt").write_text(" ".join(map(str, scalars)) + "\n")
+    done = subprocess.run([str(exe), str(work), str(seed)], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-4000:]
+    overflow = np.fromfile(work / "overflow.bin", np.int32)
+    return np.fromfile(work / "scores.bin", np.int32), set(overflow[1 : 1 + overflow[0]].tolist())
+
+
+@pytest.mark.parametrize("arith", ["dpx", "plain", "s32"])
+@pytest.mark.parametrize("shape", list(SHAPES), ids=lambda s: f"{s[0]}{s[2]}x{s[1]}")
+def test_scan_scores_equal_the_cpu(emulator, tmp_path, setup, shape, arith):
+    db, queries = setup
+    kind, r, width = shape
+    cpu = CpuBackend(Scoring.protein(), threads=1)
+    for k, n in enumerate(SHAPES[shape]):
+        got, flagged = emulate(emulator, tmp_path / str(n), db, queries[n], kind, r, width, arith, seed=k + 1)
+        want = cpu.scores(db, db.chunks[0], queries[n])
+        assert np.array_equal(got, want), f"query of {n} ({kind} {width}x{r}, {arith}): {np.flatnonzero(got != want).size} scores differ"
+        if arith != "s32":  # every subject at or above the mark is listed for rescoring, and only those
+            assert flagged == set(np.flatnonzero(want >= OVERFLOW_AT).tolist())
+            assert flagged, "no score reached the overflow mark: the listing is not tested"
