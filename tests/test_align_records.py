@@ -10,23 +10,30 @@ search and of pairs, and every output format written by both.
 
 from __future__ import annotations
 
+import gzip
+import json
 import re
+import sys
 from dataclasses import fields, replace
 from pathlib import Path
 
 import numpy as np
+import pysam
 import pytest
 
+from swgpu_core import __version__
 from swgpu_core.align import Alignment, PairTask, PairTrace, TracebackError, align_query_hits, build_alignment, trace_pair
 from swgpu_core.align.alignment import build_alignments
 from swgpu_core.align.traceback import OP_DEL, OP_INS, OP_PAIR
+from swgpu_core.api import align_pairs
 from swgpu_core.database import Database
 from swgpu_core.engine import get_engine
 from swgpu_core.fasta import EncodedSequence, read_sequences
+from swgpu_core.formats import Results, write_results
 from swgpu_core.pairs import align_pair_set, fasta_pairs
 from swgpu_core.scoring import Scoring
-from swgpu_core.search import search
-from swgpu_core.significance import NO_STATISTICS, query_significance, statistics
+from swgpu_core.search import QueryHits, search
+from swgpu_core.significance import NO_STATISTICS, has_evalues, query_significance, statistics
 
 PROTEIN = Scoring.protein()
 DNA = Scoring.nucleotide()
@@ -243,3 +250,116 @@ def test_pairs_equal_the_reference(tmp_path: Path) -> None:
             subject = pairs.subject(k)
             trace = PairTrace(aln.score, aln.qstart, aln.qend, aln.sstart, aln.send, aln.ops)
             assert as_dict(aln) == reference_record(trace, pairs.queries[k], subject, pairs.subject_index[k], 1, PROTEIN)
+
+
+# -- the reference writers: one attribute at a time -------------------------------------
+
+
+def reference_sam(path: Path, results: Results, mode: str) -> None:
+    db, alignments = results.db, results.alignments
+    subjects = sorted({a.subject_index for alns in alignments for a in alns}, key=lambda i: int(db.order[i]))
+    header = pysam.AlignmentHeader.from_dict({
+        "HD": {"VN": "1.6", "SO": "unsorted"},
+        "SQ": [{"SN": db.seq_id(i), "LN": int(db.lengths[i])} for i in subjects],
+        "PG": [{"ID": "swgpu", "PN": "swgpu", "VN": __version__, "CL": " ".join(sys.argv)}],
+        "CO": [f"database: {db.path} version {db.version_tag}", f"scoring: {results.scoring}"],
+    })  # fmt: skip
+    with pysam.AlignmentFile(str(path), mode, header=header) as out:
+        for qh, alns in zip(results.hits, alignments):
+            residues = db.alphabet.decode(qh.query.codes)
+            for aln in alns or [None]:
+                rec = pysam.AlignedSegment(header)
+                rec.query_name = qh.query.id
+                rec.query_sequence = residues
+                rec.set_tag("ZQ", residues, "Z")
+                if aln is None:
+                    rec.flag = 4
+                else:
+                    rec.flag = 0 if aln.rank == 1 else 256
+                    rec.reference_id = subjects.index(aln.subject_index)
+                    rec.reference_start = aln.sstart - 1
+                    rec.mapping_quality = 255
+                    clip5, clip3 = aln.qstart - 1, aln.qlen - aln.qend
+                    rec.cigarstring = (f"{clip5}S" if clip5 else "") + aln.cigar + (f"{clip3}S" if clip3 else "")
+                    rec.set_tag("AS", aln.score, "i")
+                    if aln.evalue is not None:
+                        rec.set_tag("ZE", aln.evalue, "f")
+                        rec.set_tag("ZB", aln.bitscore, "f")
+                    rec.set_tag("NM", aln.mismatches + aln.gaps, "i")
+                    rec.set_tag("ZR", aln.rank, "i")
+                out.write(rec)
+    if mode == "wb":
+        pysam.sort("-o", str(path) + ".sorted", str(path))
+        Path(str(path) + ".sorted").replace(path)
+
+
+def bam_content(path: Path) -> bytes:
+    """A BAM file's bytes decompressed, without samtools sort's @PG line (it names a temporary file)."""
+    raw = gzip.decompress(path.read_bytes())
+    size = int.from_bytes(raw[4:8], "little")
+    text = b"".join(line for line in raw[8 : 8 + size].splitlines(keepends=True) if not line.startswith(b"@PG\tID:samtools"))
+    return text + raw[8 + size :]
+
+
+def reference_jsonl(results: Results) -> str:
+    keys = (
+        "query_id", "query_description", "subject_id", "subject_description", "rank", "score", "evalue", "bitscore", "qstart", "qend",
+        "sstart", "send", "qlen", "slen",
+    )  # fmt: skip
+    lines = []
+    for aln in (a for alns in results.alignments for a in alns):
+        record = {key: getattr(aln, key) for key in keys}
+        record |= {"length": len(aln.qseq), "identities": aln.identities, "positives": aln.positives, "mismatches": aln.mismatches}
+        record |= {"gap_opens": aln.gap_opens, "gaps": aln.gaps, "pident": round(100.0 * aln.identities / len(aln.qseq), 3)}
+        record |= {"qcovhsp": int(100.0 * (aln.qend - aln.qstart + 1) / aln.qlen + 0.5), "cigar": aln.cigar, "qseq": aln.qseq}
+        record |= {"sseq": aln.sseq, "midline": aln.midline}
+        lines.append(json.dumps(record) + "\n")
+    return "".join(lines)
+
+
+@pytest.fixture(scope="module")
+def database_results(bundled_db: Database, searched: tuple) -> Results:
+    """The database hits with E-values, and a query without hits among them."""
+    hits, stats, alignments = searched
+    lonely = QueryHits(EncodedSequence("lonely", "no hits at all", hits[0].query.codes[:5]), np.zeros(0, np.int64), np.zeros(0, np.int32))
+    return Results(bundled_db, [*hits[:2], lonely, *hits[2:]], [*alignments[:2], [], *alignments[2:]], stats, "BLOSUM62 gap 11/1")
+
+
+@pytest.fixture(scope="module")
+def pair_results(tmp_path_factory: pytest.TempPathFactory) -> Results:
+    """Pairs without E-values whose headers hold tabs, quotes, backslashes and non-ASCII letters."""
+    tmp = tmp_path_factory.mktemp("pairs")
+    rng = np.random.default_rng(9)
+    letters = list(PROTEIN.alphabet.letters)
+    queries = ["".join(rng.choice(letters[:20], int(rng.integers(20, 120)))) for _ in range(12)]
+    titles = [
+        'tab\there "quoted" \\back',
+        "caf\u00e9 \u00b5-protein",
+        "",
+        "ref|NP_000549.1| x",
+        "gi|12|ref|NP_1.2| y",
+        "sp|P69905|HBA_HUMAN z",
+    ]
+    (tmp / "q.fa").write_text("".join(f">q{k} {titles[k % 6]}\n{q}\n" for k, q in enumerate(queries)), encoding="utf-8")
+    (tmp / "s.fa").write_text(
+        "".join(
+            f">{titles[k % 6].split()[0] if k % 6 > 2 else 's'}{k} {titles[(k + 1) % 6]}\n{q[7:] + q[:30]}\n" for k, q in enumerate(queries)
+        ),
+        encoding="utf-8",
+    )
+    results, _ = align_pairs(fasta_pairs(tmp / "q.fa", tmp / "s.fa"), PROTEIN, backend="cpu")
+    assert results.statistics is NO_STATISTICS or not has_evalues(results.statistics)
+    return results
+
+
+@pytest.mark.parametrize("which", ["database_results", "pair_results"])
+def test_sam_bam_and_jsonl_equal_the_reference(which: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    results = request.getfixturevalue(which)
+    write_results(tmp_path / "a.sam", results)
+    reference_sam(tmp_path / "want.sam", results, "w")
+    assert (tmp_path / "a.sam").read_bytes() == (tmp_path / "want.sam").read_bytes()
+    write_results(tmp_path / "a.bam", results)
+    reference_sam(tmp_path / "want.bam", results, "wb")
+    assert bam_content(tmp_path / "a.bam") == bam_content(tmp_path / "want.bam")
+    write_results(tmp_path / "a.jsonl", results)
+    assert (tmp_path / "a.jsonl").read_text() == reference_jsonl(results)
