@@ -66,6 +66,9 @@ class SubjectSet:
     def header(self, i: int) -> tuple[str, str]:
         return self._records[i].id, self._records[i].description
 
+    def headers(self, indices: Sequence[int]) -> list[tuple[str, str]]:
+        return [self.header(i) for i in indices]
+
     def seq_id(self, i: int) -> str:
         return self._records[i].id
 

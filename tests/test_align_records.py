@@ -14,14 +14,16 @@ import gzip
 import json
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import fields, replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pysam
 import pytest
 
-from swgpu_core import __version__
+from swgpu_core import __version__, outfmt
 from swgpu_core.align import Alignment, PairTask, PairTrace, TracebackError, align_query_hits, build_alignment, trace_pair
 from swgpu_core.align.alignment import build_alignments
 from swgpu_core.align.traceback import OP_DEL, OP_INS, OP_PAIR
@@ -30,10 +32,12 @@ from swgpu_core.database import Database
 from swgpu_core.engine import get_engine
 from swgpu_core.fasta import EncodedSequence, read_sequences
 from swgpu_core.formats import Results, write_results
+from swgpu_core.outfmt import FIELDS, STANDARD_FIELDS, accession, clean, title
 from swgpu_core.pairs import align_pair_set, fasta_pairs
 from swgpu_core.scoring import Scoring
 from swgpu_core.search import QueryHits, search
 from swgpu_core.significance import NO_STATISTICS, has_evalues, query_significance, statistics
+from swgpu_core.stats import format_bitscore, format_evalue
 
 PROTEIN = Scoring.protein()
 DNA = Scoring.nucleotide()
@@ -252,7 +256,70 @@ def test_pairs_equal_the_reference(tmp_path: Path) -> None:
             assert as_dict(aln) == reference_record(trace, pairs.queries[k], subject, pairs.subject_index[k], 1, PROTEIN)
 
 
-# -- the reference writers: one attribute at a time -------------------------------------
+# -- the reference writers: one cell, one attribute at a time -------------------------------------
+
+REFERENCE_CELLS: dict[str, Callable] = {
+    "qseqid": lambda h: clean(h.query.id),
+    "qacc": lambda h: clean(h.query.id),
+    "qaccver": lambda h: clean(h.query.id),
+    "qtitle": lambda h: clean(title(h.query.id, h.query.description)),
+    "qlen": lambda h: str(len(h.query)),
+    "sseqid": lambda h: clean(h.sid),
+    "sallseqid": lambda h: clean(h.sid),
+    "sacc": lambda h: clean(accession(h.sid)),
+    "saccver": lambda h: clean(accession(h.sid, keep_version=True)),
+    "sallacc": lambda h: clean(accession(h.sid)),
+    "stitle": lambda h: clean(h.sdesc),
+    "salltitles": lambda h: clean(h.sdesc),
+    "slen": lambda h: str(h.slen),
+    "score": lambda h: str(h.score),
+    "evalue": lambda h: format_evalue(h.evalue),
+    "bitscore": lambda h: format_bitscore(h.bitscore),
+    "rank": lambda h: str(h.rank),
+    "pident": lambda h: f"{100.0 * h.aln.identities / len(h.aln.qseq):.3f}",
+    "nident": lambda h: str(h.aln.identities),
+    "positive": lambda h: str(h.aln.positives),
+    "ppos": lambda h: f"{100.0 * h.aln.positives / len(h.aln.qseq):.2f}",
+    "length": lambda h: str(len(h.aln.qseq)),
+    "mismatch": lambda h: str(h.aln.mismatches),
+    "gapopen": lambda h: str(h.aln.gap_opens),
+    "gaps": lambda h: str(h.aln.gaps),
+    "qstart": lambda h: str(h.aln.qstart),
+    "qend": lambda h: str(h.aln.qend),
+    "sstart": lambda h: str(h.aln.sstart),
+    "send": lambda h: str(h.aln.send),
+    "qseq": lambda h: h.aln.qseq,
+    "sseq": lambda h: h.aln.sseq,
+    "btop": lambda h: reference_btop(h.aln.qseq, h.aln.sseq),
+    "cigar": lambda h: h.aln.cigar,
+    "qcovhsp": lambda h: str(int(100.0 * (h.aln.qend - h.aln.qstart + 1) / h.aln.qlen + 0.5)),
+}
+
+
+def reference_table(results: Results, spec: str) -> str:
+    words = spec.split()
+    names = [n for w in words[1:] for n in (STANDARD_FIELDS if w == "std" else [w])]
+    out = []
+    for qi, qh in enumerate(results.hits):
+        if words[0] == "7":
+            out.append(f"# BLASTP swgpu-{__version__} ({results.program}: exact Smith-Waterman)\n")
+            out.append(f"# Query: {clean(title(qh.query.id, qh.query.description))}\n# Database: {results.db.path}\n")
+            if len(qh):
+                out.append(f"# Fields: {', '.join(FIELDS[n].title for n in names)}\n")
+            out.append(f"# {len(qh)} hits found\n")
+        lengths = np.asarray(results.db.lengths)[qh.subjects]
+        significance = query_significance(results.statistics, qi, len(qh.query), qh.scores, lengths)
+        for k, (subject, score) in enumerate(zip(qh.subjects.tolist(), qh.scores.tolist())):
+            sid, sdesc = results.db.header(subject)
+            hit = SimpleNamespace(
+                query=qh.query, sid=sid, sdesc=sdesc, slen=int(lengths[k]), score=score, rank=k + 1,
+                evalue=significance and float(significance[0][k]), bitscore=significance and float(significance[1][k]),
+                aln=results.alignments[qi][k] if results.alignments is not None else None,
+            )  # fmt: skip
+            out.append("\t".join(REFERENCE_CELLS[n](hit) for n in names) + "\n")
+    if words[0] == "7":
+        out.append(f"# BLAST processed {len(results.hits)} queries\n")
+    return "".join(out)
 
 
 def reference_sam(path: Path, results: Results, mode: str) -> None:
@@ -350,6 +417,31 @@ def pair_results(tmp_path_factory: pytest.TempPathFactory) -> Results:
     results, _ = align_pairs(fasta_pairs(tmp / "q.fa", tmp / "s.fa"), PROTEIN, backend="cpu")
     assert results.statistics is NO_STATISTICS or not has_evalues(results.statistics)
     return results
+
+
+ALL_FIELDS = " ".join(FIELDS)
+NO_EVALUES = " ".join(name for name in FIELDS if name not in ("evalue", "bitscore"))
+
+
+@pytest.mark.parametrize("block_rows", [1, 7, 4096])
+@pytest.mark.parametrize("spec", [f"6 {ALL_FIELDS}", f"7 {ALL_FIELDS}", "6 std", "7 qseqid sseqid score evalue slen rank"])
+def test_database_tables_equal_the_reference(database_results: Results, spec: str, block_rows: int, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(outfmt, "BLOCK_ROWS", block_rows)  # rows made in blocks of whole queries: any size gives the same table
+    path = tmp_path / "t.tsv"
+    write_results(path, database_results, outfmt=spec)
+    assert path.read_text() == reference_table(database_results, spec)
+    if not outfmt.parse_outfmt(spec).needs_alignment:  # a table of scores needs no alignments
+        write_results(path, replace(database_results, alignments=None), outfmt=spec)
+        assert path.read_text() == reference_table(database_results, spec)
+
+
+@pytest.mark.parametrize("spec", [f"6 {NO_EVALUES}", f"7 {NO_EVALUES}"])
+def test_pair_tables_equal_the_reference(pair_results: Results, spec: str, tmp_path: Path) -> None:
+    write_results(tmp_path / "t.tsv", pair_results, outfmt=spec)
+    text = (tmp_path / "t.tsv").read_text()
+    assert text == reference_table(pair_results, spec)
+    rows = [line for line in text.splitlines() if not line.startswith("#")]
+    assert len(rows) == 12 and all(line.count("\t") == len(FIELDS) - 3 for line in rows)  # the tabs of titles are spaces
 
 
 @pytest.mark.parametrize("which", ["database_results", "pair_results"])

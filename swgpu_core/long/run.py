@@ -61,6 +61,9 @@ class TargetView:
     def header(self, i: int) -> tuple[str, str]:
         return self.target.id, self.target.description
 
+    def headers(self, indices: Sequence[int]) -> list[tuple[str, str]]:
+        return [self.header(i) for i in indices]
+
     def seq_id(self, i: int) -> str:
         return self.target.id
 
