@@ -254,9 +254,8 @@ def build_alignments(
     np.equal(qcodes, scodes, out=same)
     np.greater(sub, 0, out=positive)
     np.not_equal(ops, OP_PAIR, out=gapped)
-    opens[0] = True
     np.not_equal(ops[1:], ops[:-1], out=opens[1:])
-    opens[bounds[:-1]] = True
+    opens[bounds[:-1]] = True  # each record's first column (column 0 too)
     opens &= gapped
     n_gaps, n_opens, n_same, n_positive = _sums(flags[2:], bounds)
     scores = (_sums(sub, bounds, np.int64) - np.int64(scoring.gap_open) * n_opens - np.int64(scoring.gap_extend) * n_gaps).tolist()
