@@ -1,10 +1,13 @@
 """BLAST tabular output (``-outfmt 6`` and ``7``): one fixed table of named fields.
 
-Each field is a function of one :class:`Hit` that returns its text, with BLAST's column
-title (format 7's ``# Fields:`` line) and a one-line meaning (the commands' ``--help``).
-Score fields (ids, lengths, score, E-value, bit score) need only the search; alignment
-fields (pident, qstart, cigar, ...) read ``hit.alignment``, which the writer fills only
-when the chosen fields need it, so tables of scores and E-values never pay for tracebacks.
+Each field makes its whole column for a block of rows (:class:`Rows`: some queries' hits,
+one query after another), with BLAST's column title (format 7's ``# Fields:`` line) and a
+one-line meaning (the commands' ``--help``): a column at a time, a subject's header and
+the texts made of it once per table, BTOP for all the rows' alignments in one pass, where
+a function per cell cost several times as much. Score fields (ids, lengths, score, E-value,
+bit score) need only the search; alignment fields (pident, qstart, cigar, ...) read
+``rows.alignments``, which the writer fills only when the chosen fields need them, so
+tables of scores and E-values never pay for tracebacks.
 E-values and bit scores come from :func:`swgpu_core.significance.query_significance`, a
 query's at once; without statistics the ``evalue`` and ``bitscore`` columns are refused
 (:func:`~swgpu_core.significance.require_statistics`), never written as ``*``.
@@ -23,8 +26,9 @@ cannot shift the columns.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING, TextIO
 
 from . import __version__
@@ -39,36 +43,56 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class Hit:
-    """One query-subject pair as the output sees it."""
+class Rows:
+    """Consecutive rows of a table: the hits of some queries, one query after another.
 
-    db: Subjects  # a Database, pairs' subjects or align-long's target
-    query: EncodedSequence
-    query_index: int
-    subject: int  # sorted-numbering database index
-    score: int
-    rank: int  # 1 = best reported hit of the query
-    evalue: float | None = None  # from the score (the writer asks the statistics once per query)
-    bitscore: float | None = None
-    alignment: Alignment | None = None  # set by the writer when a field needs it
+    ``queries`` holds each query and its number of rows; ``subjects``, ``scores``,
+    ``evalues``/``bitscores`` (None without statistics) and ``alignments`` (None when no
+    field needs them) one entry per row. ``headers`` and ``texts`` are the table's own, kept
+    from block to block: each subject's header, and each subject field's text of it.
+    """
 
-    @property
-    def subject_header(self) -> tuple[str, str]:
-        return self.db.header(self.subject)
+    db: Subjects
+    queries: list[tuple[EncodedSequence, int]]
+    subjects: list[int]
+    scores: list[int]
+    evalues: list[float] | None
+    bitscores: list[float] | None
+    alignments: list[Alignment] | None
+    headers: dict[int, tuple[str, str]]
+    texts: dict[Callable[[str, str], str], dict[int, str]]
 
-    @property
-    def subject_length(self) -> int:
-        return int(self.db.lengths[self.subject])
+    def per_query(self, text: Callable[[EncodedSequence], str]) -> list[str]:
+        """A query's text, made once and repeated over its rows."""
+        return [cell for query, n in self.queries for cell in [text(query)] * n]
+
+    def per_subject(self, text: Callable[[str, str], str]) -> list[str]:
+        """The text of each row's subject header (id, description), made once per subject and table."""
+        distinct = dict.fromkeys(self.subjects)
+        missing = [i for i in distinct if i not in self.headers]
+        self.headers.update(zip(missing, self.db.headers(missing)))
+        made = self.texts.setdefault(text, {})
+        for i in distinct.keys() - made.keys():
+            made[i] = text(*self.headers[i])
+        return [made[i] for i in self.subjects]
+
+    def ranks(self) -> list[str]:
+        return [str(rank) for _, n in self.queries for rank in range(1, n + 1)]
+
+    def subject_lengths(self) -> list[str]:
+        import numpy as np
+
+        return list(map(str, np.asarray(self.db.lengths)[self.subjects].tolist()))
 
 
 @dataclass(frozen=True)
 class Field:
-    """A named output column: ``compute`` gives its text for a hit."""
+    """A named output column: ``column`` gives its cells for a block of rows."""
 
     name: str
     title: str  # the column name in format 7's "# Fields:" line, as BLAST writes it
     meaning: str  # one line for --help
-    compute: Callable[[Hit], str]
+    column: Callable[[Rows], Iterable[str]]
     needs_alignment: bool = False
     needs_statistics: bool = False
 
@@ -97,81 +121,102 @@ def title(ident: str, description: str) -> str:
     return f"{ident} {description}" if description else ident
 
 
-def _query_id(h: Hit) -> str:
-    return clean(h.query.id)
+def _query(text: Callable[[EncodedSequence], str]) -> Callable[[Rows], list[str]]:
+    return lambda rows: rows.per_query(text)
 
 
-def _subject_id(h: Hit) -> str:
-    return clean(h.subject_header[0])
+def _subject(text: Callable[[str, str], str]) -> Callable[[Rows], list[str]]:
+    return lambda rows: rows.per_subject(text)
 
 
-def _evalue(h: Hit) -> str:
+def _aligned(text: Callable[[Alignment], str]) -> Callable[[Rows], Iterable[str]]:
+    return lambda rows: map(text, rows.alignments)
+
+
+def _number(name: str) -> Callable[[Rows], Iterable[str]]:
+    """An integer attribute of the alignments."""
+    value = attrgetter(name)
+    return lambda rows: map(str, map(value, rows.alignments))
+
+
+def _query_id(query: EncodedSequence) -> str:
+    return clean(query.id)
+
+
+def _subject_id(ident: str, description: str) -> str:
+    return clean(ident)
+
+
+def _subject_acc(ident: str, description: str) -> str:
+    return clean(accession(ident))
+
+
+def _subject_title(ident: str, description: str) -> str:
+    return clean(description)
+
+
+def _evalues(rows: Rows) -> Iterable[str]:
     from .stats import format_evalue
 
-    return format_evalue(h.evalue)
+    return map(format_evalue, rows.evalues)
 
 
-def _bitscore(h: Hit) -> str:
+def _bitscores(rows: Rows) -> Iterable[str]:
     from .stats import format_bitscore
 
-    return format_bitscore(h.bitscore)
+    return map(format_bitscore, rows.bitscores)
 
 
-def _aligned(fn: Callable[[Alignment], str]) -> Callable[[Hit], str]:
-    return lambda h: fn(h.alignment)
+def _btops(rows: Rows) -> list[str]:
+    from .align.alignment import btops
+
+    return btops(rows.alignments)
 
 
 _TABLE: tuple[Field, ...] = (
-    Field("qseqid", "query id", "query id: the first word of its FASTA header", _query_id),
-    Field("qacc", "query acc.", "query accession (query ids are not parsed, as blastp's default: the first word)", _query_id),
-    Field("qaccver", "query acc.ver", "query accession.version (the first word, as qacc)", _query_id),
-    Field("qtitle", "query title", "query title: its whole FASTA header line", lambda h: clean(title(h.query.id, h.query.description))),
-    Field("qlen", "query length", "query length in residues", lambda h: str(len(h.query))),
-    Field("sseqid", "subject id", "subject id: the first word of its FASTA header", _subject_id),
-    Field("sallseqid", "subject ids", "all subject ids (one per subject here: sseqid)", _subject_id),
+    Field("qseqid", "query id", "query id: the first word of its FASTA header", _query(_query_id)),
+    Field("qacc", "query acc.", "query accession (query ids are not parsed, as blastp's default: the first word)", _query(_query_id)),
+    Field("qaccver", "query acc.ver", "query accession.version (the first word, as qacc)", _query(_query_id)),
+    Field("qtitle", "query title", "query title: its whole FASTA header line", _query(lambda q: clean(title(q.id, q.description)))),
+    Field("qlen", "query length", "query length in residues", _query(lambda q: str(len(q)))),
+    Field("sseqid", "subject id", "subject id: the first word of its FASTA header", _subject(_subject_id)),
+    Field("sallseqid", "subject ids", "all subject ids (one per subject here: sseqid)", _subject(_subject_id)),
     Field(
-        "sacc",
-        "subject acc.",
-        "subject accession (P69905 of sp|P69905|HBA_HUMAN; else the id), without version",
-        lambda h: clean(accession(h.subject_header[0])),
+        "sacc", "subject acc.", "subject accession (P69905 of sp|P69905|HBA_HUMAN; else the id), without version", _subject(_subject_acc)
     ),
     Field(
         "saccver",
         "subject acc.ver",
         "subject accession with its version (NP_000549.1 of ref|NP_000549.1|)",
-        lambda h: clean(accession(h.subject_header[0], keep_version=True)),
+        _subject(lambda ident, _: clean(accession(ident, keep_version=True))),
     ),
+    Field("sallacc", "subject accs.", "all subject accessions (one per subject here: sacc)", _subject(_subject_acc)),
+    Field("stitle", "subject title", "subject title: its FASTA description, without the id", _subject(_subject_title)),
+    Field("salltitles", "subject titles", "all subject titles (one per subject here: stitle)", _subject(_subject_title)),
+    Field("slen", "subject length", "subject length in residues", Rows.subject_lengths),
+    Field("score", "score", "raw Smith-Waterman score", lambda rows: map(str, rows.scores)),
     Field(
-        "sallacc", "subject accs.", "all subject accessions (one per subject here: sacc)", lambda h: clean(accession(h.subject_header[0]))
+        "evalue", "evalue", "expect value of the score in this database (no traceback; --stats says how)", _evalues, needs_statistics=True
     ),
-    Field("stitle", "subject title", "subject title: its FASTA description, without the id", lambda h: clean(h.subject_header[1])),
-    Field("salltitles", "subject titles", "all subject titles (one per subject here: stitle)", lambda h: clean(h.subject_header[1])),
-    Field("slen", "subject length", "subject length in residues", lambda h: str(h.subject_length)),
-    Field("score", "score", "raw Smith-Waterman score", lambda h: str(h.score)),
-    Field(
-        "evalue", "evalue", "expect value of the score in this database (no traceback; --stats says how)", _evalue, needs_statistics=True
-    ),
-    Field("bitscore", "bit score", "bit score of the score (no traceback)", _bitscore, needs_statistics=True),
-    Field("rank", "rank", "rank of the hit among the query's reported hits (1 = best; swgpu)", lambda h: str(h.rank)),
+    Field("bitscore", "bit score", "bit score of the score (no traceback)", _bitscores, needs_statistics=True),
+    Field("rank", "rank", "rank of the hit among the query's reported hits (1 = best; swgpu)", Rows.ranks),
     Field("pident", "% identity", "percent identical positions of the alignment", _aligned(lambda a: f"{a.pident:.3f}"), True),
-    Field("nident", "identical", "identical positions", _aligned(lambda a: str(a.identities)), True),
-    Field("positive", "positives", "positions with a positive substitution score", _aligned(lambda a: str(a.positives)), True),
+    Field("nident", "identical", "identical positions", _number("identities"), True),
+    Field("positive", "positives", "positions with a positive substitution score", _number("positives"), True),
     Field("ppos", "% positives", "percent positive-scoring positions", _aligned(lambda a: f"{a.ppos:.2f}"), True),
-    Field("length", "alignment length", "alignment length in columns (pairs plus gap residues)", _aligned(lambda a: str(a.length)), True),
-    Field("mismatch", "mismatches", "aligned pairs of different residues", _aligned(lambda a: str(a.mismatches)), True),
-    Field("gapopen", "gap opens", "number of gaps (gap openings)", _aligned(lambda a: str(a.gap_opens)), True),
-    Field("gaps", "gaps", "gap residues", _aligned(lambda a: str(a.gaps)), True),
-    Field("qstart", "q. start", "start of the alignment in the query (1-based)", _aligned(lambda a: str(a.qstart)), True),
-    Field("qend", "q. end", "end of the alignment in the query (inclusive)", _aligned(lambda a: str(a.qend)), True),
-    Field("sstart", "s. start", "start of the alignment in the subject (1-based)", _aligned(lambda a: str(a.sstart)), True),
-    Field("send", "s. end", "end of the alignment in the subject (inclusive)", _aligned(lambda a: str(a.send)), True),
-    Field("qseq", "query seq", "aligned part of the query, '-' for gaps", _aligned(lambda a: a.qseq), True),
-    Field("sseq", "subject seq", "aligned part of the subject, '-' for gaps", _aligned(lambda a: a.sseq), True),
-    Field(
-        "btop", "BTOP", "BLAST traceback operations (identical run lengths, else query+subject letters)", _aligned(lambda a: a.btop), True
-    ),
-    Field("cigar", "cigar", "CIGAR of the aligned part, query as read: =/X/I/D (swgpu)", _aligned(lambda a: a.cigar), True),
-    Field("qcovhsp", "% query coverage per hsp", "percent of the query inside the alignment", _aligned(lambda a: str(a.qcovhsp)), True),
+    Field("length", "alignment length", "alignment length in columns (pairs plus gap residues)", _number("length"), True),
+    Field("mismatch", "mismatches", "aligned pairs of different residues", _number("mismatches"), True),
+    Field("gapopen", "gap opens", "number of gaps (gap openings)", _number("gap_opens"), True),
+    Field("gaps", "gaps", "gap residues", _number("gaps"), True),
+    Field("qstart", "q. start", "start of the alignment in the query (1-based)", _number("qstart"), True),
+    Field("qend", "q. end", "end of the alignment in the query (inclusive)", _number("qend"), True),
+    Field("sstart", "s. start", "start of the alignment in the subject (1-based)", _number("sstart"), True),
+    Field("send", "s. end", "end of the alignment in the subject (inclusive)", _number("send"), True),
+    Field("qseq", "query seq", "aligned part of the query, '-' for gaps", _aligned(attrgetter("qseq")), True),
+    Field("sseq", "subject seq", "aligned part of the subject, '-' for gaps", _aligned(attrgetter("sseq")), True),
+    Field("btop", "BTOP", "BLAST traceback operations (identical run lengths, else query+subject letters)", _btops, True),
+    Field("cigar", "cigar", "CIGAR of the aligned part, query as read: =/X/I/D (swgpu)", _aligned(attrgetter("cigar")), True),
+    Field("qcovhsp", "% query coverage per hsp", "percent of the query inside the alignment", _number("qcovhsp"), True),
 )
 
 #: Every tabular field by name: a fixed table, complete at import.
@@ -245,6 +290,23 @@ def parse_outfmt(spec: str) -> OutFormat:
     return OutFormat(int(words[0]), tuple(fields))
 
 
+#: Rows per block of a table (whole queries): its columns are made at once, and held until written.
+BLOCK_ROWS = 4096
+
+
+def _blocks(hits: Sequence[QueryHits]) -> Iterator[list[int]]:
+    """Query numbers in runs of whole queries of at least ``BLOCK_ROWS`` rows (the last may have fewer)."""
+    block, size = [], 0
+    for qi, qh in enumerate(hits):
+        block.append(qi)
+        size += len(qh)
+        if size >= BLOCK_ROWS:
+            yield block
+            block, size = [], 0
+    if block:
+        yield block
+
+
 def write_table(
     out: TextIO,
     fmt: OutFormat,
@@ -266,31 +328,40 @@ def write_table(
         raise InputError("--outfmt asks for alignment fields but no alignments were computed")
     if fmt.needs_statistics:
         require_statistics(statistics, "--outfmt evalue/bitscore")
+    for qh, alns in zip(hits, alignments) if fmt.needs_alignment else ():
+        if len(alns) != len(qh):
+            raise InputError(f"{qh.query.id}: {len(qh)} hits but {len(alns)} alignments")
     import numpy as np
 
-    rows = 0
-    for qi, qh in enumerate(hits):
-        alns = alignments[qi] if alignments is not None else None
-        if alns is not None and fmt.needs_alignment and len(alns) != len(qh):
-            raise InputError(f"{qh.query.id}: {len(qh)} hits but {len(alns)} alignments")
-        if fmt.kind == 7:
-            out.write(
-                f"# BLASTP swgpu-{__version__} ({program}: exact Smith-Waterman)\n# Query: {clean(title(qh.query.id, qh.query.description))}\n"
-            )
-            out.write(f"# Database: {db.path}\n")
-            if len(qh):
-                out.write(f"# Fields: {', '.join(f.title for f in fmt.fields)}\n")
-            out.write(f"# {len(qh)} hits found\n")
-        significance = (
-            query_significance(statistics, qi, len(qh.query), qh.scores, np.asarray(db.lengths)[qh.subjects])
-            if fmt.needs_statistics
-            else None
-        )
-        for k, (subject, score) in enumerate(zip(qh.subjects.tolist(), qh.scores.tolist())):
-            e, b = (float(significance[0][k]), float(significance[1][k])) if significance is not None else (None, None)
-            hit = Hit(db, qh.query, qi, int(subject), int(score), k + 1, e, b, alns[k] if fmt.needs_alignment else None)
-            out.write("\t".join(f.compute(hit) for f in fmt.fields) + "\n")
-            rows += 1
+    lengths = np.asarray(db.lengths)
+    headers: dict[int, tuple[str, str]] = {}
+    texts: dict[Callable[[str, str], str], dict[int, str]] = {}
+    for block in _blocks(hits):
+        evalues, bitscores = ([], []) if fmt.needs_statistics else (None, None)
+        for qi in block if fmt.needs_statistics else ():
+            qh = hits[qi]
+            e, b = query_significance(statistics, qi, len(qh.query), qh.scores, lengths[qh.subjects])
+            evalues.extend(e.tolist())
+            bitscores.extend(b.tolist())
+        rows = Rows(
+            db, [(hits[qi].query, len(hits[qi])) for qi in block], [i for qi in block for i in hits[qi].subjects.tolist()],
+            [score for qi in block for score in hits[qi].scores.tolist()], evalues, bitscores,
+            [a for qi in block for a in alignments[qi]] if fmt.needs_alignment else None, headers, texts,
+        )  # fmt: skip
+        lines = list(map("\t".join, zip(*(f.column(rows) for f in fmt.fields))))
+        start = 0
+        for query, n in rows.queries:
+            if fmt.kind == 7:
+                out.write(
+                    f"# BLASTP swgpu-{__version__} ({program}: exact Smith-Waterman)\n# Query: {clean(title(query.id, query.description))}\n"
+                )
+                out.write(f"# Database: {db.path}\n")
+                if n:
+                    out.write(f"# Fields: {', '.join(f.title for f in fmt.fields)}\n")
+                out.write(f"# {n} hits found\n")
+            if n:
+                out.write("\n".join(lines[start : start + n]) + "\n")
+            start += n
     if fmt.kind == 7:
         out.write(f"# BLAST processed {len(hits)} queries\n")
-    return rows
+    return sum(len(qh) for qh in hits)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .align import Alignment, build_alignment
+from .align import Alignment, build_alignments
 from .align.traceback import PairTrace
 from .alphabet import PROTEIN, Alphabet
 from .database import Database
@@ -65,6 +65,9 @@ class SubjectSet:
 
     def header(self, i: int) -> tuple[str, str]:
         return self._records[i].id, self._records[i].description
+
+    def headers(self, indices: Sequence[int]) -> list[tuple[str, str]]:
+        return [self.header(i) for i in indices]
 
     def seq_id(self, i: int) -> str:
         return self._records[i].id
@@ -162,6 +165,13 @@ def align_pair_set(
     engine = get_engine(backend)
     subjects = [pairs.subject(k) for k in range(len(pairs))]
     traces: list[PairTrace | None] = engine.align_pairs([q.codes for q in pairs.queries], [s.codes for s in subjects], scoring)
+    aligned = [k for k, trace in enumerate(traces) if trace is not None]
+    records = iter(
+        build_alignments(
+            [traces[k] for k in aligned], [pairs.queries[k] for k in aligned], [subjects[k] for k in aligned],
+            [pairs.subject_index[k] for k in aligned], [1] * len(aligned), scoring,
+        )
+    )  # fmt: skip
     hits, alignments = [], []
     for k, (query, subject, trace) in enumerate(zip(pairs.queries, subjects, traces)):
         index = pairs.subject_index[k]
@@ -169,7 +179,7 @@ def align_pair_set(
             hits.append(QueryHits(query, np.zeros(0, np.int64), np.zeros(0, np.int32)))
             alignments.append([])
             continue
-        aln = build_alignment(trace, query, subject, index, 1, scoring)
+        aln = next(records)
         aln.evalue, aln.bitscore = hit_significance(statistics, k, query, aln.score, len(subject))
         hits.append(QueryHits(query, np.array([index], np.int64), np.array([aln.score], np.int32)))
         alignments.append([aln])

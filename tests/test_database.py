@@ -28,6 +28,8 @@ def test_round_trip_with_small_chunks(tmp_path: Path) -> None:
     for i in range(db.n_sequences):
         back[int(db.order[i])] = (*db.header(i), db.sequence(i))
     assert back == records  # ids, descriptions, upper-cased sequences, original order
+    many = [7, 199, 0, 7, 120, 3]  # any order, repeats, across chunks
+    assert db.headers(many) == [db.header(i) for i in many] and db.headers([]) == []
 
     chunks = db.chunks
     assert len(chunks) > 10
@@ -166,6 +168,8 @@ def test_inner_header_offset_is_caught_when_read(built: Path) -> None:
     for i in (4, 5):
         with pytest.raises(DatabaseError, match=f"headers.bin: corrupt database \\(header of sequence {i}"):
             db.header(i)
+        with pytest.raises(DatabaseError, match=f"headers.bin: corrupt database \\(header of sequence {i}"):
+            db.headers([3, i, 6])
     with pytest.raises(DatabaseError, match="header_offsets.i64.npy: corrupt database \\(sha256"):
         check_database(built)
     _edit_manifest(built, lambda m: m.pop("files"))

@@ -19,7 +19,7 @@ from swgpu_core.database import Database
 from swgpu_core.engine import CpuEngine
 from swgpu_core.errors import InputError
 from swgpu_core.fasta import EncodedSequence
-from swgpu_core.formats.text import alignment_record
+from swgpu_core.formats.text import json_line
 from swgpu_core.hitlist import load_hits
 from swgpu_core.scoring import Scoring
 from swgpu_core.search import select_top
@@ -179,7 +179,7 @@ def test_fast_alignments_equal_exact_alignments(bundled_db: Database, both) -> N
     def aligned(result, n: int) -> dict:
         best = [sw.QueryHits(qh.query, qh.subjects[:n], qh.scores[:n]) for qh in result.hits]
         alns = sw.align(bundled_db, best, BLOSUM62, backend="cpu", statistics=result.statistics).alignments
-        return {(a.query_id, a.subject_index): {**alignment_record(a), "rank": None} for q in alns for a in q}
+        return {(a.query_id, a.subject_index): {**json.loads(json_line(a)), "rank": None} for q in alns for a in q}
 
     a, b = aligned(fast, 6), aligned(exact, 30)
     shared = set(a) & set(b)

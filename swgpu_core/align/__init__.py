@@ -1,6 +1,6 @@
 """Traceback of search hits into full local alignments (see ``docs/traceback.md``)."""
 
-from .alignment import Alignment, build_alignment
+from .alignment import Alignment, btops, build_alignment, build_alignments
 from .hits import AlignedHits, align_query_hits
 from .traceback import PairTask, PairTrace, TracebackError, trace_pair, traceback_pairs
 
@@ -11,7 +11,9 @@ __all__ = [
     "PairTrace",
     "TracebackError",
     "align_query_hits",
+    "btops",
     "build_alignment",
+    "build_alignments",
     "trace_pair",
     "traceback_pairs",
 ]

@@ -24,7 +24,7 @@ from ..fasta import EncodedSequence
 from ..scoring import Scoring
 from ..search import QueryHits
 from ..significance import NO_STATISTICS, Statistics, filter_hits, query_significance
-from .alignment import Alignment, build_alignment
+from .alignment import Alignment, build_alignments
 from .traceback import PairTask
 
 
@@ -39,11 +39,6 @@ class AlignedHits:
     @property
     def count(self) -> int:
         return sum(len(a) for a in self.alignments)
-
-
-def _subject(db: Database, index: int) -> EncodedSequence:
-    ident, desc = db.header(index)
-    return EncodedSequence(ident, desc, np.asarray(db.codes(index)))
 
 
 def align_query_hits(
@@ -67,22 +62,25 @@ def align_query_hits(
     stats = statistics if statistics is not None else NO_STATISTICS
     hits = filter_hits(hits, stats, db, max_evalue, n)
     started = time.perf_counter()
-    tasks: list[PairTask] = []
-    where: list[tuple[int, int, int]] = []  # (query number, rank, subject index)
-    subjects: dict[int, EncodedSequence] = {}
-    for qi, qh in enumerate(hits):
-        for rank, (subject, score) in enumerate(zip(qh.subjects.tolist(), qh.scores.tolist()), start=1):
-            if subject not in subjects:
-                subjects[subject] = _subject(db, subject)
-            tasks.append(PairTask(qh.query.codes, subjects[subject].codes, int(score)))
-            where.append((qi, rank, subject))
+    indices = [i for qh in hits for i in qh.subjects.tolist()]
+    unique = list(dict.fromkeys(indices))
+    sequences = {i: EncodedSequence(ident, desc, np.asarray(db.codes(i))) for i, (ident, desc) in zip(unique, db.headers(unique))}
+    queries = [qh.query for qh in hits for _ in range(len(qh))]
+    subjects = [sequences[i] for i in indices]
+    scores = [score for qh in hits for score in qh.scores.tolist()]
+    tasks = [PairTask(q.codes, s.codes, score) for q, s, score in zip(queries, subjects, scores)]
     engine = get_engine(backend)
     traces = engine.traceback(tasks, scoring, threads=threads)
-    out: list[list[Alignment]] = [[] for _ in hits]
-    for (qi, rank, subject), trace in zip(where, traces):
-        out[qi].append(build_alignment(trace, hits[qi].query, subjects[subject], subject, rank, scoring))
-    for qi, alns in enumerate(out):
-        significance = query_significance(stats, qi, len(hits[qi].query), [a.score for a in alns], [a.slen for a in alns]) if alns else None
-        for k, aln in enumerate(alns if significance is not None else ()):
-            aln.evalue, aln.bitscore = float(significance[0][k]), float(significance[1][k])
+    ranks = [rank for qh in hits for rank in range(1, len(qh) + 1)]
+    records = build_alignments(traces, queries, subjects, indices, ranks, scoring)
+    out: list[list[Alignment]] = []
+    start = 0
+    for qi, qh in enumerate(hits):
+        alns = records[start : start + len(qh)]
+        start += len(qh)
+        significance = query_significance(stats, qi, len(qh.query), [a.score for a in alns], [a.slen for a in alns]) if alns else None
+        if significance is not None:
+            for aln, evalue, bitscore in zip(alns, significance[0].tolist(), significance[1].tolist()):
+                aln.evalue, aln.bitscore = evalue, bitscore
+        out.append(alns)
     return AlignedHits(out, time.perf_counter() - started, engine.kind)

@@ -51,6 +51,8 @@ class Subjects(Protocol):
 
     def header(self, i: int) -> tuple[str, str]: ...
 
+    def headers(self, indices: Sequence[int]) -> list[tuple[str, str]]: ...
+
     def seq_id(self, i: int) -> str: ...
 
 
@@ -59,7 +61,7 @@ class Results:
     """What the writers need: per query its hits (best first) and, when traced, their alignments.
 
     ``db`` is the database searched (or, for pairs and align-long, an object answering the
-    same questions: ``header(i)``, ``seq_id(i)``, ``lengths``, ``order``, ``path``,
+    same questions: ``header(i)``, ``headers(indices)``, ``seq_id(i)``, ``lengths``, ``order``, ``path``,
     ``version_tag``, ``alphabet``). ``alignments[q][k]`` is the alignment of
     ``hits[q]``'s k-th hit; ``statistics`` give the E-values of tables (for pairs, each
     pair its own search space: :func:`~swgpu_core.significance.statistics` with no database).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
@@ -18,39 +19,31 @@ if TYPE_CHECKING:
 WIDTH = 60
 
 
-def alignment_record(aln: Alignment) -> dict:
-    """Every reported quantity of one alignment as JSON-ready values."""
-    return {
-        "query_id": aln.query_id,
-        "query_description": aln.query_description,
-        "subject_id": aln.subject_id,
-        "subject_description": aln.subject_description,
-        "rank": aln.rank,
-        "score": aln.score,
-        "evalue": aln.evalue,
-        "bitscore": aln.bitscore,
-        "qstart": aln.qstart,
-        "qend": aln.qend,
-        "sstart": aln.sstart,
-        "send": aln.send,
-        "qlen": aln.qlen,
-        "slen": aln.slen,
-        "length": aln.length,
-        "identities": aln.identities,
-        "positives": aln.positives,
-        "mismatches": aln.mismatches,
-        "gap_opens": aln.gap_opens,
-        "gaps": aln.gaps,
-        "pident": round(aln.pident, 3),
-        "qcovhsp": aln.qcovhsp,
-        "cigar": aln.cigar,
-        "qseq": aln.qseq,
-        "sseq": aln.sseq,
-        "midline": aln.midline,
-    }
+#: ``json.dumps``'s own encoder of a string (its default, ``ensure_ascii``).
+_string = json.encoder.encode_basestring_ascii
 
 
-#: The fields of :func:`alignment_record` that :func:`alignment_from_record` needs (the rest are derived).
+def _float(value: float | None) -> str:
+    """A float as ``json.dumps`` writes it."""
+    return "null" if value is None else float.__repr__(value) if math.isfinite(value) else json.dumps(value)
+
+
+def json_line(aln: Alignment) -> str:
+    """Every reported quantity of one alignment as one JSON object and a newline: the text
+    ``json.dumps`` gives a dictionary of them, in this order, formatted directly (a tenth of its time)."""
+    return (
+        f'{{"query_id": {_string(aln.query_id)}, "query_description": {_string(aln.query_description)}, '
+        f'"subject_id": {_string(aln.subject_id)}, "subject_description": {_string(aln.subject_description)}, '
+        f'"rank": {aln.rank}, "score": {aln.score}, "evalue": {_float(aln.evalue)}, "bitscore": {_float(aln.bitscore)}, '
+        f'"qstart": {aln.qstart}, "qend": {aln.qend}, "sstart": {aln.sstart}, "send": {aln.send}, "qlen": {aln.qlen}, '
+        f'"slen": {aln.slen}, "length": {aln.length}, "identities": {aln.identities}, "positives": {aln.positives}, '
+        f'"mismatches": {aln.mismatches}, "gap_opens": {aln.gap_opens}, "gaps": {aln.gaps}, "pident": {_float(round(aln.pident, 3))}, '
+        f'"qcovhsp": {aln.qcovhsp}, "cigar": {_string(aln.cigar)}, "qseq": {_string(aln.qseq)}, "sseq": {_string(aln.sseq)}, '
+        f'"midline": {_string(aln.midline)}}}\n'
+    )
+
+
+#: The fields of :func:`json_line` that :func:`alignment_from_record` needs (the rest are derived).
 _STORED = (
     "query_id", "query_description", "subject_id", "subject_description", "rank", "score", "evalue", "bitscore", "qstart", "qend",
     "sstart", "send", "qlen", "slen", "qseq", "sseq", "midline", "cigar", "identities", "positives", "mismatches", "gap_opens", "gaps",
@@ -76,8 +69,7 @@ def alignment_from_record(record: dict, subject_index: int = -1) -> Alignment:
 def write_jsonl(out: TextIO, alignments: Sequence[Sequence[Alignment]]) -> None:
     """One JSON object per line and alignment, queries in input order, best hit first."""
     for alns in alignments:
-        for aln in alns:
-            out.write(json.dumps(alignment_record(aln)) + "\n")
+        out.writelines(map(json_line, alns))
 
 
 def _title(ident: str, description: str) -> str:

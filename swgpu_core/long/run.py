@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..align.alignment import Alignment, build_alignment
+from ..align.alignment import Alignment, build_alignments
 from ..alphabet import Alphabet
 from ..engine import Engine, get_engine
 from ..errors import InputError
@@ -61,6 +61,9 @@ class TargetView:
     def header(self, i: int) -> tuple[str, str]:
         return self.target.id, self.target.description
 
+    def headers(self, indices: Sequence[int]) -> list[tuple[str, str]]:
+        return [self.header(i) for i in indices]
+
     def seq_id(self, i: int) -> str:
         return self.target.id
 
@@ -104,4 +107,5 @@ def alignments(
 ) -> list[Alignment]:
     """Full alignments of ``ends``, ranked as given (rank 1 = best), traced on ``engine``."""
     traces = get_engine(engine).trace_end_points(query.codes, target.codes, ends, scoring, max_length, threads=threads)
-    return [build_alignment(t, query, target, 0, rank, scoring) for rank, t in enumerate(traces, start=1)]
+    n = len(traces)
+    return build_alignments(traces, [query] * n, [target] * n, [0] * n, range(1, n + 1), scoring)
