@@ -37,9 +37,16 @@
 
 #include "common.cuh"  // types; kProfileRows, kPadResidue, kInterBlock (values from swgpu_core/kernel_abi.py)
 
-#ifndef SWGPU_INTER_MIN_BLOCKS  // resident inter-task blocks per SM the registers must allow
-#define SWGPU_INTER_MIN_BLOCKS 3
-#endif
+// Resident inter-task blocks per SM the registers must allow (launch bounds). Three (up to 80
+// registers) keep 24 warps per SM, which a batch of few subjects needs: more groups in flight
+// shorten the tails. But the row loop of Columns then spills its loop bound and a length (two
+// local loads per row); with two (up to 128 registers) nothing spills. A group gets 8 lanes only
+// when the batch has enough pairs to fill the GPU with them (swgpu_core.plan.inter_lanes), so
+// that is where the loop's instructions count more than the warps in flight.
+template <int G>
+constexpr int inter_min_blocks() {
+    return G == 8 ? 2 : 3;
+}
 
 // ---------------------------------------------------------------- arithmetic policies
 struct DpxS16x2 {  // Hopper (sm_90+): VIADDMNMX / VIMNMX3 instructions
@@ -334,7 +341,7 @@ __device__ __forceinline__ void inter_scan(const ScanArgs& a, int group, int64_t
 }
 
 template <class A, int R, int G>
-__global__ void __launch_bounds__(kInterBlock, SWGPU_INTER_MIN_BLOCKS) sw_inter(SWGPU_SCAN_PARAMS) {
+__global__ void __launch_bounds__(kInterBlock, inter_min_blocks<G>()) sw_inter(SWGPU_SCAN_PARAMS) {
     const ScanArgs a = SWGPU_SCAN_ARGS;
     const int n_groups = (a.n_subjects + A::kLanes - 1) / A::kLanes;
     const int thread = (int)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -354,7 +361,7 @@ __global__ void __launch_bounds__(kInterBlock, SWGPU_INTER_MIN_BLOCKS) sw_inter(
         int oe, int extend, int overflow_at, uint2 *boundary, int32_t *scores, int32_t *overflow
 
 template <class A, int R, int G>
-__global__ void __launch_bounds__(kInterBlock, SWGPU_INTER_MIN_BLOCKS) sw_inter_tasks(SWGPU_TASK_PARAMS) {
+__global__ void __launch_bounds__(kInterBlock, 3) sw_inter_tasks(SWGPU_TASK_PARAMS) {  // few pairs per query
     const int thread = (int)(blockIdx.x * blockDim.x + threadIdx.x);
     const int warp = thread / 32;
     if ((thread & ~31) / G * A::kLanes >= n_subjects) return;  // whole warps past the list leave
