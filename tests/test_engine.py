@@ -102,6 +102,28 @@ def test_the_warm_up_and_the_operation_probe_once_between_them(monkeypatch):
     assert len(calls) == 1 and len(eng._WARM_UP) == 1
 
 
+@pytest.mark.parametrize("command", ["search", "align", "pairs", "align-long"])
+def test_commands_start_the_gpu_first_unless_the_cpu_is_asked_for(monkeypatch, tmp_path, command):
+    """Each GPU-capable command begins CUDA's start-up before it reads anything (here it then fails
+    on a missing input), and not at all with --backend cpu."""
+    from swgpu_core import cli
+    from swgpu_core.commands import _options
+
+    started: list[tuple] = []
+    monkeypatch.setattr(_options, "warm_up", lambda devices, scan=False: started.append((devices, scan)))
+    missing = str(tmp_path / "missing")
+    args = {
+        "search": ["search", "--db", missing, "--query", missing],
+        "align": ["align", "--db", missing, "--hits", missing, "--query", missing],
+        "pairs": ["pairs", "--query", missing, "--subject", missing],
+        "align-long": ["align-long", "--query", missing, "--target", missing],
+    }[command]
+    for backend, want in (("cpu", []), ("auto", [(None, True)] if command == "search" else [([0], False)])):
+        started.clear()
+        assert cli.main([*args, "--backend", backend, "--out", str(tmp_path / "o")]) == 2
+        assert started == want, backend
+
+
 def test_a_search_uses_every_visible_gpu_by_default():
     engine = eng.CudaEngine(eng.EngineChoice("cuda", None, 2))
     assert engine.devices(None) == [0, 1] and engine.devices([1]) == [1]

@@ -13,10 +13,18 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ..engine import KINDS
+from ..engine import KINDS, warm_up
 from ..errors import InputError
 from ..formats import FORMATS
 from ..outfmt import DEFAULT_OUTFMT, fields_help
+
+
+def start_gpu(args: argparse.Namespace, devices: Sequence[int] | None, *, scan: bool = False) -> None:
+    """Begin CUDA's start-up in the background (:func:`swgpu_core.engine.warm_up`; ``devices``
+    None: every visible one) unless the CPU backend was asked for. Called first thing in a
+    command, so that it runs while the command reads its inputs."""
+    if args.backend != "cpu":
+        warm_up(devices, scan=scan)
 
 
 def add_output_arguments(parser: argparse.ArgumentParser, *, out_help: str, outfmt: str = DEFAULT_OUTFMT, several: bool = False) -> None:

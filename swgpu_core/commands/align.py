@@ -14,7 +14,7 @@ import argparse
 import sys
 
 from ..errors import InputError
-from ._options import add_alignment_arguments, add_output_arguments, check_alignment_arguments, report_hits, saved_statistics_of
+from ._options import add_alignment_arguments, add_output_arguments, check_alignment_arguments, report_hits, saved_statistics_of, start_gpu
 from .search import check_top
 
 NAME = "align"
@@ -35,10 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..engine import warm_up
-
-    if args.backend != "cpu":  # CUDA's start-up runs while the inputs are read
-        warm_up([0], scan=False)
+    start_gpu(args, [0])
     import numpy as np
 
     from .. import api

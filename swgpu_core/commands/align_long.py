@@ -30,7 +30,7 @@ from ..long.endpoints import DEFAULT_BAND_WIDTH, DEFAULT_TOP
 from ..long.gpu_plan import parse_gpu_sections
 from ..long.sections import max_alignment_span, parse_section
 from ..scoring import Scoring
-from ._options import add_output_arguments
+from ._options import add_output_arguments, start_gpu
 from .search import parse_index_list
 
 NAME = "align-long"
@@ -104,10 +104,7 @@ def _checksum(codes: np.ndarray) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..engine import warm_up
-
-    if args.backend != "cpu":  # CUDA's start-up runs while the sequences are read
-        warm_up(parse_index_list(args.devices, "--devices") if args.devices else [0], scan=False)
+    start_gpu(args, parse_index_list(args.devices, "--devices") if args.devices else [0])
     from .. import api
     from ..formats import plan_output, write_output
 

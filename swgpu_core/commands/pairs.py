@@ -16,7 +16,7 @@ import time
 
 from ..engine import KINDS
 from ..errors import InputError
-from ._options import add_output_arguments, add_statistics_arguments, statistics_of
+from ._options import add_output_arguments, add_statistics_arguments, start_gpu, statistics_of
 from .search import add_scoring_arguments
 
 NAME = "pairs"
@@ -39,10 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..engine import warm_up
-
-    if args.backend != "cpu":  # CUDA's start-up runs while the inputs are read
-        warm_up([0], scan=False)
+    start_gpu(args, [0])
     from .. import api
     from ..formats import plan_output, write_output
     from ..scoring import Scoring

@@ -15,7 +15,15 @@ from ..atomic import check_output_path
 from ..engine import KINDS
 from ..errors import InputError
 from ..seed import FAST_NO_FIT, SEARCH_MODES
-from ._options import add_alignment_arguments, add_output_arguments, announced, check_alignment_arguments, check_statistics, report_hits
+from ._options import (
+    add_alignment_arguments,
+    add_output_arguments,
+    announced,
+    check_alignment_arguments,
+    check_statistics,
+    report_hits,
+    start_gpu,
+)
 
 NAME = "search"
 HELP = "search protein queries against a database; exact Smith-Waterman scores, top hits per query"
@@ -116,11 +124,10 @@ def check_top(top: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..engine import get_engine, warm_up
+    from ..engine import get_engine
 
     devices = parse_index_list(args.devices, "--devices") if args.devices else None
-    if args.backend != "cpu":
-        warm_up(devices)  # CUDA's start-up runs while the database and the queries are read
+    start_gpu(args, devices, scan=True)
     from .. import api
     from ..formats import plan_output, write_output
     from ..hitlist import save_hits
