@@ -1,9 +1,15 @@
-"""The CUDA backend's fast mode, host code and kernels, without a GPU: in a subprocess whose
-``cupy`` is ``tests/cuda_emu/fake_cupy`` (numpy arrays; the seed and task-list kernels run
-through the g++ emulation of their source), ``swgpu_core.search(..., backend="cuda",
-mode="fast")`` runs the CUDA seeder, the device split of a chunk (two workers) and
-``CudaBackend.scan_subset`` exactly as on a device, and must equal the CPU fast search and
-the CPU ``scan_subset``. Skipped where g++ is missing.
+"""The CUDA backend's host code and kernels without a GPU: in a subprocess whose ``cupy`` is
+``tests/cuda_emu/fake_cupy`` (numpy arrays, streams that do nothing; the kernels run through
+the g++ emulation of their source).
+
+The fast mode: ``swgpu_core.search(..., backend="cuda", mode="fast")`` runs the CUDA seeder,
+the device split of a chunk (two workers) and ``CudaBackend.scan_subset`` exactly as on a
+device, and must equal the CPU fast search and the CPU ``scan_subset``. The exact search: the
+pipelined queries of ``DeviceWorker.scan_steps`` (ring slots, both kernels on either side of
+the length threshold, the 32-bit rescoring, the candidate selection) over the database kept
+on the device and streamed in batches under a small memory budget, equal to the CPU search.
+What the emulation cannot show is a race between streams: the GPU tests on a device do.
+Skipped where g++ is missing.
 """
 
 from __future__ import annotations
@@ -56,13 +62,79 @@ assert cupy.CALLS["seed_candidates"] > 0 and cupy.CALLS["sw_inter_tasks"] > 0
 print("ok", cupy.CALLS)
 """
 
+EXACT = """
+import sys
+from dataclasses import fields, replace
+from pathlib import Path
+import numpy as np
+import cupy
+from swgpu_core.backends.cpu import CpuBackend
+from swgpu_core.database import build_database
+from swgpu_core.fasta import read_sequences
+from swgpu_core.gpu.search import BYTES_PER_RESIDUE, PIPELINE_DEPTH, CudaBackend, DeviceWorker
+from swgpu_core.plan import H100_DEFAULT
+from swgpu_core.scoring import Scoring
+from swgpu_core.search import search
+
+assert hasattr(cupy, "CALLS"), "the fake cupy was not the one imported"
+DeviceWorker.prepare = lambda self: None  # the selection routines' first-use loading: nothing to load here
+DeviceWorker.model = property(lambda self: replace(H100_DEFAULT, geometry=self.geometry))  # no calibration run
+
+
+class LowMark(Scoring):
+    # the packed kernels list every subject scoring 60 or more for the 32-bit rescoring
+    @property
+    def max_score(self) -> int:
+        return 32767 - 60
+
+
+work = Path(sys.argv[1])
+rng = np.random.default_rng(11)
+letters = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
+queries = ["".join(rng.choice(letters, n)) for n in (70, 150, 333, 40, 260, 120)]  # more than PIPELINE_DEPTH
+assert len(queries) > PIPELINE_DEPTH
+seqs = ["".join(rng.choice(letters, int(n))) for n in (*range(1, 4), *rng.integers(4, 300, 50), *rng.integers(300, 700, 6))]
+seqs += [q[: int(rng.integers(20, 300))] for q in queries]
+(work / "db.fa").write_text("".join(f">s{i}\\n{s}\\n" for i, s in enumerate(seqs)))
+(work / "q.fa").write_text("".join(f">q{i}\\n{s}\\n" for i, s in enumerate(queries)))
+db = build_database(work / "db.fa", work / "db", chunk_residues=4000, show_progress=False)
+records = read_sequences(work / "q.fa", db.alphabet)
+protein = Scoring.protein()
+scoring = LowMark(**{f.name: getattr(protein, f.name) for f in fields(protein)})
+everyone = db.n_sequences  # every subject's score returned, so any wrong one shows
+want = {top: search(db, records, protein, CpuBackend(protein), top=top, show_progress=False, score_stats=False) for top in (12, everyone)}
+rescore, rescored = DeviceWorker._rescore, []
+DeviceWorker._rescore = lambda self, dev, f: (rescore(self, dev, f), rescored.append(f.rescored))[0]
+streamed = BYTES_PER_RESIDUE * db.n_residues // 3
+for budget, threshold, top in ((None, 280, 12), (None, 280, everyone), (None, 10_000, everyone), (streamed, 280, everyone)):
+    backend = CudaBackend(scoring, threshold=threshold, memory_budget=budget)
+    assert (len(backend.batches(db, db.chunks)) > 1) == (budget is not None)
+    got = search(db, records, scoring, backend, top=top, show_progress=False, score_stats=False)  # histograms: test_stats_gpu.py
+    for g, w in zip(got.hits, want[top].hits):
+        assert np.array_equal(g.subjects, w.subjects) and np.array_equal(g.scores, w.scores), (budget, threshold, top, g.query.id)
+    assert sum(rescored) > 0, "no subject was rescored in 32 bits"
+    rescored.clear()
+assert cupy.CALLS["sw_inter"] > 0 and cupy.CALLS["sw_intra"] > 0
+print("ok", cupy.CALLS)
+"""
+
+
+def _run(script: str, tmp_path: Path) -> str:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(TESTS / "cuda_emu" / "fake_cupy"), str(TESTS), str(TESTS.parent), env.get("PYTHONPATH", "")])
+    env["SWGPU_CACHE"] = str(tmp_path / "cache")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], env=env, capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    return done.stdout
+
+
+def test_cuda_exact_search_on_emulated_kernels(tmp_path):
+    if shutil.which("g++") is None:
+        pytest.skip("g++ not installed")
+    assert _run(EXACT, tmp_path).startswith("ok")
+
 
 def test_cuda_fast_mode_on_emulated_kernels(tmp_path):
     if shutil.which("g++") is None:
         pytest.skip("g++ not installed")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(TESTS / "cuda_emu" / "fake_cupy"), str(TESTS), str(TESTS.parent), env.get("PYTHONPATH", "")])
-    env["SWGPU_CACHE"] = str(tmp_path / "cache")
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path)], env=env, capture_output=True, text=True, timeout=1200)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
-    assert done.stdout.startswith("ok")
+    assert _run(SCRIPT, tmp_path).startswith("ok")

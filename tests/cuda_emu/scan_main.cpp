@@ -5,7 +5,9 @@
 // profile for the shape) and scalars.txt: arith(0 dpx, 1 plain, 2 s32) kind(0 inter, 1 intra)
 // r lanes_or_warps n_subjects qpad n_passes oe extend overflow_at boundary_rows n_scores,
 // launched as swgpu_core.gpu.kernels.ScanKernels.launch does. Writes DIR/scores.bin (int32 per
-// chunk subject) and DIR/overflow.bin (int32: count, then subjects).
+// chunk subject) and DIR/overflow.bin (int32: count, then subjects), starting from their
+// contents where DIR holds them (the kernels write only their subjects' scores, and the scans
+// of one query append to one overflow list).
 
 #include "cuda_emu.h"
 
@@ -76,6 +78,10 @@ int main(int argc, char** argv) {
     }
     std::vector<uint2> boundary((size_t)std::max(boundary_rows, 1), uint2{0xdeadbeefu, 0xdeadbeefu});
     std::vector<int32_t> scores((size_t)std::max(n_scores, 1), -1), overflow((size_t)n_scores + 1, 0);
+    for (auto [name, out] : {std::pair{"/scores.bin", &scores}, std::pair{"/overflow.bin", &overflow}}) {
+        std::ifstream in(dir + name, std::ios::binary);
+        if (in) in.read(reinterpret_cast<char*>(out->data()), (std::streamsize)(4 * out->size()));
+    }
     const int groups = (n_subjects + (arith == 2 ? 1 : 2) - 1) / (arith == 2 ? 1 : 2);
     const dim3 grid = kind == 0 ? dim3{(unsigned)((groups * width + kInterBlock - 1) / kInterBlock), 1, 1} : dim3{(unsigned)groups, 1, 1};
     const dim3 block = kind == 0 ? dim3{(unsigned)kInterBlock, 1, 1} : dim3{(unsigned)(32 * width), 1, 1};

@@ -1,10 +1,11 @@
-"""A CPU stand-in for the part of CuPy that the CUDA backend's fast mode uses, for
-``tests/test_gpu_emulated.py`` (imported as ``cupy`` only in that test's subprocess).
+"""A CPU stand-in for the part of CuPy that the CUDA backend's searches use, for
+``tests/test_gpu_emulated.py`` (imported as ``cupy`` only in that test's subprocesses).
 
 Device arrays are numpy arrays (their ``data.ptr`` the host address, so the backend's
 ``memcpyAsync`` calls are plain copies), streams and events do nothing (everything is done
-when it returns), and the two kernels of the fast mode run through the g++ emulation of
-their CUDA source (``tests/cuda_emu``: ``seed_candidates`` and ``sw_inter_tasks``),
+when it returns: races between streams cannot show here), the candidate compaction is done
+in numpy, and the kernels run through the g++ emulation of their CUDA source
+(``tests/cuda_emu``: ``seed_candidates``, ``sw_inter_tasks``, ``sw_inter`` and ``sw_intra``),
 compiled with the options the backend gives CuPy. Anything else raises.
 """
 
@@ -23,7 +24,7 @@ import numpy as np
 EMU = Path(__file__).resolve().parents[2]
 KERNELS = EMU.parents[1] / "swgpu_core" / "kernels"
 #: kernel launches so far, by kernel
-CALLS = {"seed_candidates": 0, "sw_inter_tasks": 0}
+CALLS = {"seed_candidates": 0, "sw_inter_tasks": 0, "sw_inter": 0, "sw_intra": 0}
 _arrays: dict[int, np.ndarray] = {}  # device pointer -> array (the task kernel's profile pointers)
 _binaries: dict[tuple, str] = {}
 
@@ -61,6 +62,45 @@ def arange(*args, dtype=None) -> ndarray:
 
 def unique(a) -> ndarray:
     return _device(np.unique(np.asarray(a)))
+
+
+def full(shape, value, dtype=None) -> ndarray:
+    return _device(np.full(shape, value, dtype))
+
+
+def sort(a) -> ndarray:
+    return _device(np.sort(np.asarray(a)))
+
+
+def partition(a, kth: int) -> ndarray:
+    return _device(np.partition(np.asarray(a), kth))
+
+
+def greater_equal(a, b) -> ndarray:
+    return _device(np.greater_equal(np.asarray(a), b))
+
+
+def logical_not(a) -> ndarray:
+    return _device(np.logical_not(np.asarray(a)))
+
+
+def ascontiguousarray(a) -> ndarray:
+    return _device(np.asarray(a))
+
+
+class ElementwiseKernel:
+    """Only the search's candidate compaction (``swgpu_core.gpu.search._compact_kernel``), in numpy."""
+
+    def __init__(self, in_params: str, out_params: str, operation: str, name: str):
+        if name != "swgpu_candidates":
+            raise NotImplementedError(f"fake cupy: no emulation of the elementwise kernel {name}")
+
+    def __call__(self, score, kth, index, value, count) -> None:
+        found = np.flatnonzero(np.asarray(score) >= int(np.asarray(kth)[0]))
+        k = int(count[0])
+        index[k : k + found.size] = found
+        value[k : k + found.size] = np.asarray(score)[found]
+        count[0] = k + found.size
 
 
 class _Context:
@@ -150,6 +190,8 @@ class RawKernel:
                 self._seed(work, grid, block, args, shared_mem)
             elif self.name.startswith("sw_inter_tasks<"):
                 self._tasks(work, args)
+            elif self.name.startswith(("sw_inter<", "sw_intra<")):
+                self._scan(work, grid, block, args)
             else:
                 raise NotImplementedError(f"fake cupy: no emulation of {self.name}")
         finally:
@@ -185,6 +227,28 @@ class RawKernel:
         scores[: got.size] = got
         listed = np.fromfile(work / "overflow.bin", np.int32)
         overflow[: listed.size] = listed
+
+    def _scan(self, work: Path, grid, block, args) -> None:
+        kind = self.name[: self.name.index("<")]
+        CALLS[kind] += 1
+        arith, r, width = self.name[self.name.index("<") + 1 : -1].split(",")
+        residues, offsets, subjects, n, profile, qpad, n_passes, oe, extend, overflow_at, boundary, scores, overflow = args
+        groups = -(-int(n) // (1 if arith == "S32" else 2))
+        from swgpu_core.kernel_abi import INTER_BLOCK
+
+        expected = ((-(-groups * int(width) // INTER_BLOCK),), (INTER_BLOCK,)) if kind == "sw_inter" else ((groups,), (32 * int(width),))
+        if (tuple(grid), tuple(block)) != expected:
+            raise RuntimeError(f"fake cupy: {self.name} launched with grid {grid} and block {block}, not {expected}")
+        _write(
+            work, dict(residues=residues, offsets=offsets, subjects=subjects[: int(n)], profile=profile, scores=scores, overflow=overflow)
+        )
+        code = {"DpxS16x2": 0, "PlainS16x2": 1, "S32": 2}[arith]
+        scalars = [code, int(kind == "sw_intra"), r, width, int(n), int(qpad), int(n_passes), int(oe), int(extend), int(overflow_at),
+                   boundary.size // 2, scores.size]  # fmt: skip
+        (work / "scalars.txt").write_text(" ".join(map(str, scalars)) + "\n")
+        subprocess.run([_binary("scan_main.cpp", self.options), str(work), "7"], check=True)
+        scores[:] = np.fromfile(work / "scores.bin", np.int32)
+        overflow[:] = np.fromfile(work / "overflow.bin", np.int32)
 
 
 class RawModule:
