@@ -13,12 +13,12 @@ g++ is missing.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
+from emulator import build_harness, require_gxx
 from seed_reference import reference_candidates, seed_data
 
 from swgpu_core import kernel_abi
@@ -26,7 +26,6 @@ from swgpu_core.scoring import Scoring
 from swgpu_core.seed import SeedParams
 from swgpu_core.seed_tables import SeedTables, build_tables, pairs_by_query, slices
 
-EMU = Path(__file__).resolve().parent / "cuda_emu"
 BLOSUM62 = Scoring.protein()
 
 
@@ -40,21 +39,14 @@ def _options(params: SeedParams, batch: int | None) -> list[str]:
 @pytest.fixture(scope="module")
 def emulator(tmp_path_factory):
     """``build(params, batch)``: the path of the harness compiled for those macros (cached)."""
-    gxx = shutil.which("g++")
-    if gxx is None:
-        pytest.skip("g++ not installed")
+    require_gxx()
     built: dict[tuple, Path] = {}
 
     def build(params: SeedParams, batch: int | None = None) -> Path:
         opts = _options(params, batch)
         key = tuple(opts)
         if key not in built:
-            exe = tmp_path_factory.mktemp("seed_emu") / "seed_emu"
-            cmd = [gxx, "-std=c++17", "-O2", "-Wall", "-Wno-unknown-pragmas", *opts, f"-I{EMU}", f"-I{kernel_abi.KERNEL_DIR}",
-                   str(EMU / "seed_main.cpp"), "-o", str(exe)]  # fmt: skip
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-            assert done.returncode == 0, done.stderr[-4000:]
-            built[key] = exe
+            built[key] = build_harness("seed_main.cpp", opts, tmp_path_factory.mktemp("seed_emu") / "seed_emu")
         return built[key]
 
     return build

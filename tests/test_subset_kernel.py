@@ -9,12 +9,12 @@ each against its own subjects. Skipped where g++ is missing.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
+from emulator import build_harness, require_gxx
 
 from swgpu_core import kernel_abi
 from swgpu_core.backends.cpu import CpuBackend
@@ -24,21 +24,13 @@ from swgpu_core.scan_profile import build_profile
 from swgpu_core.scoring import Scoring
 from swgpu_core.subset_tasks import TASK_SHAPES, scores_by_query, task_list, task_shape
 
-EMU = Path(__file__).resolve().parent / "cuda_emu"
 ARITH = {"dpx": 0, "plain": 1, "s32": 2}
 
 
 @pytest.fixture(scope="module")
 def emulator(tmp_path_factory) -> Path:
-    gxx = shutil.which("g++")
-    if gxx is None:
-        pytest.skip("g++ not installed")
-    exe = tmp_path_factory.mktemp("tasks_emu") / "tasks_emu"
-    cmd = [gxx, "-std=c++17", "-O2", "-Wall", "-Wno-unknown-pragmas", *kernel_abi.compile_options(), f"-I{EMU}",
-           f"-I{kernel_abi.KERNEL_DIR}", str(EMU / "tasks_main.cpp"), "-o", str(exe)]  # fmt: skip
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-4000:]
-    return exe
+    require_gxx()
+    return build_harness("tasks_main.cpp", kernel_abi.compile_options(), tmp_path_factory.mktemp("tasks_emu") / "tasks_emu")
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@
 // of one query append to one overflow list).
 
 #include "cuda_emu.h"
+#include "emu_files.h"
 
 // sw_intra's statically sized shared arrays: one copy for all the fibers of a block (blocks run
 // one after the other); cuda_emu.h's empty __shared__ suits only `extern` dynamic shared memory
@@ -19,20 +20,6 @@
 
 #include <fstream>
 #include <string>
-
-template <class T>
-static std::vector<T> load(const std::string& path) {
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
-    if (!in) {
-        std::fprintf(stderr, "scan_emu: cannot read %s\n", path.c_str());
-        std::exit(2);
-    }
-    const size_t bytes = (size_t)in.tellg();
-    std::vector<T> out(bytes / sizeof(T) + 1);
-    in.seekg(0);
-    in.read(reinterpret_cast<char*>(out.data()), (std::streamsize)bytes);
-    return out;
-}
 
 using Kernel = void (*)(SWGPU_SCAN_PARAMS);
 

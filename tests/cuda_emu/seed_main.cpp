@@ -6,6 +6,7 @@
 // Writes DIR/pairs.bin (uint64, min(count, capacity)) and DIR/counters.bin (uint64).
 
 #include "cuda_emu.h"
+#include "emu_files.h"
 
 // the dynamic shared memory of the block being run (blocks run one after the other)
 alignas(16) uint8_t smem[1 << 20];
@@ -14,20 +15,6 @@ alignas(16) uint8_t smem[1 << 20];
 
 #include <fstream>
 #include <string>
-
-template <class T>
-static std::vector<T> load(const std::string& path) {
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
-    if (!in) {
-        std::fprintf(stderr, "seed_emu: cannot read %s\n", path.c_str());
-        std::exit(2);
-    }
-    const size_t bytes = (size_t)in.tellg();
-    std::vector<T> out(bytes / sizeof(T) + 1);
-    in.seekg(0);
-    in.read(reinterpret_cast<char*>(out.data()), (std::streamsize)bytes);
-    return out;
-}
 
 int main(int argc, char** argv) {
     if (argc != 3) {

@@ -7,25 +7,12 @@
 // Writes DIR/scores.bin (int32 per entry) and DIR/overflow.bin (int32: count, then entries).
 
 #include "cuda_emu.h"
+#include "emu_files.h"
 
 #include "sw_scan.cu"
 
 #include <fstream>
 #include <string>
-
-template <class T>
-static std::vector<T> load(const std::string& path) {
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
-    if (!in) {
-        std::fprintf(stderr, "tasks_emu: cannot read %s\n", path.c_str());
-        std::exit(2);
-    }
-    const size_t bytes = (size_t)in.tellg();
-    std::vector<T> out(bytes / sizeof(T) + 1);
-    in.seekg(0);
-    in.read(reinterpret_cast<char*>(out.data()), (std::streamsize)bytes);
-    return out;
-}
 
 template <class A, int R, int G>
 static void run(const std::function<void(void (*)(SWGPU_TASK_PARAMS))>& launch) {

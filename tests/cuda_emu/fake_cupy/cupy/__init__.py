@@ -12,7 +12,6 @@ compiled with the options the backend gives CuPy. Anything else raises.
 from __future__ import annotations
 
 import ctypes
-import os
 import shutil
 import subprocess
 import tempfile
@@ -21,8 +20,6 @@ from pathlib import Path
 
 import numpy as np
 
-EMU = Path(__file__).resolve().parents[2]
-KERNELS = EMU.parents[1] / "swgpu_core" / "kernels"
 #: kernel launches so far, by kernel
 CALLS = {"seed_candidates": 0, "sw_inter_tasks": 0, "sw_inter": 0, "sw_intra": 0}
 _arrays: dict[int, np.ndarray] = {}  # device pointer -> array (the task kernel's profile pointers)
@@ -165,11 +162,9 @@ cuda = types.SimpleNamespace(
 def _binary(main: str, options: tuple) -> str:
     key = (main, options)
     if key not in _binaries:
-        exe = os.path.join(tempfile.mkdtemp(prefix="fake_cupy"), "emu")
-        defines = [o for o in options if o.startswith("-D")]
-        cmd = ["g++", "-std=c++17", "-O2", "-Wno-unknown-pragmas", *defines, f"-I{EMU}", f"-I{KERNELS}", str(EMU / main), "-o", exe]
-        subprocess.run(cmd, check=True)
-        _binaries[key] = exe
+        from emulator import build_harness  # tests/emulator.py: the test's PYTHONPATH holds tests/
+
+        _binaries[key] = str(build_harness(main, options, Path(tempfile.mkdtemp(prefix="fake_cupy")) / "emu"))
     return _binaries[key]
 
 
