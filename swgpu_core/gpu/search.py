@@ -57,6 +57,11 @@ LONG_STREAMS = SELECT_LAG + 1
 #: flight, with room to spare
 KEPT_CLAIMS = 4 * LONG_STREAMS
 assert PIPELINE_DEPTH > FETCH_LAG >= SELECT_LAG, "a slot is taken again only after its last query's candidates were copied"
+#: the scratch buffers of each ring slot for a batch of n subjects: name -> (n times, plus, dtype):
+#: a query's scores and overflow list (count first), its candidates' indices and scores and their
+#: count, and the keys of its scores above the score histogram's cap
+SLOT_BUFFERS = {"scores": (1, 0, np.int32), "overflow": (1, 1, np.int32), "index": (1, 0, np.int32), "value": (1, 0, np.int32),
+                "count": (0, 1, np.int32), "keys": (1, 0, np.int64)}  # fmt: skip
 #: device bytes of query profiles kept between the batches of a search
 PROFILE_CACHE_BYTES = 256 << 20
 #: a stream priority above every device's range: CUDA clamps it to the device's greatest
@@ -150,16 +155,24 @@ class DeviceWorker:
             self._scratch[name] = buf
         return buf[:size]
 
+    def _slot_buffer(self, name: str, slot: int, n: int) -> cp.ndarray:
+        """Ring slot ``slot``'s scratch buffer ``name`` (SLOT_BUFFERS) for a batch of ``n`` subjects."""
+        times, plus, dtype = SLOT_BUFFERS[name]
+        return self._buffer(f"{name}{slot}", times * n + plus, dtype)
+
+    def _boundary(self, dev: DeviceChunk) -> cp.ndarray:
+        """The boundary buffer for ``dev``: one (H, E) row per residue, shared by the scans (:meth:`_claim`)."""
+        return self._buffer("boundary", 2 * (dev.chunk.n_residues + 1), np.uint32)
+
     def _reserve(self, dev: DeviceChunk, histograms: bool) -> None:
         """Make the scratch buffers of every ring slot for ``dev`` before its first launch, so
         that a batch larger than the ones before drains the streams once (:meth:`_buffer`),
         while they are idle, rather than at the launch of each slot."""
-        n = dev.chunk.n_sequences
-        self._buffer("boundary", 2 * (dev.chunk.n_residues + 1), np.uint32)
+        self._boundary(dev)
         for slot in range(PIPELINE_DEPTH):
-            for name, size, dtype in (("scores", n, np.int32), ("overflow", n + 1, np.int32), ("index", n, np.int32),
-                                      ("value", n, np.int32), ("count", 1, np.int32), *((("keys", n, np.int64),) if histograms else ())):  # fmt: skip
-                self._buffer(f"{name}{slot}", size, dtype)
+            for name in SLOT_BUFFERS:
+                if histograms or name != "keys":
+                    self._slot_buffer(name, slot, dev.chunk.n_sequences)
 
     def _drain(self) -> None:
         """Wait for everything queued on the compute and long streams (not the copy stream,
@@ -305,9 +318,9 @@ class DeviceWorker:
         with cp.cuda.Device(self.device_id), self.compute:
             self.compute.wait_event(dev.ready)
             long.wait_event(dev.ready)
-            scores = self._buffer(f"scores{slot}", n, np.int32)
-            overflow = self._buffer(f"overflow{slot}", n + 1, np.int32)
-            boundary = self._buffer("boundary", 2 * (dev.chunk.n_residues + 1), np.uint32)
+            scores = self._slot_buffer("scores", slot, n)
+            overflow = self._slot_buffer("overflow", slot, n)
+            boundary = self._boundary(dev)
             counts = self._counts[slot]
             start = _record(long, timing=True)
             with long:
@@ -361,7 +374,7 @@ class DeviceWorker:
             # that the rescored subjects may share
             for long in self.longs:
                 self.compute.wait_event(_record(long))
-            boundary = self._buffer("boundary", 2 * (dev.chunk.n_residues + 1), np.uint32)
+            boundary = self._boundary(dev)
             begin = _record(self.compute, timing=True)
             redo = cp.sort(f.overflow[1 : 1 + f.rescored])
             is_long = cp.greater_equal(redo, f.n_short)  # ufuncs, not operators: see _compact_kernel
@@ -384,9 +397,7 @@ class DeviceWorker:
                 kth = cp.partition(f.scores, n - top)[n - top : n - top + 1]
             else:
                 kth = cp.full(1, np.iinfo(np.int32).min, np.int32)
-            index = self._buffer(f"index{f.slot}", n, np.int32)
-            value = self._buffer(f"value{f.slot}", n, np.int32)
-            count = self._buffer(f"count{f.slot}", 1, np.int32)
+            index, value, count = (self._slot_buffer(name, f.slot, n) for name in ("index", "value", "count"))
             count.fill(0)
             _compact_kernel()(f.scores, kth, index, value, count)
             _to_host(f.counts[1:2], count, self.compute)
@@ -394,7 +405,7 @@ class DeviceWorker:
                 if dev.lbins is None:
                     dev.lbins = length_bins(dev.offsets)
                 dense = self._buffer(f"dense{f.slot}", hist.counts[f.index].size, np.int32)
-                keys = self._buffer(f"keys{f.slot}", n, np.int64)
+                keys = self._slot_buffer("keys", f.slot, n)
                 n_high = queue_histogram(hist, f.index, f.scores, dev.lbins, dense, keys)
                 f.dense_pinned = cp.cuda.alloc_pinned_memory(max(dense.nbytes, 4))
                 f.dense = np.frombuffer(f.dense_pinned, np.int32, dense.size)
@@ -430,10 +441,11 @@ class DeviceWorker:
         f.host = (np.frombuffer(pinned, np.int32, k), np.frombuffer(pinned, np.int32, k, offset=4 * k),
                   np.frombuffer(pinned, np.int64, n_high, offset=8 * k), pinned)  # fmt: skip
         with cp.cuda.Device(self.device_id):
-            _to_host(f.host[0], self._scratch[f"index{f.slot}"][:k], self.compute)
-            _to_host(f.host[1], self._scratch[f"value{f.slot}"][:k], self.compute)
+            n = f.scores.size
+            _to_host(f.host[0], self._slot_buffer("index", f.slot, n)[:k], self.compute)
+            _to_host(f.host[1], self._slot_buffer("value", f.slot, n)[:k], self.compute)
             if n_high:
-                _to_host(f.host[2], self._scratch[f"keys{f.slot}"][:n_high], self.compute)
+                _to_host(f.host[2], self._slot_buffer("keys", f.slot, n)[:n_high], self.compute)
 
     def _account(self, dev: DeviceChunk, f: _Flight, busy_until: cp.cuda.Event | None = None) -> None:
         """Kernel seconds of a finished flight (its events have all completed): from its start to
