@@ -85,7 +85,7 @@ def bench_db(backend: CudaBackend, db: Database, queries, reps: int, sweep: list
     search would use, the API search end to end, and optionally measured against
     predicted time for fixed thresholds."""
     worker = backend.workers[0]
-    devs = [worker.upload(db, batch) for _, batch in backend.batches(db, db.chunks)]
+    devs = [worker.upload(db, batch) for batch in backend.batches(db, db.chunks)]
     rows = []
     for q in queries:
         scan_once(worker, devs, q)  # warm-up

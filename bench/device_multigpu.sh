@@ -107,7 +107,7 @@ for devs in ([0], [1], many, many):
         w.scan_chunk = timed
     k0 = [w.kernel_seconds for w in backend.workers]
     t = time.perf_counter(); r = search(db, queries, sc, backend, top=50, show_progress=False); wall = time.perf_counter() - t
-    print(devs, f"scan {r.seconds:.3f} s {r.gcups:.0f} GCUPS wall {wall:.3f}", "batches", [(b[1].first, b[1].stop, b[1].n_residues) for b in backend.batches(db, db.chunks)],
+    print(devs, f"scan {r.seconds:.3f} s {r.gcups:.0f} GCUPS wall {wall:.3f}", "batches", [(len(b.runs), b.n_residues) for b in backend.batches(db, db.chunks)],
           "kernel s per device", [round(w.kernel_seconds - k, 3) for w, k in zip(backend.workers, k0)], "batch walls", spans, flush=True)
 PY
       ;;

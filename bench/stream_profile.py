@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a streamed scan loses against the resident one: kernel time per device batch.
 
-    python3 bench/stream_profile.py DB QUERIES.fasta [--budgets resident 1/8 1/32] [--json OUT]
+    python3 bench/stream_profile.py DB QUERIES.fasta [--budgets resident 1/8 1/32] [--strata 4 1] [--json OUT]
 
 For each memory budget (a fraction of the database's resident bytes) a fresh
 :class:`~swgpu_core.gpu.search.CudaBackend` scans every query once to warm up, then once
@@ -9,12 +9,17 @@ timed; every query's flight on every batch is recorded from the worker's own CUD
 (``DeviceWorker._account``: scan kernels, inter and intra kernels, the threshold and the
 planner's prediction). Printed per batch: its subjects and length range, then the summed
 kernel, inter and intra seconds and the predicted seconds over the queries, so a batch that
-the GPU cannot fill shows as measured far above predicted. One JSON line per budget.
+the GPU cannot fill shows as measured far above predicted. One JSON line per budget. With
+``--strata``, each streamed budget once per number of strata of the device batches
+(``device_batches``' ``strata``: 1 cuts the database in order). Runs against an older
+``swgpu_core`` too (batches of one chunk, no strata).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import inspect
 import json
 import sys
 from fractions import Fraction
@@ -31,6 +36,7 @@ def main() -> None:
     ap.add_argument("db")
     ap.add_argument("queries")
     ap.add_argument("--budgets", nargs="+", default=["resident", "1/8", "1/32"])
+    ap.add_argument("--strata", nargs="+", type=int, default=[None])
     ap.add_argument("--top", type=int, default=10)
     ap.add_argument("--json")
     args = ap.parse_args()
@@ -43,14 +49,21 @@ def main() -> None:
     def recording(self, dev, f, *previous) -> None:
         account(self, dev, f, *previous)
         t = self.last_timing
-        rows.append({"batch": dev.chunk.first, "n": dev.chunk.n_sequences, "residues": dev.chunk.n_residues, "q": f.query_length,
+        runs = dev.batch.runs if hasattr(dev, "batch") else (dev.chunk,)
+        rows.append({"batch": runs[0].first, "n": sum(r.n_sequences for r in runs), "residues": sum(r.n_residues for r in runs),
+                     "q": f.query_length, "runs": len(runs), "lo": int(db.lengths[runs[0].first]), "hi": int(db.lengths[runs[-1].stop - 1]),
                      "s": t["seconds"], "inter": t["inter_seconds"], "intra": t["intra_seconds"], "pred": t["predicted_seconds"],
                      "thr": t["threshold"], "n_short": t["n_short"]})  # fmt: skip
 
     gpu_search.DeviceWorker._account = recording
+    cut = gpu_search.device_batches
+    layered = "strata" in inspect.signature(cut).parameters
     out = []
-    for name in args.budgets:
+    for name, strata in [(b, s) for b in args.budgets for s in (args.strata if b != "resident" and layered else [None])]:
         budget = None if name == "resident" else int(full * Fraction(name))
+        gpu_search.device_batches = cut if strata is None else functools.partial(cut, strata=strata)
+        if strata is not None:
+            name = f"{name} strata {strata}"
         backend = gpu_search.CudaBackend(scoring, memory_budget=budget)
         search(db, queries, scoring, backend, top=args.top, show_progress=False)  # warm-up
         rows.clear()
@@ -58,18 +71,17 @@ def main() -> None:
         batches: dict[int, list[dict]] = {}
         for row in rows:
             batches.setdefault(row["batch"], []).append(row)
-        lens = db.lengths
         print(f"== {name}: {len(batches)} batches, scan {r.seconds:.3f} s ({r.gcups:.0f} GCUPS), "
               f"kernels {sum(x['s'] for x in rows):.3f} s (inter {sum(x['inter'] for x in rows):.3f}, intra {sum(x['intra'] for x in rows):.3f}), "
               f"predicted {sum(x['pred'] for x in rows):.3f} s")  # fmt: skip
         per_batch = []
         for first, fl in sorted(batches.items()):
             n = fl[0]["n"]
-            b = {"first": first, "n": n, "residues": fl[0]["residues"], "min_len": int(lens[first]), "max_len": int(lens[first + n - 1]),
+            b = {"first": first, "n": n, "residues": fl[0]["residues"], "runs": fl[0]["runs"], "min_len": fl[0]["lo"], "max_len": fl[0]["hi"],
                  "kernel_s": sum(x["s"] for x in fl), "inter_s": sum(x["inter"] for x in fl), "intra_s": sum(x["intra"] for x in fl),
                  "pred_s": sum(x["pred"] for x in fl), "thresholds": sorted({x["thr"] for x in fl})}  # fmt: skip
             per_batch.append(b)
-            print(f"  {first:8d} n {n:7d} res {b['residues']:10d} len {b['min_len']:6d}-{b['max_len']:6d} kernels {b['kernel_s']:.3f} "
+            print(f"  {first:8d} n {n:7d} runs {b['runs']} res {b['residues']:10d} len {b['min_len']:6d}-{b['max_len']:6d} kernels {b['kernel_s']:.3f} "
                   f"(inter {b['inter_s']:.3f} intra {b['intra_s']:.3f}) predicted {b['pred_s']:.3f} thr {b['thresholds'][:4]}")  # fmt: skip
         if len(batches) == 1 and len(rows) <= 50:  # resident: per query, to see which scan is each query's critical path
             for x in rows:

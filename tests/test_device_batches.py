@@ -1,24 +1,32 @@
-"""Device batches: every subject scanned exactly once, budgets kept, chunks reported once."""
+"""Device batches: every subject scanned exactly once, sorted by length within a batch, budgets kept."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from swgpu_core.device_batches import device_batches
+from swgpu_core.device_batches import Batch, device_batches
 
 
 def _check(db, chunks, batches, limit):
-    covered = [i for _, b in batches for i in range(b.first, b.stop)]
-    assert covered == [i for c in chunks for i in range(c.first, c.stop)]
-    for _, b in batches:
-        assert b.residue_start == int(db.offsets[b.first]) and b.residue_stop == int(db.offsets[b.stop])
+    covered = np.concatenate([b.sequences() for b in batches])
+    assert sorted(covered.tolist()) == [i for c in chunks for i in range(c.first, c.stop)]
+    for b in batches:
+        runs = b.runs
+        assert all(r.stop > r.first for r in runs)
+        assert all(x.stop < y.first for x, y in zip(runs, runs[1:])), "runs in database order, adjacent ones merged"
+        for r in runs:
+            assert r.residue_start == int(db.offsets[r.first]) and r.residue_stop == int(db.offsets[r.stop])
         assert b.n_residues <= limit or b.n_sequences == 1
-    assert [c for done, _ in batches for c in done] == chunks
+        lengths = b.lengths(db)
+        assert np.all(np.diff(lengths) >= 0), "a batch's subjects are sorted by length"
+        assert np.array_equal(np.diff(b.offsets(db)), lengths)
+        assert np.array_equal(b.to_database(np.arange(b.n_sequences)), b.sequences())
 
 
 def test_small_database_is_one_batch(bundled_db):
     batches = device_batches(bundled_db, bundled_db.chunks, 10**9)
-    assert len(batches) == 1 and batches[0][0] == bundled_db.chunks
+    assert len(batches) == 1 and len(batches[0].runs) == 1
     _check(bundled_db, bundled_db.chunks, batches, 10**9)
 
 
@@ -39,9 +47,10 @@ def test_devices_share_the_work(bundled_db):
 
 
 def test_selected_chunks_only(bundled_db):
+    """Chunks with a gap between them still make one batch (of two runs): still sorted by length."""
     chosen = [bundled_db.chunks[0], bundled_db.chunks[2]]
     batches = device_batches(bundled_db, chosen, 10**9)
-    assert len(batches) == 2  # not consecutive: never merged across the gap
+    assert len(batches) == 1 and len(batches[0].runs) == 2
     _check(bundled_db, chosen, batches, 10**9)
 
 
@@ -53,3 +62,44 @@ def test_streamed_limit(bundled_db):
     batches = device_batches(bundled_db, bundled_db.chunks, budget, streamed_residues=budget // 5)
     _check(bundled_db, bundled_db.chunks, batches, budget // 5)
     assert len(batches) > len(device_batches(bundled_db, bundled_db.chunks, budget))
+
+
+@pytest.mark.parametrize("parts", [4, 10, 20])
+def test_streamed_batches_sample_every_length(bundled_db, parts):
+    """Streamed, every batch holds short and long subjects: its longest subject is among the
+    longest of the database and its median near the database's, rather than batches of only
+    short and then only long ones (the last of which a GPU scans slowly)."""
+    total = sum(c.n_residues for c in bundled_db.chunks)
+    limit = total // parts
+    batches = device_batches(bundled_db, bundled_db.chunks, total // 2, streamed_residues=limit)
+    _check(bundled_db, bundled_db.chunks, batches, limit)
+    longest = int(np.max(bundled_db.lengths))
+    assert parts <= len(batches) <= -(-total // (limit - 4 * longest))  # 4 strata, each part within a sequence of its share
+    lengths = np.asarray(bundled_db.lengths)
+    mass = np.cumsum(lengths) / lengths.sum()  # the lengths below which a quarter, three quarters of the residues lie
+    low, top_quarter = lengths[np.searchsorted(mass, 0.25)], lengths[np.searchsorted(mass, 0.75)]
+    for b in batches[:parts]:
+        assert len(b.runs) >= 2
+        assert b.lengths(bundled_db).max() >= top_quarter
+        assert b.lengths(bundled_db).min() <= low
+    plain = device_batches(bundled_db, bundled_db.chunks, total // 2, streamed_residues=limit, strata=1)
+    _check(bundled_db, bundled_db.chunks, plain, limit)
+    assert all(len(b.runs) == 1 for b in plain) and plain[0].lengths(bundled_db).max() < top_quarter
+
+
+def test_no_strata_when_the_longest_subject_leaves_no_room(bundled_db):
+    """A run of each stratum must fit the batch beside the others: with batches of a few times
+    the longest subject, the selection is cut in database order."""
+    total = sum(c.n_residues for c in bundled_db.chunks)
+    limit = 2 * int(np.max(bundled_db.lengths))
+    batches = device_batches(bundled_db, bundled_db.chunks, total // 2, streamed_residues=limit)
+    _check(bundled_db, bundled_db.chunks, batches, limit)
+    assert all(len(b.runs) == 1 for b in batches)
+
+
+def test_batch_of_one_chunk(bundled_db):
+    chunk = bundled_db.chunks[1]
+    b = Batch.of(chunk)
+    assert b.n_sequences == chunk.n_sequences and b.n_residues == chunk.n_residues
+    assert np.array_equal(b.offsets(bundled_db), np.asarray(bundled_db.offsets[chunk.first : chunk.stop + 1]) - chunk.residue_start)
+    assert np.array_equal(b.to_database(np.array([0, chunk.n_sequences - 1])), [chunk.first, chunk.stop - 1])

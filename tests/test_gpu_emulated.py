@@ -95,6 +95,7 @@ queries = ["".join(rng.choice(letters, n)) for n in (70, 150, 333, 40, 260, 120)
 assert len(queries) > PIPELINE_DEPTH
 seqs = ["".join(rng.choice(letters, int(n))) for n in (*range(1, 4), *rng.integers(4, 300, 50), *rng.integers(300, 700, 6))]
 seqs += [q[: int(rng.integers(20, 300))] for q in queries]
+seqs += ["".join(rng.choice(letters, int(n))) for n in rng.integers(20, 100, 200)]  # room for streamed batches of every length
 (work / "db.fa").write_text("".join(f">s{i}\\n{s}\\n" for i, s in enumerate(seqs)))
 (work / "q.fa").write_text("".join(f">q{i}\\n{s}\\n" for i, s in enumerate(queries)))
 db = build_database(work / "db.fa", work / "db", chunk_residues=4000, show_progress=False)
@@ -105,13 +106,23 @@ everyone = db.n_sequences  # every subject's score returned, so any wrong one sh
 want = {top: search(db, records, protein, CpuBackend(protein), top=top, show_progress=False, score_stats=False) for top in (12, everyone)}
 rescore, rescored = DeviceWorker._rescore, []
 DeviceWorker._rescore = lambda self, dev, f: (rescore(self, dev, f), rescored.append(f.rescored))[0]
-streamed = BYTES_PER_RESIDUE * db.n_residues // 3
-for budget, threshold, top in ((None, 280, 12), (None, 280, everyone), (None, 10_000, everyone), (streamed, 280, everyone)):
-    backend = CudaBackend(scoring, threshold=threshold, memory_budget=budget)
-    assert (len(backend.batches(db, db.chunks)) > 1) == (budget is not None)
-    got = search(db, records, scoring, backend, top=top, show_progress=False, score_stats=False)  # histograms: test_stats_gpu.py
-    for g, w in zip(got.hits, want[top].hits):
-        assert np.array_equal(g.subjects, w.subjects) and np.array_equal(g.scores, w.scores), (budget, threshold, top, g.query.id)
+# streamed: batches of several runs (a sample of every length), scanned in one pipeline that runs
+# on from batch to batch, with the upload of the next batch evicting the one before; one query
+# (too few to reach the upload's step: selections taken early) and two workers sharing the batches
+streamed = BYTES_PER_RESIDUE * db.n_residues // 4
+cases = [(None, 280, 12, None), (None, 280, everyone, None), (None, 10_000, everyone, None), (streamed, 280, everyone, None),
+         (streamed, 280, everyone, [0, 0])]
+for budget, threshold, top, devices in cases:
+    backend = CudaBackend(scoring, devices, threshold=threshold, memory_budget=budget)
+    batches = backend.batches(db, db.chunks)
+    assert (len(batches) > 1) == (budget is not None)
+    if budget is not None:
+        assert len(batches) >= 4 and all(len(b.runs) > 1 for b in batches[:3]), batches
+    for some in (records, records[:1]) if budget and devices is None else (records,):
+        got = search(db, some, scoring, backend, top=top, show_progress=False, score_stats=False)  # histograms: test_stats_gpu.py
+        for g, w in zip(got.hits, want[top].hits):
+            assert np.array_equal(g.subjects, w.subjects) and np.array_equal(g.scores, w.scores), (budget, threshold, top, g.query.id)
+    assert all(w.resident_bytes <= w.budget for w in backend.workers)
     assert sum(rescored) > 0, "no subject was rescored in 32 bits"
     rescored.clear()
 assert cupy.CALLS["sw_inter"] > 0 and cupy.CALLS["sw_intra"] > 0

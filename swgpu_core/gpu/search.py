@@ -16,7 +16,7 @@ before it waits for anything of the previous one.
 from __future__ import annotations
 
 import functools
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
@@ -24,7 +24,7 @@ import cupy as cp
 import numpy as np
 
 from ..database import Chunk, Database
-from ..device_batches import device_batches, pieces
+from ..device_batches import Batch, device_batches, pieces
 from ..fasta import EncodedSequence
 from ..plan import DeviceModel, LengthProfile, Plan, choose_threshold, evaluate
 from ..score_stats import ScoreHistograms
@@ -53,6 +53,12 @@ PIPELINE_DEPTH = 4
 SELECT_LAG, FETCH_LAG = 2, 3
 #: streams for the long subjects' scans, one per query whose scans may be running at once
 LONG_STREAMS = SELECT_LAG + 1
+#: the boundary rows a rescoring claims: all of them (it may rescore any subject)
+ALL_ROWS = 1 << 62
+#: the query of a batch at whose launch the next batch is uploaded (or the batch's last): the
+#: batch before has been selected SELECT_LAG queries after its last launch, so its last use is
+#: recorded, and the upload's wait for it (to make room) leaves a few queries' scans queued
+UPLOAD_AT = SELECT_LAG + 2
 #: boundary claims remembered (DeviceWorker._claim): two scans and a rescoring per query in
 #: flight, with room to spare
 KEPT_CLAIMS = 4 * LONG_STREAMS
@@ -71,12 +77,13 @@ HIGHEST_PRIORITY = -1000
 
 @dataclass
 class DeviceChunk:
-    """A chunk's residues and offsets in device memory."""
+    """A batch's residues and offsets in device memory."""
 
-    chunk: Chunk
+    batch: Batch
     residues: cp.ndarray
     offsets: cp.ndarray
     lengths: LengthProfile  # host copy, for the threshold split
+    rows: np.ndarray  # host copy of the offsets: the subjects' rows in the boundary buffer (DeviceWorker._claim)
     subjects: cp.ndarray  # 0..n-1, the kernels' subject list for a whole-chunk scan
     ready: cp.cuda.Event  # the copy to the device is done
     plans: dict = field(default_factory=dict)  # (query length, fixed threshold) -> Plan
@@ -137,7 +144,7 @@ class DeviceWorker:
     @property
     def resident_bytes(self) -> int:
         """What the memory budget counts: the resident batches and a boundary buffer for the largest."""
-        return _device_bytes([d.chunk.n_residues for d in self.resident.values()])
+        return _device_bytes([d.batch.n_residues for d in self.resident.values()])
 
     def _buffer(self, name: str, size: int, dtype) -> cp.ndarray:
         """A scratch buffer of at least ``size``, kept for later batches.
@@ -162,17 +169,17 @@ class DeviceWorker:
 
     def _boundary(self, dev: DeviceChunk) -> cp.ndarray:
         """The boundary buffer for ``dev``: one (H, E) row per residue, shared by the scans (:meth:`_claim`)."""
-        return self._buffer("boundary", 2 * (dev.chunk.n_residues + 1), np.uint32)
+        return self._buffer("boundary", 2 * (dev.batch.n_residues + 1), np.uint32)
 
-    def _reserve(self, dev: DeviceChunk, histograms: bool) -> None:
-        """Make the scratch buffers of every ring slot for ``dev`` before its first launch, so
-        that a batch larger than the ones before drains the streams once (:meth:`_buffer`),
-        while they are idle, rather than at the launch of each slot."""
-        self._boundary(dev)
+    def _reserve(self, batches: list[Batch], histograms: bool) -> None:
+        """Make the scratch buffers of every ring slot for the largest of ``batches`` before the
+        first launch, while the streams are idle: a buffer made larger later would drain them
+        (:meth:`_buffer`) and leave the queries in flight with the old one."""
+        self._buffer("boundary", 2 * (max(b.n_residues for b in batches) + 1), np.uint32)
         for slot in range(PIPELINE_DEPTH):
             for name in SLOT_BUFFERS:
                 if histograms or name != "keys":
-                    self._slot_buffer(name, slot, dev.chunk.n_sequences)
+                    self._slot_buffer(name, slot, max(b.n_sequences for b in batches))
 
     def _drain(self) -> None:
         """Wait for everything queued on the compute and long streams (not the copy stream,
@@ -205,21 +212,25 @@ class DeviceWorker:
             )
             self._staged[k] = _record(self.copy)
 
-    def upload(self, db: Database, chunk: Chunk, keep: DeviceChunk | None = None) -> DeviceChunk:
-        """Copy a chunk to the device on the copy stream (through the pinned ring), or reuse it.
+    def upload(self, db: Database, batch: Batch | Chunk, keep: DeviceChunk | None = None) -> DeviceChunk:
+        """Copy a batch (or a chunk) to the device on the copy stream (through the pinned ring),
+        or reuse it.
 
-        Under the budget, the oldest resident chunks (never ``keep``, the one being scanned)
-        are dropped first. Race-free without synchronising the streams: a dropped chunk's
-        device memory goes back to CuPy's pool only after its ``ready`` event (its copy is
-        done) and its ``last_use`` event (every kernel reading it is done) have completed.
+        Under the budget, the oldest resident batches (never ``keep``) are dropped first.
+        Race-free without synchronising the streams: a dropped batch's device memory goes back
+        to CuPy's pool only after its ``ready`` event (its copy is done) and its ``last_use``
+        event (every kernel reading it is done; :meth:`scan_steps` records it before it
+        uploads the batch that may take its place) have completed.
         """
-        key = (str(db.path), chunk.first, chunk.stop)
+        if isinstance(batch, Chunk):
+            batch = Batch.of(batch)
+        key = (str(db.path), batch.key)
         if key in self.resident:
             return self.resident[key]
         with cp.cuda.Device(self.device_id):
-            size = chunk.n_residues
+            size = batch.n_residues
             for old in list(self.resident):  # oldest batches first
-                if _device_bytes([*(d.chunk.n_residues for d in self.resident.values()), size]) <= self.budget:
+                if _device_bytes([*(d.batch.n_residues for d in self.resident.values()), size]) <= self.budget:
                     break
                 if self.resident[old] is keep:
                     continue
@@ -227,18 +238,22 @@ class DeviceWorker:
                 victim.ready.synchronize()
                 if victim.last_use is not None:
                     victim.last_use.synchronize()
-            host_off = np.asarray(db.offsets[chunk.first : chunk.stop + 1]) - chunk.residue_start
+            host_off = batch.offsets(db)
             with self.copy:  # from the copy stream's part of CuPy's pool, which its copies use in order
                 residues = cp.empty(size, dtype=np.uint8)
                 offsets = cp.empty(host_off.size, dtype=np.int64)
-                subjects = cp.arange(chunk.n_sequences, dtype=np.int32)
-            self._copy_in(residues, db.chunk_residues(chunk, verify=False))
+                subjects = cp.arange(batch.n_sequences, dtype=np.int32)
+            at = 0
+            for run in batch.runs:
+                self._copy_in(residues[at : at + run.n_residues], db.chunk_residues(run, verify=False))
+                at += run.n_residues
             self._copy_in(offsets, host_off)
-            db.verify_residues(chunk)  # checked (or awaited) while its copy runs, before any kernel reads it
-            lengths = LengthProfile(db.lengths[chunk.first : chunk.stop])
+            for run in batch.runs:
+                db.verify_residues(run)  # checked (or awaited) while its copy runs, before any kernel reads it
+            lengths = LengthProfile(batch.lengths(db))
             ready = cp.cuda.Event()
             ready.record(self.copy)
-            dev = DeviceChunk(chunk, residues, offsets, lengths, subjects, ready)
+            dev = DeviceChunk(batch, residues, offsets, lengths, host_off, subjects, ready)
             self.resident[key] = dev
             return dev
 
@@ -285,9 +300,11 @@ class DeviceWorker:
         return found[0]
 
     def _forget_profiles(self) -> None:
-        """Drop the kept profiles once they pass PROFILE_CACHE_BYTES; called only between
-        batches, when no kernel reading them is queued (the batch has synchronised)."""
+        """Drop the kept profiles once they pass PROFILE_CACHE_BYTES (many queries), after the
+        streams have drained: kernels queued before may still read them (the flights in
+        flight keep their own references, for their rescoring)."""
         if self._profile_bytes > PROFILE_CACHE_BYTES:
+            self._drain()
             self._profiles.clear()
             self._profile_bytes = 0
 
@@ -303,13 +320,13 @@ class DeviceWorker:
         subjects but its own selection, so the next queries' scans fill the GPU beside them,
         and on a batch of only long subjects several queries' scans run at once.
 
-        What the scans of different queries share is the boundary buffer, one row per
-        residue: a scan with more than one pass writes its subjects' rows (the inter-task
-        scan those below ``n_short``, the intra-task scan the others), and waits for any
-        scan on another stream still running over rows it writes (:meth:`_claim`). Their
-        slots' buffers are free when they start (:meth:`scan_steps`).
+        What the scans of different queries (of this batch or the one before) share is the
+        boundary buffer, one row per residue of the batch: a scan with more than one pass
+        writes its subjects' rows (the inter-task scan those below ``n_short``, the intra-task
+        scan the others), and waits for any scan on another stream still running over rows it
+        writes (:meth:`_claim`). Their slots' buffers are free when they start (:meth:`scan_steps`).
         """
-        n = dev.chunk.n_sequences
+        n = dev.batch.n_sequences
         plan = self.plan(dev, len(query))
         n_short = dev.lengths.split(plan.threshold)
         inter, intra = pick_shapes(len(query), n_short, self.geometry.busy_threads)
@@ -335,14 +352,15 @@ class DeviceWorker:
             marks = []
             for shape, stream, prof, first, stop in jobs:
                 multipass = prof.shape[1] // shape.cols > 1 and stop > first
+                rows = (int(dev.rows[first]), int(dev.rows[stop]))
                 if multipass:
-                    self._claim(first, stop, stream)
+                    self._claim(*rows, stream)
                 marks.append(_record(stream, timing=True))
                 self.launch_scan(shape, False, stream, dev, prof, dev.subjects[first:stop], stop - first,
                                  32767 - self.scoring.max_score, boundary, scores, overflow)  # fmt: skip
                 marks.append(_record(stream, timing=True))
                 if multipass:
-                    self._boundary_users.append((first, stop, stream, marks[-1]))
+                    self._boundary_users.append((*rows, stream, marks[-1]))
             long.wait_event(marks[3])  # the join: everything after this on the long stream sees both scans done
             scanned = _record(long, timing=True)
             _to_host(counts[:1], overflow[:1], long)
@@ -352,10 +370,10 @@ class DeviceWorker:
 
     def _claim(self, first: int, stop: int, stream: cp.cuda.Stream) -> None:
         """Make ``stream`` wait for every recent scan on another stream that writes boundary rows
-        of subjects ``first..stop`` (the same stream runs them in order). Only the last
-        KEPT_CLAIMS are kept: older ones are done, since at a launch the host has seen the
-        overflow count (copied after both scans) of every query but the last SELECT_LAG, and a
-        rescoring is awaited with its query's selection."""
+        ``first..stop`` (the same stream runs them in order). Only the last KEPT_CLAIMS are
+        kept: older ones are done, since at a launch the host has seen the overflow count
+        (copied after both scans) of every query but the last SELECT_LAG, of this batch or the
+        one before, and a rescoring is awaited with its query's selection."""
         self._boundary_users = self._boundary_users[-KEPT_CLAIMS:]
         for lo, hi, other, end in self._boundary_users:
             if other is not stream and lo < stop and first < hi:
@@ -382,7 +400,7 @@ class DeviceWorker:
                 sel = cp.ascontiguousarray(sel)
                 self.launch_scan(shape, True, self.compute, dev, prof, sel, int(sel.size), 0, boundary, f.scores, f.overflow)
             f.rescore_marks = (begin, _record(self.compute, timing=True))
-            self._boundary_users.append((0, dev.chunk.n_sequences, self.compute, f.rescore_marks[1]))
+            self._boundary_users.append((0, ALL_ROWS, self.compute, f.rescore_marks[1]))
 
     def _select(self, dev: DeviceChunk | _Subjects, f: _Flight, top: int, hist: ScoreHistograms | None) -> None:
         """Queue the selection of ``f``'s candidates on the GPU: every subject scoring at least
@@ -469,7 +487,7 @@ class DeviceWorker:
             "shapes": (f.shapes[0].template("16"), f.shapes[1].template("16")),
         }
         self.kernel_seconds += seconds
-        self.cells += f.query_length * dev.chunk.n_residues
+        self.cells += f.query_length * dev.batch.n_residues
 
     def scores(self, dev: DeviceChunk, query: EncodedSequence) -> cp.ndarray:
         """Exact scores of ``query`` against every subject of the chunk (device int32), synchronously
@@ -561,98 +579,127 @@ class DeviceWorker:
         self.last_timing = {"seconds": seconds, "launches": len(flights), "pairs": sum(int(r.size) for r in rel)}
         return out
 
-    def scan_chunk(
-        self,
-        db: Database,
-        chunk: Chunk,
-        queries: list[EncodedSequence],
-        top: int,
-        next_chunk: Chunk | None,
-        score_stats: ScoreHistograms | None = None,
-    ):
+    def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, score_stats: ScoreHistograms | None = None):
         """Per query, the candidates of ``chunk`` (see :meth:`swgpu_core.engine.Scanner.scan_chunk`)."""
-        return [found for _, found in drive([self.scan_steps(db, chunk, queries, top, next_chunk, score_stats)])[0]]
+        per_batch = drive([self.scan_steps(db, [Batch.of(chunk)], queries, top, score_stats)])[0]
+        return [found for _, found in per_batch[0]]
 
     def scan_steps(
         self,
         db: Database,
-        chunk: Chunk,
+        batches: list[Batch],
         queries: list[EncodedSequence],
         top: int,
-        next_chunk: Chunk | None,
         score_stats: ScoreHistograms | None = None,
         order: Iterator[int] | None = None,
-    ) -> Generator[cp.cuda.Event, None, list[tuple[int, tuple[np.ndarray, np.ndarray]]]]:
-        """:meth:`scan_chunk` as steps: it yields each event it is about to wait for and
-        returns (query index, candidates) pairs, so that one host thread can drive several
-        GPUs (:func:`~swgpu_core.steps.drive`). ``order`` hands out the indices of the queries
-        to scan, all of them in order by default; when several workers share one ``order``,
-        each takes the next query whenever its pipeline has room, so a faster GPU takes more.
+        on_batch: Callable[[int], None] | None = None,
+    ) -> Generator[cp.cuda.Event, None, list[list[tuple[int, tuple[np.ndarray, np.ndarray]]]]]:
+        """Every query over every batch, as steps: it yields each event it is about to wait
+        for and returns, per batch, (query index, candidates) pairs, so that one host thread
+        can drive several GPUs (:func:`~swgpu_core.steps.drive`). ``order`` (one batch only)
+        hands out the indices of the queries to scan, all of them in order by default; when
+        several workers share one ``order``, each takes the next query whenever its pipeline
+        has room, so a faster GPU takes more. ``on_batch(b)`` is called once the copies of
+        batch ``b``'s last candidates are queued (for progress).
 
-        The queries are pipelined, PIPELINE_DEPTH in flight, each in a slot of device
-        buffers and pinned counts: step ``i`` queues query ``i``'s scans, then (its scans
-        already queued behind, so the GPU never waits for the host) waits for query
+        The (batch, query) scans are one pipeline, PIPELINE_DEPTH in flight, each in a slot
+        of device buffers and pinned counts: step ``i`` queues scan ``i``, then (its scans
+        already queued behind, so the GPU never waits for the host) waits for scan
         ``i - SELECT_LAG``'s overflow count and queues its rescoring, candidate selection and
-        score histogram (with ``score_stats``), then waits for query ``i - FETCH_LAG``'s counts
+        score histogram (with ``score_stats``), then waits for scan ``i - FETCH_LAG``'s counts
         and queues the copies of its candidates and histogram keys. The host waits only for
-        small counts, never for a query's results; the batch synchronises once, at the end.
-        As a query's count is awaited two steps after its launch, three queries' long
-        subjects may be scanned at once, each on its own long stream (:meth:`_launch`).
+        small counts, never for a query's results, and the pipeline runs on from one batch
+        into the next: the GPU never empties between batches (streamed, a batch of 1/32 of
+        bench200M would otherwise pay a tail in each of its 38 batches). Everything
+        synchronises once, at the end. As a query's count is awaited two steps after its
+        launch, three queries' long subjects may be scanned at once, each on its own long
+        stream (:meth:`_launch`).
 
-        Race-free because everything of a query after its scans is queued on the compute
+        Race-free because everything of a scan after its kernels is queued on the compute
         stream once the host has seen its overflow count, which its long stream copies after
-        both its scans; so by step ``i`` the scans of every query up to ``i - 3`` are done,
-        and the selection and copies of query ``i - 4``, whose slot query ``i`` takes, were
+        both its kernels; so by step ``i`` the scans of every step up to ``i - 3`` are done,
+        and the selection and copies of step ``i - 4``, whose slot step ``i`` takes, were
         awaited (selection, step ``i - 1``) or queued before (the copies, on the compute
-        stream, ahead of query ``i``'s inter-task scan; its intra-task scan writes only the
+        stream, ahead of step ``i``'s inter-task scan; its intra-task scan writes only the
         slot's scores and overflow list). Scans that overlap write disjoint rows of the
-        shared boundary buffer (:meth:`_claim`; a rescoring claims every row), and the
-        pinned counts are read after the event of their copy.
-        The next batch's upload is queued after the first query's scans, so its host
-        staging overlaps them. Yielding changes none of this order: a yield only lets the
-        host queue another GPU's work before it waits.
+        shared boundary buffer (:meth:`_claim`, whatever their batch; a rescoring claims every
+        row), and the pinned counts are read after the event of their copy. A batch's last
+        use is recorded on the compute stream behind its last scan's rescoring (the last
+        kernel to read its residues); the next batch is uploaded at the launch of query
+        UPLOAD_AT, when that record exists for every batch before, which the upload may drop
+        to make room (it waits for the record; selections are taken early if a batch has too
+        few queries). Yielding changes none of this order: a yield only lets the host queue
+        another GPU's work before it waits.
         """
+        if not batches:
+            return []
+        assert order is None or len(batches) == 1, "queries are handed out over one batch only"
         self._forget_profiles()
-        dev = self.upload(db, chunk)
+        devs = [self.upload(db, batches[0])]
         with cp.cuda.Device(self.device_id), self.compute:
-            self._reserve(dev, score_stats is not None)
-        todo = iter(range(len(queries))) if order is None else order
+            self._reserve(batches, score_stats is not None)
+        if order is None:
+            todo = ((b, k) for b in range(len(batches)) for k in range(len(queries)))
+        else:
+            todo = ((0, k) for k in order)
+        upload_at = min(UPLOAD_AT, len(queries) - 1)
         flights: list[_Flight] = []
-        last = False  # no query is left to take
-        i = 0  # step i launches this worker's i-th query (ring slot i % PIPELINE_DEPTH)
+        owner: list[int] = []  # each flight's batch
+        n_selected = n_fetched = 0  # flights whose selection, and whose copies, are queued
+        i = 0  # step i launches this worker's i-th scan (ring slot i % PIPELINE_DEPTH)
+
+        def select(t: int) -> Generator[cp.cuda.Event, None, None]:
+            f, b = flights[t], owner[t]
+            yield f.counted
+            self._rescore(devs[b], f)
+            self._select(devs[b], f, top, score_stats)
+            if t + 1 == len(flights) and (order is not None or b == len(batches) - 1) or t + 1 < len(flights) and owner[t + 1] != b:
+                with cp.cuda.Device(self.device_id):
+                    devs[b].last_use = _record(self.compute)
+
         while True:
-            k = None if last else next(todo, None)
-            last = k is None
-            if k is not None:
-                flights.append(self._launch(dev, queries[k], i % PIPELINE_DEPTH, k))
-                if i == 0 and next_chunk is not None:
-                    self.upload(db, next_chunk, keep=dev)  # staging and copy overlap this batch's scans
-            if 0 <= i - SELECT_LAG < len(flights):
-                yield flights[i - SELECT_LAG].counted
-                self._rescore(dev, flights[i - SELECT_LAG])
-                self._select(dev, flights[i - SELECT_LAG], top, score_stats)
-            if 0 <= i - FETCH_LAG < len(flights):
-                yield flights[i - FETCH_LAG].selected
-                self._fetch(flights[i - FETCH_LAG], score_stats)
-            if last and i - FETCH_LAG >= len(flights) - 1:
+            step = next(todo, None)
+            if step is not None:
+                b, k = step
+                flights.append(self._launch(devs[b], queries[k], i % PIPELINE_DEPTH, k))
+                owner.append(b)
+                nxt = b + 1
+                if order is None and nxt < len(batches) and len(devs) == nxt and k == upload_at:
+                    while n_selected < len(flights) and owner[n_selected] < b:  # the batches before have their last use
+                        yield from select(n_selected)
+                        n_selected += 1
+                    self._forget_profiles()
+                    devs.append(self.upload(db, batches[nxt], keep=devs[b]))  # host staging overlaps the queued scans
+            while n_selected < len(flights) and (step is None or n_selected <= i - SELECT_LAG):
+                yield from select(n_selected)
+                n_selected += 1
+                if step is None:
+                    break
+            if n_fetched < n_selected and (step is None or n_fetched <= i - FETCH_LAG):
+                yield flights[n_fetched].selected
+                self._fetch(flights[n_fetched], score_stats)
+                n_fetched += 1
+                if on_batch is not None and (n_fetched == len(flights) or owner[n_fetched] != owner[n_fetched - 1]):
+                    on_batch(owner[n_fetched - 1])  # fetches lag the launches: every flight of a batch before is launched
+            if step is None and n_fetched == len(flights):
                 break
             i += 1
         with cp.cuda.Device(self.device_id):
-            dev.last_use = _record(self.compute)
-        yield dev.last_use
+            done = _record(self.compute)
+        yield done
         with cp.cuda.Device(self.device_id):
             self.compute.synchronize()
-        out = []
+        out: list[list[tuple[int, tuple[np.ndarray, np.ndarray]]]] = [[] for _ in batches]
         busy_until = None  # the latest end of the scans accounted so far
-        for f in flights:
-            self._account(dev, f, busy_until)
+        for f, b in zip(flights, owner):
+            self._account(devs[b], f, busy_until)
             if busy_until is None or cp.cuda.get_elapsed_time(busy_until, f.marks[-1]) > 0:
                 busy_until = f.marks[-1]
             idx, val, keys, _pinned = f.host
             if score_stats is not None:
                 score_stats.add_counts(f.index, f.dense, keys)
-            order = np.argsort(idx)  # the compaction's order is the threads'; the candidates' is the subjects'
-            out.append((f.index, (idx[order].astype(np.int64) + chunk.first, val[order])))  # fancy indexing copies out of pinned memory
+            rank = np.argsort(idx)  # the compaction's order is the threads'; the candidates' is the subjects'
+            out[b].append((f.index, (devs[b].batch.to_database(idx[rank]), val[rank])))  # fancy indexing copies out of pinned memory
         return out
 
 
@@ -775,7 +822,7 @@ class CudaBackend:
     def kernel_seconds(self) -> float:
         return max(w.kernel_seconds for w in self.workers)
 
-    def batches(self, db: Database, chunks: list[Chunk]) -> list[tuple[list[Chunk], Chunk]]:
+    def batches(self, db: Database, chunks: list[Chunk]) -> list[Batch]:
         """The device batches of ``chunks`` under the smallest device budget: all resident if
         they fit, else streamed in batches of which two fit beside one boundary buffer."""
         budget = min(w.budget for w in self.workers)
@@ -790,34 +837,36 @@ class CudaBackend:
         large batch a single GPU scans best, and the GPUs finish together (splitting the
         database instead gives batches whose subjects differ in length, so in speed: on two
         H200s it reached 1.19x of one, bench/RESULTS.md). Otherwise the database batches
-        are dealt to the GPUs round robin."""
+        are dealt to the GPUs round robin, and each GPU scans its batches in one pipeline
+        (:meth:`DeviceWorker.scan_steps`). ``on_chunk`` is called with each run of the
+        selection once its batch is scanned."""
         n = len(self.workers)
         if n > 1 and len(queries) >= n:
             whole = device_batches(db, chunks, min(w.budget for w in self.workers) // BYTES_PER_RESIDUE)
             if len(whole) == 1:
                 longest_first = iter(sorted(range(len(queries)), key=lambda q: -len(queries[q])))
                 found: list = [None] * len(queries)
-                for part in drive([w.scan_steps(db, whole[0][1], queries, top, None, score_stats, longest_first) for w in self.workers]):
-                    for q, candidates in part:
+                for part in drive([w.scan_steps(db, whole, queries, top, score_stats, longest_first) for w in self.workers]):
+                    for q, candidates in part[0]:
                         found[q] = candidates
                 if on_chunk is not None:
-                    for c in whole[0][0]:
-                        on_chunk(c)
+                    for run in whole[0].runs:
+                        on_chunk(run)
                 return [found]
         batches = self.batches(db, chunks)
+        mine = [list(range(w, len(batches), n)) for w in range(n)]
         results: list = [None] * len(batches)
 
-        def run(w: int) -> Generator[cp.cuda.Event, None, None]:
-            mine = list(range(w, len(batches), n))
-            for k, b in enumerate(mine):
-                nxt = batches[mine[k + 1]][1] if k + 1 < len(mine) else None
-                pairs = yield from self.workers[w].scan_steps(db, batches[b][1], queries, top, nxt, score_stats)
-                results[b] = [candidates for _, candidates in pairs]
-                if on_chunk is not None:
-                    for c in batches[b][0]:
-                        on_chunk(c)
+        def scanned(w: int, k: int) -> None:
+            if on_chunk is not None:
+                for run in batches[mine[w][k]].runs:
+                    on_chunk(run)
 
-        drive([run(w) for w in range(n)])
+        steps = [self.workers[w].scan_steps(db, [batches[b] for b in mine[w]], queries, top, score_stats,
+                                            on_batch=functools.partial(scanned, w)) for w in range(n)]  # fmt: skip
+        for w, per_batch in enumerate(drive(steps)):
+            for b, pairs in zip(mine[w], per_batch):
+                results[b] = [candidates for _, candidates in sorted(pairs, key=lambda p: p[0])]
         return results
 
     def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, score_stats=None):
