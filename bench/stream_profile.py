@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a streamed scan loses against the resident one: kernel time per device batch.
 
-    python3 bench/stream_profile.py DB QUERIES.fasta [--budgets resident 1/8 1/32] [--strata 4 1] [--json OUT]
+    python3 bench/stream_profile.py DB QUERIES.fasta [--budgets resident 1/8 1/32] [--json OUT]
 
 For each memory budget (a fraction of the database's resident bytes) a fresh
 :class:`~swgpu_core.gpu.search.CudaBackend` scans every query once to warm up, then once
@@ -9,17 +9,13 @@ timed; every query's flight on every batch is recorded from the worker's own CUD
 (``DeviceWorker._account``: scan kernels, inter and intra kernels, the threshold and the
 planner's prediction). Printed per batch: its subjects and length range, then the summed
 kernel, inter and intra seconds and the predicted seconds over the queries, so a batch that
-the GPU cannot fill shows as measured far above predicted. One JSON line per budget. With
-``--strata``, each streamed budget once per number of strata of the device batches
-(``device_batches``' ``strata``: 1 cuts the database in order). Runs against an older
-``swgpu_core`` too (batches of one chunk, no strata).
+the GPU cannot fill shows as measured far above predicted. One JSON line per budget. Runs
+against an older ``swgpu_core`` too (whose batches are one chunk).
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
-import inspect
 import json
 import sys
 from fractions import Fraction
@@ -36,7 +32,6 @@ def main() -> None:
     ap.add_argument("db")
     ap.add_argument("queries")
     ap.add_argument("--budgets", nargs="+", default=["resident", "1/8", "1/32"])
-    ap.add_argument("--strata", nargs="+", type=int, default=[None])
     ap.add_argument("--top", type=int, default=10)
     ap.add_argument("--json")
     args = ap.parse_args()
@@ -56,14 +51,9 @@ def main() -> None:
                      "thr": t["threshold"], "n_short": t["n_short"]})  # fmt: skip
 
     gpu_search.DeviceWorker._account = recording
-    cut = gpu_search.device_batches
-    layered = "strata" in inspect.signature(cut).parameters
     out = []
-    for name, strata in [(b, s) for b in args.budgets for s in (args.strata if b != "resident" and layered else [None])]:
+    for name in args.budgets:
         budget = None if name == "resident" else int(full * Fraction(name))
-        gpu_search.device_batches = cut if strata is None else functools.partial(cut, strata=strata)
-        if strata is not None:
-            name = f"{name} strata {strata}"
         backend = gpu_search.CudaBackend(scoring, memory_budget=budget)
         search(db, queries, scoring, backend, top=args.top, show_progress=False)  # warm-up
         rows.clear()

@@ -8,15 +8,17 @@ chunk size the database was built with.
 
 A batch is a list of *runs* (consecutive sequences) in database order. The database is
 sorted by length, so the subjects of a batch, numbered through its runs, are sorted by
-length too, which is all the kernels ask of it; a batch need not be one contiguous run.
+length too, which is all the kernels ask of it; a batch need not be one contiguous run
+(chunks selected with gaps between them make one batch).
 
-When the selection must be streamed, each batch is a sample of the whole length
-distribution: the selection is cut into a few strata of equal residues and every batch
-takes its share of each. Cut in database order instead, the last batches would hold
-only the longest subjects, which few GPU blocks scan at a time (one per pair of them):
-on the H100 the two last of ten batches of bench200M took 0.58 s for 14% of its
-residues, where the resident scan runs those subjects beside the bulk. Pure Python, so
-it is tested without a GPU.
+Streamed batches are cut in database order, so the last ones hold only the longest
+subjects. Batches that each took a run of every length stratum (so that each held some of
+the longest subjects beside short ones, as the resident scan has them) were measured on
+two H200s and were slower, not faster (bench200M x 20, budget 1/32: 4.29 s against 3.30 s
+of scan; 1/8: 2.46 against 2.36 s): a query's scan of a batch cannot end before its
+longest subject's block does, so spreading the longest subjects over every batch put that
+latency into every batch instead of into the last few. Pure Python, so it is tested
+without a GPU.
 """
 
 from __future__ import annotations
@@ -26,10 +28,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .database import Chunk, Database
-
-#: strata of a streamed selection (each batch takes a run of each): enough that every batch
-#: holds short and long subjects in about the proportions of the whole selection
-STREAM_STRATA = 4
 
 
 def merge(chunks: list[Chunk]) -> Chunk:
@@ -132,63 +130,18 @@ def _cut(db: Database, runs: list[Chunk], limit: int) -> list[list[Chunk]]:
     return parts
 
 
-def _split(db: Database, runs: list[Chunk], n: int) -> list[list[Chunk]]:
-    """``runs`` (in database order) cut into ``n`` consecutive parts of about equal residues: at
-    the sequence boundaries nearest to the equal shares, so a part is within one sequence
-    length of its share (parts left empty by long sequences are dropped)."""
-    cum = np.cumsum([0] + [r.n_residues for r in runs])
-    cuts = [(0, runs[0].first)]
-    for k in range(1, n):
-        target = int(cum[-1]) * k // n
-        j = min(int(np.searchsorted(cum, target, side="right")) - 1, len(runs) - 1)
-        r = runs[j]
-        at = target - int(cum[j]) + r.residue_start
-        s = r.first + int(np.searchsorted(db.offsets[r.first : r.stop + 1], at))  # the first boundary at or after it
-        if s > r.first and at - int(db.offsets[s - 1]) < int(db.offsets[s]) - at:
-            s -= 1
-        cuts.append((j, s))
-    cuts.append((len(runs) - 1, runs[-1].stop))
-    parts = []
-    for (j0, s0), (j1, s1) in zip(cuts, cuts[1:]):
-        part = []
-        for j in range(j0, j1 + 1):
-            r = runs[j]
-            a, b = (s0 if j == j0 else r.first), (s1 if j == j1 else r.stop)
-            if b > a:
-                part.append(Chunk(r.index, a, b, int(db.offsets[a]), int(db.offsets[b])))
-        if part:
-            parts.append(part)
-    return parts
-
-
 def device_batches(
-    db: Database,
-    chunks: list[Chunk],
-    budget_residues: int,
-    n_devices: int = 1,
-    streamed_residues: int | None = None,
-    strata: int = STREAM_STRATA,
+    db: Database, chunks: list[Chunk], budget_residues: int, n_devices: int = 1, streamed_residues: int | None = None
 ) -> list[Batch]:
     """The batches that cover ``chunks`` (in database order), each subject once.
 
     All of it fits the budget: consecutive batches of at most an even share per device
     (one batch on one GPU). Otherwise batches of at most ``streamed_residues`` (by default
-    half the budget: the next batch is uploaded while one is scanned), each a sample of the
-    length distribution (module doc) when ``strata`` > 1 and the longest subject leaves
-    room for it: each batch takes one of ``n`` equal parts of each of the equal strata, so
-    it is within the sum of the strata's longest sequence lengths of 1/n of the selection."""
+    half the budget: the next batch is uploaded while one is scanned)."""
     runs = list(_join(list(chunks)))
     if not runs:
         return []
     total = sum(r.n_residues for r in runs)
     share = -(-total // max(n_devices, 1))
-    if total <= budget_residues:
-        return [Batch(_join(p)) for p in _cut(db, runs, max(1, min(budget_residues, share)))]
-    limit = max(1, min(budget_residues // 2 if streamed_residues is None else streamed_residues, share))
-    layers = _split(db, runs, max(1, min(strata, -(-total // limit))))
-    slack = sum(int(db.lengths[layer[-1].stop - 1]) for layer in layers)  # the parts' rounding, at most
-    if len(layers) == 1 or 2 * slack > limit:
-        return [Batch(_join(p)) for p in _cut(db, runs, limit)]
-    n = -(-total // (limit - slack))
-    parts = [_split(db, layer, n) for layer in layers]
-    return [Batch(_join([r for p in parts if k < len(p) for r in p[k]])) for k in range(max(len(p) for p in parts))]
+    limit = budget_residues if total <= budget_residues else budget_residues // 2 if streamed_residues is None else streamed_residues
+    return [Batch(_join(p)) for p in _cut(db, runs, max(1, min(limit, share)))]

@@ -64,39 +64,6 @@ def test_streamed_limit(bundled_db):
     assert len(batches) > len(device_batches(bundled_db, bundled_db.chunks, budget))
 
 
-@pytest.mark.parametrize("parts", [4, 10, 20])
-def test_streamed_batches_sample_every_length(bundled_db, parts):
-    """Streamed, every batch holds short and long subjects: its longest subject is among the
-    longest of the database and its median near the database's, rather than batches of only
-    short and then only long ones (the last of which a GPU scans slowly)."""
-    total = sum(c.n_residues for c in bundled_db.chunks)
-    limit = total // parts
-    batches = device_batches(bundled_db, bundled_db.chunks, total // 2, streamed_residues=limit)
-    _check(bundled_db, bundled_db.chunks, batches, limit)
-    longest = int(np.max(bundled_db.lengths))
-    assert parts <= len(batches) <= -(-total // (limit - 4 * longest))  # 4 strata, each part within a sequence of its share
-    lengths = np.asarray(bundled_db.lengths)
-    mass = np.cumsum(lengths) / lengths.sum()  # the lengths below which a quarter, three quarters of the residues lie
-    low, top_quarter = lengths[np.searchsorted(mass, 0.25)], lengths[np.searchsorted(mass, 0.75)]
-    for b in batches[:parts]:
-        assert len(b.runs) >= 2
-        assert b.lengths(bundled_db).max() >= top_quarter
-        assert b.lengths(bundled_db).min() <= low
-    plain = device_batches(bundled_db, bundled_db.chunks, total // 2, streamed_residues=limit, strata=1)
-    _check(bundled_db, bundled_db.chunks, plain, limit)
-    assert all(len(b.runs) == 1 for b in plain) and plain[0].lengths(bundled_db).max() < top_quarter
-
-
-def test_no_strata_when_the_longest_subject_leaves_no_room(bundled_db):
-    """A run of each stratum must fit the batch beside the others: with batches of a few times
-    the longest subject, the selection is cut in database order."""
-    total = sum(c.n_residues for c in bundled_db.chunks)
-    limit = 2 * int(np.max(bundled_db.lengths))
-    batches = device_batches(bundled_db, bundled_db.chunks, total // 2, streamed_residues=limit)
-    _check(bundled_db, bundled_db.chunks, batches, limit)
-    assert all(len(b.runs) == 1 for b in batches)
-
-
 def test_batch_of_one_chunk(bundled_db):
     chunk = bundled_db.chunks[1]
     b = Batch.of(chunk)

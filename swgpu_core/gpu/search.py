@@ -870,7 +870,7 @@ class CudaBackend:
         return results
 
     def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, score_stats=None):
-        return self.workers[0].scan_chunk(db, chunk, queries, top, None, score_stats)
+        return self.workers[0].scan_chunk(db, chunk, queries, top, score_stats)
 
     def scan_subset(
         self, db: Database, chunk: Chunk, queries: list[EncodedSequence], subjects: list[np.ndarray], top: int
