@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
-#   run: bash bench/device_multigpu.sh [tests] [probe] [phases] [search] [workflow] [long]   (default: tests search workflow long)
+#   run: bash bench/device_multigpu.sh [tests] [probe] [phases] [search] [workflow] [long] [longphases]   (default: tests search workflow long)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`), .carry (a copy of shared/)
 # 1. search: `swgpu search --devices 0` against `--devices 0,1[,...]` on bench200M x 500
 #    queries (scan GCUPS as the command reports it, process wall), hit tables compared;
@@ -74,6 +74,19 @@ PY
 )
   record "$name" "$rec"
 }
+long_data() {  # a 10^4 query and a 10^8 target (random DNA, a planted mutated copy of the query)
+  [ -f "$W/long_t.fa" ] && return
+  python3 - "$W" <<'PY'
+import numpy as np, sys
+w = sys.argv[1]; rng = np.random.default_rng(16); acgt = np.frombuffer(b"ACGT", np.uint8)
+q = acgt[rng.integers(0, 4, 10_000)]; t = acgt[rng.integers(0, 4, 100_000_000)]
+copy = q.copy(); flip = rng.random(q.size) < 0.1; copy[flip] = acgt[rng.integers(0, 4, int(flip.sum()))]
+t[61_234_567:61_234_567 + q.size] = copy
+for name, seq in (("long_q.fa", q), ("long_t.fa", t)):
+    with open(f"{w}/{name}", "wb") as fh:
+        fh.write(b">" + name.encode() + b"\n"); fh.write(seq.tobytes()); fh.write(b"\n")
+PY
+}
 rc=0
 steps=("$@"); [ ${#steps[@]} -gt 0 ] || steps=(tests search workflow long)
 for what in "${steps[@]}"; do
@@ -130,6 +143,14 @@ PY
         python3 bench/phase_times.py search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$devs" --top 50 \
           --outfmt "6 qseqid sseqid score evalue bitscore" --out "$W/phases.out" 2> "$W/phases.log" | tee -a "$OUT/multigpu_phases.jsonl" || rc=1
         tail -1 "$W/phases.log"
+      done ;;
+    longphases)
+      # where align-long's wall goes (bench/phase_times.py), on GPU 0 and on all GPUs, twice
+      long_data
+      for devs in 0 "$ALL" 0 "$ALL"; do
+        python3 bench/phase_times.py align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda \
+          --devices "$devs" --out "$W/long_phases.tsv" --format tsv 2> "$W/long_phases.log" | tee -a "$OUT/multigpu_long_phases.jsonl" || rc=1
+        tail -2 "$W/long_phases.log"
       done ;;
     search)
       bench_db
@@ -202,16 +223,7 @@ PY
 )
       record workflow "$rec" ;;
     long)
-      python3 - "$W" <<'PY'
-import numpy as np, sys
-w = sys.argv[1]; rng = np.random.default_rng(16); acgt = np.frombuffer(b"ACGT", np.uint8)
-q = acgt[rng.integers(0, 4, 10_000)]; t = acgt[rng.integers(0, 4, 100_000_000)]
-copy = q.copy(); flip = rng.random(q.size) < 0.1; copy[flip] = acgt[rng.integers(0, 4, int(flip.sum()))]
-t[61_234_567:61_234_567 + q.size] = copy
-for name, seq in (("long_q.fa", q), ("long_t.fa", t)):
-    with open(f"{w}/{name}", "wb") as fh:
-        fh.write(b">" + name.encode() + b"\n"); fh.write(seq.tobytes()); fh.write(b"\n")
-PY
+      long_data
       scaling long "align-long, DNA, 10^4 query x 10^8 target" end_points_identical \
         'swgpu align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda --devices "$DEVS"' \
         '--out "$OUTFILE" --format tsv' ;;

@@ -86,6 +86,13 @@ timed(api, "statistics", "statistics")
 timed(search, "search", "search (scanner made before)")
 timed(formats, "write_output", "write_output")
 timed(search_command, "run", "command run")
+align_long_command, long_trace = (importlib.import_module(f"swgpu_core.{m}") for m in ("commands.align_long", "long.trace"))
+timed(align_long_command, "run", "align-long run")
+timed(api, "read_sequence", "read_sequence")
+timed(api, "scan_long", "scan_long")
+timed(api, "trace_long", "trace_long")
+timed(long_trace, "trace_on_gpu", "trace_on_gpu")
+timed(long_trace, "trace_end_points", "trace_end_points (CPU)")
 if "--backend" in sys.argv and sys.argv[sys.argv.index("--backend") + 1] != "cpu":
     from swgpu_core.gpu import kernels
     from swgpu_core.gpu import search as gpu_search
