@@ -107,10 +107,6 @@ class DeviceWorker:
         with cp.cuda.Device(device_id):
             self.kernels = scan_kernels(device_id, arith)
             self.compute = cp.cuda.Stream(non_blocking=True)
-            # the candidates' selection, score histograms and copies back (_select, _fetch): on a
-            # stream of their own, so that they run beside the next queries' scans instead of
-            # between them on the compute stream
-            self.selecting = cp.cuda.Stream(non_blocking=True)
             # the long subjects' streams at the highest priority: their blocks are each query's
             # critical path (see _launch), so they take an SM before any pending block of the bulk
             self.longs = [cp.cuda.Stream(non_blocking=True, priority=HIGHEST_PRIORITY) for _ in range(LONG_STREAMS)]
@@ -186,10 +182,10 @@ class DeviceWorker:
                     self._slot_buffer(name, slot, max(b.n_sequences for b in batches))
 
     def _drain(self) -> None:
-        """Wait for everything queued on the compute, selection and long streams (not the copy
-        stream, whose upload of the next batch may go on)."""
+        """Wait for everything queued on the compute and long streams (not the copy stream,
+        whose upload of the next batch may go on)."""
         with cp.cuda.Device(self.device_id):
-            for stream in (self.compute, self.selecting, *self.longs):
+            for stream in (self.compute, *self.longs):
                 stream.synchronize()
 
     def _copy_in(self, dst: cp.ndarray, src: np.ndarray) -> None:
@@ -405,7 +401,6 @@ class DeviceWorker:
                 self.launch_scan(shape, True, self.compute, dev, prof, sel, int(sel.size), 0, boundary, f.scores, f.overflow)
             f.rescore_marks = (begin, _record(self.compute, timing=True))
             self._boundary_users.append((0, ALL_ROWS, self.compute, f.rescore_marks[1]))
-            self.selecting.wait_event(f.rescore_marks[1])
 
     def _select(self, dev: DeviceChunk | _Subjects, f: _Flight, top: int, hist: ScoreHistograms | None) -> None:
         """Queue the selection of ``f``'s candidates on the GPU: every subject scoring at least
@@ -413,12 +408,9 @@ class DeviceWorker:
         are at most ``top``), compacted into the slot's buffers in any order (put in subject
         order on the host, :meth:`scan_steps`); with
         ``hist``, the counting of its score histogram; and the copies of the counts to pinned
-        memory (``counts[1]`` candidates, ``counts[2]`` scores above the histogram's cap).
-        On the selection stream, after ``f``'s scores are final: the host has seen its
-        overflow count (:meth:`_rescore`, copied after both scans), and the stream waits for
-        its rescoring, if any."""
+        memory (``counts[1]`` candidates, ``counts[2]`` scores above the histogram's cap)."""
         n = f.scores.size
-        with cp.cuda.Device(self.device_id), self.selecting:
+        with cp.cuda.Device(self.device_id), self.compute:
             if n > top:
                 kth = cp.partition(f.scores, n - top)[n - top : n - top + 1]
             else:
@@ -426,7 +418,7 @@ class DeviceWorker:
             index, value, count = (self._slot_buffer(name, f.slot, n) for name in ("index", "value", "count"))
             count.fill(0)
             _compact_kernel()(f.scores, kth, index, value, count)
-            _to_host(f.counts[1:2], count, self.selecting)
+            _to_host(f.counts[1:2], count, self.compute)
             if hist is not None:
                 if dev.lbins is None:
                     dev.lbins = length_bins(dev.offsets)
@@ -435,9 +427,9 @@ class DeviceWorker:
                 n_high = queue_histogram(hist, f.index, f.scores, dev.lbins, dense, keys)
                 f.dense_pinned = cp.cuda.alloc_pinned_memory(max(dense.nbytes, 4))
                 f.dense = np.frombuffer(f.dense_pinned, np.int32, dense.size)
-                _to_host(f.dense, dense, self.selecting)
-                _to_host(f.counts[2:3], n_high, self.selecting)
-            f.selected = _record(self.selecting)
+                _to_host(f.dense, dense, self.compute)
+                _to_host(f.counts[2:3], n_high, self.compute)
+            f.selected = _record(self.compute)
 
     def prepare(self) -> None:
         """Do before any timed scan what the first query's scan would otherwise do on first use:
@@ -449,13 +441,13 @@ class DeviceWorker:
         _ = self.model
         n, top = 64, 8
         hist = ScoreHistograms([100], 4)
-        with cp.cuda.Device(self.device_id), self.selecting:
+        with cp.cuda.Device(self.device_id), self.compute:
             batch = _Subjects(cp.arange(0, 10 * (n + 1), 10, dtype=np.int64))
             scores = cp.arange(n, dtype=np.int32)
             flight = _Flight(0, 1, 0, scores, scores, n, None, None, None, [], self._counts[0], None)
             self._select(batch, flight, top, hist)
             self._fetch(flight, hist)
-            self.selecting.synchronize()
+            self.compute.synchronize()
 
     def _fetch(self, f: _Flight, hist: ScoreHistograms | None) -> None:
         """Wait for ``f``'s counts, then queue the copies of its candidates (and histogram keys)
@@ -468,10 +460,10 @@ class DeviceWorker:
                   np.frombuffer(pinned, np.int64, n_high, offset=8 * k), pinned)  # fmt: skip
         with cp.cuda.Device(self.device_id):
             n = f.scores.size
-            _to_host(f.host[0], self._slot_buffer("index", f.slot, n)[:k], self.selecting)
-            _to_host(f.host[1], self._slot_buffer("value", f.slot, n)[:k], self.selecting)
+            _to_host(f.host[0], self._slot_buffer("index", f.slot, n)[:k], self.compute)
+            _to_host(f.host[1], self._slot_buffer("value", f.slot, n)[:k], self.compute)
             if n_high:
-                _to_host(f.host[2], self._slot_buffer("keys", f.slot, n)[:n_high], self.selecting)
+                _to_host(f.host[2], self._slot_buffer("keys", f.slot, n)[:n_high], self.compute)
 
     def _account(self, dev: DeviceChunk, f: _Flight, busy_until: cp.cuda.Event | None = None) -> None:
         """Kernel seconds of a finished flight (its events have all completed): from its start to
@@ -623,22 +615,20 @@ class DeviceWorker:
         launch, three queries' long subjects may be scanned at once, each on its own long
         stream (:meth:`_launch`).
 
-        Race-free because everything of a scan after its kernels is queued once the host has
-        seen its overflow count, which its long stream copies after both its kernels (its
-        rescoring on the compute stream, then its selection and copies on the selection
-        stream, which waits for the rescoring); so by step ``i`` the scans of every step up to
-        ``i - 3`` are done, and the selection of step ``i - 4``, whose slot step ``i`` takes,
-        was awaited (step ``i - 1``). The copies of step ``i - 4`` may still be queued: they
-        read the slot's candidate buffers, which step ``i``'s scans do not write (only its
-        scores and overflow list) and its selection, behind them on the same stream, does.
-        Scans that overlap write disjoint rows of the shared boundary buffer (:meth:`_claim`,
-        whatever their batch; a rescoring claims every row), and the pinned counts are read
-        after the event of their copy. A batch's last use is recorded on the selection stream
-        behind its last selection (which waited for the last rescoring, the last kernel to
-        read its residues, and reads its offsets' length bins); the next batch is uploaded at
-        the launch of query UPLOAD_AT, when that record exists for every batch before, which
-        the upload may drop to make room (it waits for the record; selections are taken early
-        if a batch has too few queries). Yielding changes none of this order: a yield only lets the host queue
+        Race-free because everything of a scan after its kernels is queued on the compute
+        stream once the host has seen its overflow count, which its long stream copies after
+        both its kernels; so by step ``i`` the scans of every step up to ``i - 3`` are done,
+        and the selection and copies of step ``i - 4``, whose slot step ``i`` takes, were
+        awaited (selection, step ``i - 1``) or queued before (the copies, on the compute
+        stream, ahead of step ``i``'s inter-task scan; its intra-task scan writes only the
+        slot's scores and overflow list). Scans that overlap write disjoint rows of the
+        shared boundary buffer (:meth:`_claim`, whatever their batch; a rescoring claims every
+        row), and the pinned counts are read after the event of their copy. A batch's last
+        use is recorded on the compute stream behind its last scan's rescoring (the last
+        kernel to read its residues); the next batch is uploaded at the launch of query
+        UPLOAD_AT, when that record exists for every batch before, which the upload may drop
+        to make room (it waits for the record; selections are taken early if a batch has too
+        few queries). Yielding changes none of this order: a yield only lets the host queue
         another GPU's work before it waits.
         """
         if not batches:
@@ -664,8 +654,8 @@ class DeviceWorker:
             self._rescore(devs[b], f)
             self._select(devs[b], f, top, score_stats)
             if t + 1 == len(flights) and (order is not None or b == len(batches) - 1) or t + 1 < len(flights) and owner[t + 1] != b:
-                with cp.cuda.Device(self.device_id):  # behind its last rescoring (waited for) and length bins
-                    devs[b].last_use = _record(self.selecting)
+                with cp.cuda.Device(self.device_id):
+                    devs[b].last_use = _record(self.compute)
 
         while True:
             step = next(todo, None)
@@ -695,10 +685,9 @@ class DeviceWorker:
                 break
             i += 1
         with cp.cuda.Device(self.device_id):
-            done = _record(self.selecting)  # the last copies; every scan was awaited before its selection
+            done = _record(self.compute)
         yield done
         with cp.cuda.Device(self.device_id):
-            self.selecting.synchronize()
             self.compute.synchronize()
         out: list[list[tuple[int, tuple[np.ndarray, np.ndarray]]]] = [[] for _ in batches]
         busy_until = None  # the latest end of the scans accounted so far
