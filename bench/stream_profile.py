@@ -3,7 +3,7 @@
 
     python3 bench/stream_profile.py DB QUERIES.fasta [--budgets resident 1/8 1/32] [--json OUT]
 
-For each memory budget (a fraction of the database's resident bytes) a fresh
+For each memory budget (a fraction of 9 bytes per residue of the database) a fresh
 :class:`~swgpu_core.gpu.search.CudaBackend` scans every query once to warm up, then once
 timed; every query's flight on every batch is recorded from the worker's own CUDA events
 (``DeviceWorker._account``: scan kernels, inter and intra kernels, the threshold and the
@@ -37,7 +37,9 @@ def main() -> None:
     args = ap.parse_args()
     db = Database(args.db)
     queries, scoring = read_sequences(args.queries, db.alphabet), Scoring.protein()
-    full = gpu_search.BYTES_PER_RESIDUE * db.n_residues
+    # budgets as fractions of 9 bytes per residue: the resident footprint until the boundary buffer
+    # was halved (2026-11-25), so that a budget names the same memory in every session's runs
+    full = 9 * db.n_residues
     rows: list[dict] = []
     account = gpu_search.DeviceWorker._account
 

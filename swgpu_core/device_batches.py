@@ -92,6 +92,10 @@ class Batch:
             base += r.n_residues
         return np.concatenate(parts)
 
+    def longest(self, db: Database) -> int:
+        """The length of its longest subject (the last: runs in database order)."""
+        return int(db.lengths[self.runs[-1].stop - 1])
+
     def lengths(self, db: Database) -> np.ndarray:
         return np.concatenate([np.asarray(db.lengths[r.first : r.stop]) for r in self.runs])
 

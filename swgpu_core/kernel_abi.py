@@ -139,6 +139,25 @@ class SeedCounter(enum.IntEnum):
     ERROR = 4  # non-zero: the launch's shared memory is smaller than the kernel's layout
 
 
+def scan_rows(offsets, first: int, stop: int, lanes: int) -> tuple[int, int]:
+    """The boundary rows ``[lo, hi)`` that a whole-batch scan of subjects ``first..stop``
+    (``first`` even when ``lanes`` is 2; ``offsets``: the batch's n + 1 residue offsets)
+    writes: its groups' rows as ``boundary_row`` in ``kernels/sw_scan.cu`` places them."""
+    if stop <= first:
+        return 0, 0
+    if lanes == 1:
+        return int(offsets[first]), int(offsets[stop])
+    last = first + (stop - 1 - first) // 2 * 2  # the last group's first subject
+    return int(offsets[first + 1]) // 2, int(offsets[last + 1]) // 2 + int(offsets[stop] - offsets[stop - 1])
+
+
+def boundary_rows(n_residues: int, longest: int, lanes: int) -> int:
+    """Rows (two 32-bit words each) of the boundary buffer that the whole-batch scans of a batch
+    of ``n_residues`` residues, its longest subject ``longest`` long, use with ``lanes``
+    subjects per group: the derivation is ``boundary_row`` in ``kernels/sw_scan.cu``."""
+    return n_residues // 2 + longest + 1 if lanes == 2 else n_residues + 1
+
+
 def _enum_defines(prefix: str, values: type[enum.IntEnum]) -> list[str]:
     return [f"-DSWGPU_{prefix}_{m.name}={m.value}" for m in values] + [f"-DSWGPU_{prefix}_COUNT={len(values)}"]
 

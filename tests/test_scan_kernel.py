@@ -74,8 +74,10 @@ def emulate(exe: Path, work: Path, db, query: EncodedSequence, kind: str, r: int
         np.ascontiguousarray(arr).tofile(work / f"{name}.bin")
     n = chunk.n_sequences
     overflow_at = 0 if arith == "s32" else OVERFLOW_AT
+    # the rows the host gives a batch (a guard band past them fails the harness if written)
+    rows = kernel_abi.boundary_rows(chunk.n_residues, int(np.max(np.diff(offsets))), 1 if arith == "s32" else 2)
     scalars = [ARITH[arith], int(kind == "intra"), r, width, n, profile.shape[1], profile.shape[1] // cols, scoring.first_gap_cost,
-               scoring.gap_extend, overflow_at, chunk.n_residues + 1, n]  # fmt: skip
+               scoring.gap_extend, overflow_at, rows, n]  # fmt: skip
     (work / "scalars.txt").write_text(" ".join(map(str, scalars)) + "\n")
     done = subprocess.run([str(exe), str(work), str(seed)], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-4000:]
@@ -96,3 +98,30 @@ def test_scan_scores_equal_the_cpu(emulator, tmp_path, setup, shape, arith):
         if arith != "s32":  # every subject at or above the mark is listed for rescoring, and only those
             assert flagged == set(np.flatnonzero(want >= OVERFLOW_AT).tolist())
             assert flagged, "no score reached the overflow mark: the listing is not tested"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_packed_scans_rows_are_disjoint_and_within_the_buffer(seed):
+    """The rows that the two packed scans of a batch write (kernel_abi.scan_rows, which the
+    workers' claims use) never overlap when the batch is split at an even subject, every
+    group's rows as the kernels place them (boundary_row) lie inside its scan's range and
+    apart from the others', and all fit kernel_abi.boundary_rows. The harness test above
+    checks the kernels against the same bound."""
+    rng = np.random.default_rng(seed)
+    lengths = np.sort(rng.integers(1, 3000, int(rng.integers(1, 300))))
+    offsets = np.concatenate(([0], np.cumsum(lengths)))
+    n = lengths.size
+    rows = kernel_abi.boundary_rows(int(offsets[-1]), int(lengths.max()), 2)
+    for split in [*range(0, n, 2), n]:  # even splits, or all subjects in one kernel (DeviceWorker._launch)
+        scans = [(0, split), (split, n)]
+        ranges = [kernel_abi.scan_rows(offsets, first, stop, 2) for first, stop in scans]
+        assert ranges[0][1] <= ranges[1][0] or split in (0, n)
+        spans = []
+        for (first, stop), (lo, hi) in zip(scans, ranges):
+            for g in range(first, stop, 2):
+                start = (offsets[g] + lengths[g]) // 2  # boundary_row of sw_scan.cu
+                spans.append((start, start + lengths[min(g + 1, stop - 1)]))
+                assert lo <= spans[-1][0] and spans[-1][1] <= hi
+        spans.sort()
+        assert all(x[1] <= y[0] for x, y in zip(spans, spans[1:]))
+        assert not spans or spans[-1][1] <= rows

@@ -26,6 +26,7 @@ import numpy as np
 from ..database import Chunk, Database
 from ..device_batches import Batch, device_batches, pieces
 from ..fasta import EncodedSequence
+from ..kernel_abi import boundary_rows, scan_rows
 from ..plan import DeviceModel, LengthProfile, Plan, choose_threshold, evaluate
 from ..score_stats import ScoreHistograms
 from ..scoring import Scoring
@@ -36,12 +37,16 @@ from .kernels import Shape, build_profile, pick_shapes, scan_kernels
 from .score_stats import length_bins, queue_histogram
 
 #: device bytes per residue of a batch: the residue, kept while the batch is resident, and
-#: its slot in the boundary buffer, which is scratch (one per worker, the largest batch's size)
-RESIDUE_BYTES, BOUNDARY_BYTES = 1, 8
+#: its share of the boundary buffer, which is scratch (one per worker, the largest batch's
+#: size): half a row of BOUNDARY_ROW_BYTES (kernel_abi.boundary_rows), plus a row per residue
+#: of the longest subject (:func:`_device_bytes`)
+RESIDUE_BYTES, BOUNDARY_BYTES, BOUNDARY_ROW_BYTES = 1, 4, 8
 #: bytes per residue of a database kept whole on the device
 BYTES_PER_RESIDUE = RESIDUE_BYTES + BOUNDARY_BYTES
 #: bytes per residue of a streamed batch: two resident (one scanned, the next being copied), one boundary buffer
 STREAMED_BYTES_PER_RESIDUE = 2 * RESIDUE_BYTES + BOUNDARY_BYTES
+#: rescored subjects whose list comes back with their count (more: one more copy, awaited)
+RESCORE_LISTED = 256
 #: the upload ring: pinned staging buffers and their size (a batch is copied in pieces)
 STAGING_BUFFERS, STAGING_BYTES = 2, 32 << 20
 #: queries of a batch in flight on one worker (see DeviceWorker.scan_steps): up to three
@@ -83,7 +88,7 @@ class DeviceChunk:
     residues: cp.ndarray
     offsets: cp.ndarray
     lengths: LengthProfile  # host copy, for the threshold split
-    rows: np.ndarray  # host copy of the offsets: the subjects' rows in the boundary buffer (DeviceWorker._claim)
+    rows: np.ndarray  # host copy of the offsets (the scans' boundary rows, DeviceWorker._claim; rescoring windows)
     subjects: cp.ndarray  # 0..n-1, the kernels' subject list for a whole-chunk scan
     ready: cp.cuda.Event  # the copy to the device is done
     plans: dict = field(default_factory=dict)  # (query length, fixed threshold) -> Plan
@@ -93,6 +98,11 @@ class DeviceChunk:
     @property
     def nbytes(self) -> int:
         return int(self.residues.nbytes + self.offsets.nbytes)
+
+    @property
+    def longest(self) -> int:
+        """Its longest subject's length (the last: subjects sorted by length)."""
+        return int(self.rows[-1] - self.rows[-2]) if self.rows.size > 1 else 0
 
 
 class DeviceWorker:
@@ -114,7 +124,12 @@ class DeviceWorker:
             self.copy = cp.cuda.Stream(non_blocking=True)
             free, _total = cp.cuda.runtime.memGetInfo()
             self._counts_memory = cp.cuda.alloc_pinned_memory(16 * PIPELINE_DEPTH)
+            self._listed_memory = cp.cuda.alloc_pinned_memory(4 * RESCORE_LISTED * PIPELINE_DEPTH)
         self._counts = [np.frombuffer(self._counts_memory, np.int32, 4, offset=16 * k) for k in range(PIPELINE_DEPTH)]
+        # per slot, the first RESCORE_LISTED entries of a query's overflow list, copied with its count
+        self._listed = [
+            np.frombuffer(self._listed_memory, np.int32, RESCORE_LISTED, offset=4 * RESCORE_LISTED * k) for k in range(PIPELINE_DEPTH)
+        ]
         # (device profile, its pinned staging, the end of its copy) per shape and query
         self._profiles: dict[tuple[Shape, bytes], tuple[cp.ndarray, object, cp.cuda.Event]] = {}
         self._staging: list = []  # the upload ring of pinned buffers (made on first upload)
@@ -144,7 +159,7 @@ class DeviceWorker:
     @property
     def resident_bytes(self) -> int:
         """What the memory budget counts: the resident batches and a boundary buffer for the largest."""
-        return _device_bytes([d.batch.n_residues for d in self.resident.values()])
+        return _device_bytes([(d.batch.n_residues, d.longest) for d in self.resident.values()])
 
     def _buffer(self, name: str, size: int, dtype) -> cp.ndarray:
         """A scratch buffer of at least ``size``, kept for later batches.
@@ -168,14 +183,15 @@ class DeviceWorker:
         return self._buffer(f"{name}{slot}", times * n + plus, dtype)
 
     def _boundary(self, dev: DeviceChunk) -> cp.ndarray:
-        """The boundary buffer for ``dev``: one (H, E) row per residue, shared by the scans (:meth:`_claim`)."""
-        return self._buffer("boundary", 2 * (dev.batch.n_residues + 1), np.uint32)
+        """The boundary buffer for ``dev``: (H, E) rows as the packed scans place them (half a row
+        per residue, kernel_abi.boundary_rows), shared by the scans (:meth:`_claim`)."""
+        return self._buffer("boundary", 2 * boundary_rows(dev.batch.n_residues, dev.longest, 2), np.uint32)
 
-    def _reserve(self, batches: list[Batch], histograms: bool) -> None:
+    def _reserve(self, db: Database, batches: list[Batch], histograms: bool) -> None:
         """Make the scratch buffers of every ring slot for the largest of ``batches`` before the
         first launch, while the streams are idle: a buffer made larger later would drain them
         (:meth:`_buffer`) and leave the queries in flight with the old one."""
-        self._buffer("boundary", 2 * (max(b.n_residues for b in batches) + 1), np.uint32)
+        self._buffer("boundary", 2 * max(boundary_rows(b.n_residues, b.longest(db), 2) for b in batches), np.uint32)
         for slot in range(PIPELINE_DEPTH):
             for name in SLOT_BUFFERS:
                 if histograms or name != "keys":
@@ -230,7 +246,10 @@ class DeviceWorker:
         with cp.cuda.Device(self.device_id):
             size = batch.n_residues
             for old in list(self.resident):  # oldest batches first
-                if _device_bytes([*(d.batch.n_residues for d in self.resident.values()), size]) <= self.budget:
+                if (
+                    _device_bytes([*((d.batch.n_residues, d.longest) for d in self.resident.values()), (size, batch.longest(db))])
+                    <= self.budget
+                ):
                     break
                 if self.resident[old] is keep:
                     continue
@@ -321,14 +340,17 @@ class DeviceWorker:
         and on a batch of only long subjects several queries' scans run at once.
 
         What the scans of different queries (of this batch or the one before) share is the
-        boundary buffer, one row per residue of the batch: a scan with more than one pass
-        writes its subjects' rows (the inter-task scan those below ``n_short``, the intra-task
-        scan the others), and waits for any scan on another stream still running over rows it
-        writes (:meth:`_claim`). Their slots' buffers are free when they start (:meth:`scan_steps`).
+        boundary buffer: a scan with more than one pass writes its subjects' rows (the
+        inter-task scan those below ``n_short``, the intra-task scan the others; where, says
+        kernel_abi.scan_rows), and waits for any scan on another stream still running over rows
+        it writes (:meth:`_claim`). ``n_short`` is made even (one more subject for the inter-task
+        kernel at most), as the packed scans' row placement asks. Their slots' buffers are free
+        when they start (:meth:`scan_steps`).
         """
         n = dev.batch.n_sequences
         plan = self.plan(dev, len(query))
         n_short = dev.lengths.split(plan.threshold)
+        n_short += n_short % 2 if n_short < n else 0
         inter, intra = pick_shapes(len(query), n_short, self.geometry.busy_threads)
         long = self.longs[self._launches % LONG_STREAMS]
         self._launches += 1
@@ -352,7 +374,7 @@ class DeviceWorker:
             marks = []
             for shape, stream, prof, first, stop in jobs:
                 multipass = prof.shape[1] // shape.cols > 1 and stop > first
-                rows = (int(dev.rows[first]), int(dev.rows[stop]))
+                rows = scan_rows(dev.rows, first, stop, 2)
                 if multipass:
                     self._claim(*rows, stream)
                 marks.append(_record(stream, timing=True))
@@ -364,9 +386,11 @@ class DeviceWorker:
             long.wait_event(marks[3])  # the join: everything after this on the long stream sees both scans done
             scanned = _record(long, timing=True)
             _to_host(counts[:1], overflow[:1], long)
+            listed = self._listed[slot][: min(RESCORE_LISTED, n)]
+            _to_host(listed, overflow[1 : 1 + listed.size], long)
             counted = _record(long)
         return _Flight(index, len(query), slot, scores, overflow, n_short, plan, (inter, intra), (prof_inter, prof_intra),
-                       [start, *marks, scanned], counts, counted)  # fmt: skip
+                       [start, *marks, scanned], counts, counted, listed)  # fmt: skip
 
     def _claim(self, first: int, stop: int, stream: cp.cuda.Stream) -> None:
         """Make ``stream`` wait for every recent scan on another stream that writes boundary rows
@@ -386,6 +410,10 @@ class DeviceWorker:
         f.rescored = int(f.counts[0])
         if not f.rescored:
             return
+        if f.rescored <= f.listed.size:
+            redo = np.sort(f.listed[: f.rescored])
+        else:  # more than came back with the count: the whole list, awaited (on the copy stream, not behind the scans)
+            redo = np.sort(f.overflow[1 : 1 + f.rescored].get(stream=self.copy))
         (inter, intra), (prof_inter, prof_intra) = f.shapes, f.profiles
         with cp.cuda.Device(self.device_id), self.compute:
             # later queries' scans may be running on the long streams, over boundary rows
@@ -394,11 +422,17 @@ class DeviceWorker:
                 self.compute.wait_event(_record(long))
             boundary = self._boundary(dev)
             begin = _record(self.compute, timing=True)
-            redo = cp.sort(f.overflow[1 : 1 + f.rescored])
-            is_long = cp.greater_equal(redo, f.n_short)  # ufuncs, not operators: see _compact_kernel
-            for shape, prof, sel in ((inter, prof_inter, redo[cp.logical_not(is_long)]), (intra, prof_intra, redo[is_long])):
-                sel = cp.ascontiguousarray(sel)
-                self.launch_scan(shape, True, self.compute, dev, prof, sel, int(sel.size), 0, boundary, f.scores, f.overflow)
+            # the 32-bit scans place a subject's rows at its residue offset (kernel_abi.scan_rows),
+            # which the buffer, made for packed pairs, holds only within about half a batch: so
+            # windows of the subjects whose residues fit it, each scanned with offsets counted
+            # from the window's first residue
+            for window in _windows(dev.rows, redo, boundary.size // 2):
+                base = int(dev.rows[window[0]])
+                shifted = _Shifted(dev.residues[base:], cp.subtract(dev.offsets, base))
+                for shape, prof, sel in ((inter, prof_inter, window[window < f.n_short]), (intra, prof_intra, window[window >= f.n_short])):
+                    if sel.size:
+                        self.launch_scan(shape, True, self.compute, shifted, prof, cp.asarray(sel.astype(np.int32)), int(sel.size), 0,
+                                         boundary, f.scores, f.overflow)  # fmt: skip
             f.rescore_marks = (begin, _record(self.compute, timing=True))
             self._boundary_users.append((0, ALL_ROWS, self.compute, f.rescore_marks[1]))
 
@@ -637,7 +671,7 @@ class DeviceWorker:
         self._forget_profiles()
         devs = [self.upload(db, batches[0])]
         with cp.cuda.Device(self.device_id), self.compute:
-            self._reserve(batches, score_stats is not None)
+            self._reserve(db, batches, score_stats is not None)
         if order is None:
             todo = ((b, k) for b in range(len(batches)) for k in range(len(queries)))
         else:
@@ -729,13 +763,33 @@ class _Flight:
     profiles: tuple[cp.ndarray, cp.ndarray]
     marks: list  # timing events: start, intra start/end, inter start/end, scans done
     counts: np.ndarray  # pinned int32[4]: overflowed subjects, candidates, scores above the histogram's cap
-    counted: cp.cuda.Event  # the overflow count has reached ``counts[0]``
+    counted: cp.cuda.Event  # the overflow count has reached ``counts[0]`` (and the list's first entries ``listed``)
+    listed: np.ndarray | None = None  # pinned: the overflow list's first entries (up to RESCORE_LISTED)
     rescored: int = 0
     rescore_marks: tuple | None = None
     selected: cp.cuda.Event | None = None  # counts[1] and counts[2] have arrived
     dense: np.ndarray | None = None  # the histogram's cells (pinned), valid once the batch synchronised
     dense_pinned: object = None
     host: tuple | None = None  # (indices, scores, histogram keys, their pinned memory), valid once the batch synchronised
+
+
+@dataclass
+class _Shifted:
+    """What a scan kernel reads of a batch, its residues and offsets counted from a later residue."""
+
+    residues: cp.ndarray
+    offsets: cp.ndarray
+
+
+def _windows(rows: np.ndarray, subjects: np.ndarray, room: int) -> list[np.ndarray]:
+    """``subjects`` (sorted) in consecutive runs whose residues (``rows``: the batch's offsets)
+    span at most ``room`` (a subject longer than that, never the case here, alone)."""
+    out, start = [], 0
+    for k in range(1, subjects.size + 1):
+        if k == subjects.size or rows[subjects[k] + 1] - rows[subjects[start]] > room:
+            out.append(subjects[start:k])
+            start = k
+    return out
 
 
 @dataclass
@@ -746,9 +800,16 @@ class _Subjects:
     lbins: cp.ndarray | None = None
 
 
-def _device_bytes(batch_residues: list[int]) -> int:
-    """Device bytes of resident batches of these sizes and a boundary buffer for the largest."""
-    return RESIDUE_BYTES * sum(batch_residues) + BOUNDARY_BYTES * max(batch_residues, default=0)
+def _device_bytes(batches: list[tuple[int, int]]) -> int:
+    """Device bytes of resident batches of these (residues, longest subject) and a boundary buffer for the largest."""
+    rows = max((boundary_rows(n, longest, 2) for n, longest in batches), default=0)
+    return RESIDUE_BYTES * sum(n for n, _ in batches) + BOUNDARY_ROW_BYTES * rows
+
+
+def _usable(db: Database, budget: int) -> int:
+    """The part of a memory budget that scales with the batches' residues: less the boundary
+    rows a batch's longest subject adds (:func:`_device_bytes`)."""
+    return max(0, budget - BOUNDARY_ROW_BYTES * (db.max_length + 1))
 
 
 def _to_host(dst: np.ndarray, src: cp.ndarray, stream: cp.cuda.Stream) -> None:
@@ -825,8 +886,8 @@ class CudaBackend:
     def batches(self, db: Database, chunks: list[Chunk]) -> list[Batch]:
         """The device batches of ``chunks`` under the smallest device budget: all resident if
         they fit, else streamed in batches of which two fit beside one boundary buffer."""
-        budget = min(w.budget for w in self.workers)
-        return device_batches(db, chunks, budget // BYTES_PER_RESIDUE, len(self.workers), budget // STREAMED_BYTES_PER_RESIDUE)
+        usable = _usable(db, min(w.budget for w in self.workers))
+        return device_batches(db, chunks, usable // BYTES_PER_RESIDUE, len(self.workers), usable // STREAMED_BYTES_PER_RESIDUE)
 
     def scan(self, db: Database, chunks: list[Chunk], queries: list[EncodedSequence], top: int, on_chunk=None, score_stats=None):
         """Per device batch, per query candidates, all devices driven from this thread.
@@ -842,7 +903,7 @@ class CudaBackend:
         selection once its batch is scanned."""
         n = len(self.workers)
         if n > 1 and len(queries) >= n:
-            whole = device_batches(db, chunks, min(w.budget for w in self.workers) // BYTES_PER_RESIDUE)
+            whole = device_batches(db, chunks, _usable(db, min(w.budget for w in self.workers)) // BYTES_PER_RESIDUE)
             if len(whole) == 1:
                 longest_first = iter(sorted(range(len(queries)), key=lambda q: -len(queries[q])))
                 found: list = [None] * len(queries)

@@ -257,14 +257,28 @@ __device__ __forceinline__ int group_subjects(const ScanArgs& a, int group, int 
     return longest;
 }
 
+// Where a group keeps its rows in the boundary buffer (in a whole-batch scan; a task list names
+// them). A group of one subject: from its residue offset o. A packed pair (a, a+1) of the
+// length-sorted list needs max(l_a, l_a+1) = l_a+1 rows, and takes them from
+// (o_a + l_a) / 2 = o_a+1 / 2: the next pair starts at o_a+3 / 2 = (o_a+1 + l_a+1 + l_a+2) / 2,
+// which is at least o_a+1 / 2 + l_a+1 since l_a+2 >= l_a+1 (rounded down too: the rounding of
+// o_a+1 / 2 + (l_a+1 + l_a+2) / 2 cannot fall below o_a+1 / 2 + l_a+1 rounded down). So packed
+// scans of a batch of N residues need N / 2 + (its longest length) + 1 rows, half a row per residue
+// (kernel_abi.boundary_rows), provided that the lists scanned side by side are whole runs of
+// pairs: the host splits a batch between its two kernels at an even subject, and the only group
+// of one subject is the batch's last (a lone subject inside would reach into the next pair's rows).
+template <class A>
+__device__ __forceinline__ int64_t boundary_row(const int64_t (&off)[A::kLanes], const int (&len)[A::kLanes]) {
+    return A::kLanes == 2 ? (off[0] + len[0]) / 2 : off[0];
+}
+
 // ---------------------------------------------------------------- inter-task kernel
 // G lanes of a warp per group of kLanes subjects; groups in reverse list order so that the
 // longest subjects (the list is sorted by length) start first and the tail stays short.
 // The groups of a warp run the same number of rows (the longest of the warp, padding the
 // others), so every shuffle is a whole-warp one.
 // The scan of one group by its G lanes (the body of sw_inter and sw_inter_tasks). `bnd_row`: the
-// group's rows in the boundary buffer, -1 for its first subject's residue offset (the subjects
-// of a group are adjacent in the chunk, so that leaves room for `longest` rows).
+// group's rows in the boundary buffer, -1 for those of boundary_row (a whole-batch scan).
 template <class A, int R, int G>
 __device__ __forceinline__ void inter_scan(const ScanArgs& a, int group, int64_t bnd_row, bool by_slot) {
     using T = typename A::T;
@@ -275,7 +289,7 @@ __device__ __forceinline__ void inter_scan(const ScanArgs& a, int group, int64_t
     int64_t off[A::kLanes];
     const int longest = group_subjects<A>(a, group, subj, off, len);
     const int rows = warp_max(longest);
-    uint2* bnd = a.boundary + (bnd_row < 0 ? off[0] : bnd_row);
+    uint2* bnd = a.boundary + (bnd_row < 0 ? boundary_row<A>(off, len) : bnd_row);
     const T neg_oe = A::splat(-a.oe), neg_ext = A::splat(-a.extend);
     const uint32_t pad_codes = A::kLanes == 2 ? kPadResidue * 0x101u : kPadResidue;
 
@@ -396,7 +410,7 @@ __global__ void __launch_bounds__(W * 32) sw_intra(SWGPU_SCAN_PARAMS) {
     int subj[A::kLanes], len[A::kLanes];
     int64_t off[A::kLanes];
     const int longest = group_subjects<A>(a, group, subj, off, len);
-    uint2* bnd = a.boundary + off[0];
+    uint2* bnd = a.boundary + boundary_row<A>(off, len);
     const T neg_oe = A::splat(-a.oe), neg_ext = A::splat(-a.extend);
     const uint32_t pad_codes = A::kLanes == 2 ? kPadResidue * 0x101u : kPadResidue;
     const uint2 none = make_uint2((uint32_t)neg_oe, (uint32_t)neg_oe);

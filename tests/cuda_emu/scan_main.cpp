@@ -63,7 +63,9 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "scan_emu: no kernel for kind %d, %d x %d\n", kind, width, r);
         return 2;
     }
-    std::vector<uint2> boundary((size_t)std::max(boundary_rows, 1), uint2{0xdeadbeefu, 0xdeadbeefu});
+    // a guard band past the rows the host gave: a kernel writing there fails the run
+    constexpr size_t kGuard = 1 << 16;
+    std::vector<uint2> boundary((size_t)std::max(boundary_rows, 1) + kGuard, uint2{0xdeadbeefu, 0xdeadbeefu});
     std::vector<int32_t> scores((size_t)std::max(n_scores, 1), -1), overflow((size_t)n_scores + 1, 0);
     for (auto [name, out] : {std::pair{"/scores.bin", &scores}, std::pair{"/overflow.bin", &overflow}}) {
         std::ifstream in(dir + name, std::ios::binary);
@@ -79,6 +81,12 @@ int main(int argc, char** argv) {
                    boundary.data(), scores.data(), overflow.data());
         },
         seed);
+    for (size_t k = (size_t)std::max(boundary_rows, 1); k < boundary.size(); ++k) {
+        if (boundary[k].x != 0xdeadbeefu || boundary[k].y != 0xdeadbeefu) {
+            std::fprintf(stderr, "scan_emu: boundary row %zu written, past the %d rows given\n", k, boundary_rows);
+            return 3;
+        }
+    }
     std::ofstream(dir + "/scores.bin", std::ios::binary).write(reinterpret_cast<const char*>(scores.data()), (std::streamsize)(4 * n_scores));
     std::ofstream(dir + "/overflow.bin", std::ios::binary)
         .write(reinterpret_cast<const char*>(overflow.data()), (std::streamsize)(4 * (n_scores + 1)));

@@ -31,7 +31,7 @@ class ndarray(np.ndarray):  # noqa: N801 (CuPy's name)
     def data(self):
         return types.SimpleNamespace(ptr=self.ctypes.data)
 
-    def get(self) -> np.ndarray:
+    def get(self, stream=None) -> np.ndarray:
         return np.array(self)
 
 
@@ -71,6 +71,10 @@ def sort(a) -> ndarray:
 
 def partition(a, kth: int) -> ndarray:
     return _device(np.partition(np.asarray(a), kth))
+
+
+def subtract(a, b) -> ndarray:
+    return _device(np.subtract(a, b))
 
 
 def greater_equal(a, b) -> ndarray:
