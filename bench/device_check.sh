@@ -63,17 +63,17 @@ print({t: (statistics.median(v), min(v)) for t, v in w.items()})"
       python3 -c "import pstats; pstats.Stats('$OUT/search.prof').sort_stats('cumulative').print_stats(35)" > "$OUT/search_profile.txt"
       head -80 "$OUT/search_profile.txt" | tail -50
       # scan time against kernel time in one process (warm: kernels loaded, resident batch uploaded),
-      # resident and streamed under budgets of 1/8 and 1/32 of the database (9 bytes per residue)
+      # resident and streamed under budgets of 1/8 and 1/32 of 9 bytes per residue of the database
       python3 - "$W/sw_bench200M" $q <<'PY' 2>&1 | tee "$OUT/scan_timing.txt"
 import sys
 from swgpu_core.database import Database
 from swgpu_core.fasta import read_sequences
-from swgpu_core.gpu.search import BYTES_PER_RESIDUE, CudaBackend
+from swgpu_core.gpu.search import CudaBackend
 from swgpu_core.scoring import Scoring
 from swgpu_core.search import search
 db = Database(sys.argv[1])
 queries, sc = read_sequences(sys.argv[2], db.alphabet), Scoring.protein()
-full = BYTES_PER_RESIDUE * db.n_residues
+full = 9 * db.n_residues  # as bench/stream_profile.py: fractions of 9 bytes per residue in every session
 for name, budget in (("resident", None), ("1/8", full // 8), ("1/32", full // 32)):
     backend = CudaBackend(sc, memory_budget=budget)
     search(db, queries[:1], sc, backend, top=10, show_progress=False)  # warm-up
