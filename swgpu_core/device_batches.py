@@ -113,22 +113,24 @@ def _join(runs: list[Chunk]) -> tuple[Chunk, ...]:
 
 def _cut(db: Database, runs: list[Chunk], limit: int) -> list[list[Chunk]]:
     """``runs`` (in database order) cut at sequence boundaries into consecutive parts of at
-    most ``limit`` residues each (a single longer sequence forms a part of its own)."""
+    most ``limit`` residues each, each filled as far as it goes (a single longer sequence
+    forms a part of its own)."""
     parts: list[list[Chunk]] = []
     part: list[Chunk] = []
     room = limit
     for run in runs:
-        for piece in pieces(db, run, limit):
-            if piece.n_residues > room and part:  # cut the piece where the part is full
-                base = int(db.offsets[piece.first])
-                stop = int(np.searchsorted(db.offsets, base + room, side="right")) - 1
-                if stop > piece.first:
-                    part.append(Chunk(piece.index, piece.first, stop, base, int(db.offsets[stop])))
-                    piece = Chunk(piece.index, stop, piece.stop, int(db.offsets[stop]), piece.residue_stop)
+        start = run.first
+        while start < run.stop:
+            base = int(db.offsets[start])
+            stop = min(int(np.searchsorted(db.offsets, base + max(room, 0), side="right")) - 1, run.stop)
+            if stop == start and part:  # the next sequence does not fit what is left of this part
                 parts.append(part)
                 part, room = [], limit
-            part.append(piece)
-            room -= piece.n_residues
+                continue
+            stop = max(stop, start + 1)
+            part.append(Chunk(run.index, start, stop, base, int(db.offsets[stop])))
+            room -= int(db.offsets[stop]) - base
+            start = stop
     if part:
         parts.append(part)
     return parts
