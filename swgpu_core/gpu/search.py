@@ -825,7 +825,7 @@ def _compact_kernel() -> cp.ElementwiseKernel:
     An atomic counter rather than a prefix sum: ``cupy.cumsum`` imports cupyx and with it
     SciPy's sparse matrices on its first use in a process (0.2-0.7 s of every search's
     start-up on the H100), and the few candidates per query are put in order on the host.
-    For the same reason the search path calls ufuncs (``cp.greater_equal``, ``cp.subtract``)
+    For the same reason the search path calls ufuncs (``cp.subtract``, ``cp.maximum``)
     where an operator would do: CuPy's arithmetic and comparison operators import cupyx on
     first use too (measured on the H100 with CuPy 13; the ufuncs, sorting and partitioning
     do not). ``tests/test_gpu_pipeline.py`` checks that a search imports no cupyx."""

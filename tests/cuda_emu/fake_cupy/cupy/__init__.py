@@ -65,28 +65,12 @@ def full(shape, value, dtype=None) -> ndarray:
     return _device(np.full(shape, value, dtype))
 
 
-def sort(a) -> ndarray:
-    return _device(np.sort(np.asarray(a)))
-
-
 def partition(a, kth: int) -> ndarray:
     return _device(np.partition(np.asarray(a), kth))
 
 
 def subtract(a, b) -> ndarray:
     return _device(np.subtract(a, b))
-
-
-def greater_equal(a, b) -> ndarray:
-    return _device(np.greater_equal(np.asarray(a), b))
-
-
-def logical_not(a) -> ndarray:
-    return _device(np.logical_not(np.asarray(a)))
-
-
-def ascontiguousarray(a) -> ndarray:
-    return _device(np.asarray(a))
 
 
 class ElementwiseKernel:
