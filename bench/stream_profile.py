@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a streamed scan loses against the resident one: kernel time per device batch.
 
-    python3 bench/stream_profile.py DB QUERIES.fasta [--budgets resident 1/8 1/32] [--json OUT]
+    python3 bench/stream_profile.py DB QUERIES.fasta [--budgets resident 1/8 1/32] [--inter-streams K ...] [--lag N ...] [--json OUT]
 
 For each memory budget (a fraction of 9 bytes per residue of the database) a fresh
 :class:`~swgpu_core.gpu.search.CudaBackend` scans every query once to warm up, then once
@@ -10,7 +10,10 @@ timed; every query's flight on every batch is recorded from the worker's own CUD
 planner's prediction). Printed per batch: its subjects and length range, then the summed
 kernel, inter and intra seconds and the predicted seconds over the queries, so a batch that
 the GPU cannot fill shows as measured far above predicted. One JSON line per budget. Runs
-against an older ``swgpu_core`` too (whose batches are one chunk).
+against an older ``swgpu_core`` too (whose batches are one chunk). ``--inter-streams`` and
+``--lag`` repeat every budget with the pipeline's constants (``INTER_STREAMS``; ``SELECT_LAG``
+and the lags, depth and long streams that follow from it) set to each value, for A/B runs in
+one process.
 """
 
 from __future__ import annotations
@@ -33,6 +36,10 @@ def main() -> None:
     ap.add_argument("queries")
     ap.add_argument("--budgets", nargs="+", default=["resident", "1/8", "1/32"])
     ap.add_argument("--top", type=int, default=10)
+    ap.add_argument("--inter-streams", type=int, nargs="+", default=[0],
+                    help="run every budget with gpu.search.INTER_STREAMS set to each value (0: as it is)")  # fmt: skip
+    ap.add_argument("--lag", type=int, nargs="+", default=[0],
+                    help="run every budget with gpu.search.SELECT_LAG set to each value and the pipeline's other constants after it (0: as it is)")  # fmt: skip
     ap.add_argument("--json")
     args = ap.parse_args()
     db = Database(args.db)
@@ -54,7 +61,14 @@ def main() -> None:
 
     gpu_search.DeviceWorker._account = recording
     out = []
-    for name in args.budgets:
+    settings = [(k, lag, name) for k in args.inter_streams for lag in args.lag for name in args.budgets]
+    for k, lag, name in settings:
+        if k:
+            gpu_search.INTER_STREAMS = k
+        if lag:
+            gpu_search.SELECT_LAG, gpu_search.FETCH_LAG, gpu_search.LONG_STREAMS = lag, lag + 1, lag + 1
+            gpu_search.PIPELINE_DEPTH = gpu_search.UPLOAD_AT = lag + 2
+        print(f"== inter streams {getattr(gpu_search, 'INTER_STREAMS', 1)}, select lag {gpu_search.SELECT_LAG}")
         budget = None if name == "resident" else int(full * Fraction(name))
         backend = gpu_search.CudaBackend(scoring, memory_budget=budget)
         search(db, queries, scoring, backend, top=args.top, show_progress=False)  # warm-up
@@ -79,7 +93,7 @@ def main() -> None:
             for x in rows:
                 print(f"    query {x['q']:5d}: kernels {x['s'] * 1e3:7.2f} ms (inter {x['inter'] * 1e3:7.2f}, intra {x['intra'] * 1e3:7.2f}) "
                       f"predicted {x['pred'] * 1e3:7.2f} thr {x['thr']}")  # fmt: skip
-        out.append({"budget": name, "batches": len(batches), "scan_s": r.seconds, "gcups": r.gcups,
+        out.append({"budget": name, "inter_streams": getattr(gpu_search, "INTER_STREAMS", 1), "select_lag": gpu_search.SELECT_LAG, "batches": len(batches), "scan_s": r.seconds, "gcups": r.gcups,
                     "kernel_s": sum(x["s"] for x in rows), "per_batch": per_batch})  # fmt: skip
         del backend
         sys.stdout.flush()

@@ -17,8 +17,12 @@ the longest subjects beside short ones, as the resident scan has them) were meas
 two H200s and were slower, not faster (bench200M x 20, budget 1/32: 4.29 s against 3.30 s
 of scan; 1/8: 2.46 against 2.36 s): a query's scan of a batch cannot end before its
 longest subject's block does, so spreading the longest subjects over every batch put that
-latency into every batch instead of into the last few. Pure Python, so it is tested
-without a GPU.
+latency into every batch instead of into the last few. Spreading only the longest
+subjects (an eighth, a quarter or 0.4 of the residues, a contiguous slice of them in each
+batch) was slower too, on one H100 (2026-11-26, two inter streams: 1/32 4.36 / 3.23 /
+3.01 s against 2.74 s; 1/8 2.35 / 2.40 / 2.34 against 2.16 s); the planner put more of
+each batch on the intra-task kernel, whose blocks are latency-bound. Pure Python, so it
+is tested without a GPU.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ of the header; an offline ``nvcc`` build finds the header through ``-I``
 
 from __future__ import annotations
 
+import bisect
 import enum
 from importlib import resources
 from pathlib import Path
@@ -149,6 +150,16 @@ def scan_rows(offsets, first: int, stop: int, lanes: int) -> tuple[int, int]:
         return int(offsets[first]), int(offsets[stop])
     last = first + (stop - 1 - first) // 2 * 2  # the last group's first subject
     return int(offsets[first + 1]) // 2, int(offsets[last + 1]) // 2 + int(offsets[stop] - offsets[stop - 1])
+
+
+def even_cuts(offsets, stop: int, parts: int) -> list[int]:
+    """Subject indices ``0 = c_0 <= ... <= c_parts = stop`` that cut subjects ``0..stop`` of a
+    batch (``offsets``: its n + 1 residue offsets, ascending) into ``parts`` scans of about
+    equal residues, each cut even, so that packed pairs stay whole and the scans' rows
+    (:func:`scan_rows`) are disjoint (``stop`` itself is even or the batch's end)."""
+    lo, hi = int(offsets[0]), int(offsets[stop])
+    cuts = [bisect.bisect_left(offsets, lo + (hi - lo) * j // parts, 0, stop + 1) // 2 * 2 for j in range(1, parts)]
+    return [0, *cuts, stop]
 
 
 def boundary_rows(n_residues: int, longest: int, lanes: int) -> int:

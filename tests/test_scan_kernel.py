@@ -125,3 +125,25 @@ def test_packed_scans_rows_are_disjoint_and_within_the_buffer(seed):
         spans.sort()
         assert all(x[1] <= y[0] for x, y in zip(spans, spans[1:]))
         assert not spans or spans[-1][1] <= rows
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_even_cuts_balance_the_bulk_and_keep_its_parts_rows_apart(seed):
+    """kernel_abi.even_cuts, which cuts a query's bulk into the parts that DeviceWorker._launch
+    scans on its inter streams: even, ascending cuts from 0 to the bulk's end; no part more
+    than a pair's residues above an equal share; and the parts' and the long subjects' scans
+    write disjoint rows (so consecutive queries' parts on different streams may overlap)."""
+    rng = np.random.default_rng(seed)
+    lengths = np.sort(rng.integers(1, 3000, int(rng.integers(1, 300))))
+    offsets = np.concatenate(([0], np.cumsum(lengths)))
+    n = lengths.size
+    for n_short in {*range(0, n, 2), n}:
+        for parts in (1, 2, 3):
+            cuts = kernel_abi.even_cuts(offsets, n_short, parts)
+            assert len(cuts) == parts + 1 and cuts[0] == 0 and cuts[-1] == n_short
+            assert all(a <= b for a, b in zip(cuts, cuts[1:])) and all(c % 2 == 0 for c in cuts[1:-1])
+            share = offsets[n_short] / parts
+            assert all(offsets[b] - offsets[a] <= share + 2 * lengths.max() for a, b in zip(cuts, cuts[1:]))
+            ranges = [kernel_abi.scan_rows(offsets, a, b, 2) for a, b in [*zip(cuts, cuts[1:]), (n_short, n)]]
+            used = sorted(r for r in ranges if r[1] > r[0])
+            assert all(x[1] <= y[0] for x, y in zip(used, used[1:])), (cuts, ranges)

@@ -2,7 +2,8 @@
 
 Per chunk, subjects up to the length threshold go to the inter-task kernel (a few lanes
 of a warp per pair of subjects) and longer ones to the intra-task kernel (a block per
-pair), launched on two streams so the long tail overlaps the bulk. Both run in packed
+pair), launched on their own streams so the long tail overlaps the bulk (which is cut in
+two parts on two streams, so that consecutive queries' scans overlap too). Both run in packed
 16-bit arithmetic; subjects whose score may have overflowed are rescored in 32 bits, so
 every score is exact. Only the candidates that can enter a query's top list leave the GPU.
 
@@ -26,7 +27,7 @@ import numpy as np
 from ..database import Chunk, Database
 from ..device_batches import Batch, device_batches, pieces
 from ..fasta import EncodedSequence
-from ..kernel_abi import boundary_rows, scan_rows
+from ..kernel_abi import boundary_rows, even_cuts, scan_rows
 from ..plan import DeviceModel, LengthProfile, Plan, choose_threshold, evaluate
 from ..score_stats import ScoreHistograms
 from ..scoring import Scoring
@@ -58,15 +59,16 @@ PIPELINE_DEPTH = 4
 SELECT_LAG, FETCH_LAG = 2, 3
 #: streams for the long subjects' scans, one per query whose scans may be running at once
 LONG_STREAMS = SELECT_LAG + 1
+#: streams for the bulk's (inter-task) scans: a query's bulk is cut in this many parts of about
+#: equal residues, each on its own stream, so that the next query's first part starts while
+#: this query's last part finishes (see DeviceWorker._launch)
+INTER_STREAMS = 2
 #: the boundary rows a rescoring claims: all of them (it may rescore any subject)
 ALL_ROWS = 1 << 62
 #: the query of a batch at whose launch the next batch is uploaded (or the batch's last): the
 #: batch before has been selected SELECT_LAG queries after its last launch, so its last use is
 #: recorded, and the upload's wait for it (to make room) leaves a few queries' scans queued
 UPLOAD_AT = SELECT_LAG + 2
-#: boundary claims remembered (DeviceWorker._claim): two scans and a rescoring per query in
-#: flight, with room to spare
-KEPT_CLAIMS = 4 * LONG_STREAMS
 assert PIPELINE_DEPTH > FETCH_LAG >= SELECT_LAG, "a slot is taken again only after its last query's candidates were copied"
 #: the scratch buffers of each ring slot for a batch of n subjects: name -> (n times, plus, dtype):
 #: a query's scores and overflow list (count first), its candidates' indices and scores and their
@@ -117,6 +119,7 @@ class DeviceWorker:
         with cp.cuda.Device(device_id):
             self.kernels = scan_kernels(device_id, arith)
             self.compute = cp.cuda.Stream(non_blocking=True)
+            self.inters = [cp.cuda.Stream(non_blocking=True) for _ in range(INTER_STREAMS)]
             # the long subjects' streams at the highest priority: their blocks are each query's
             # critical path (see _launch), so they take an SM before any pending block of the bulk
             self.longs = [cp.cuda.Stream(non_blocking=True, priority=HIGHEST_PRIORITY) for _ in range(LONG_STREAMS)]
@@ -164,7 +167,7 @@ class DeviceWorker:
     def _buffer(self, name: str, size: int, dtype) -> cp.ndarray:
         """A scratch buffer of at least ``size``, kept for later batches.
 
-        Scratch buffers are written by the long streams as well as the compute stream, while
+        Scratch buffers are written by the inter and long streams as well as the compute stream, while
         CuPy's pool is stream-ordered: memory freed on the current stream (say, a selection's
         temporaries) is handed out again at once, with kernels still queued that use it. So
         before a buffer is dropped or made, the worker's streams are drained; that happens only
@@ -198,10 +201,10 @@ class DeviceWorker:
                     self._slot_buffer(name, slot, max(b.n_sequences for b in batches))
 
     def _drain(self) -> None:
-        """Wait for everything queued on the compute and long streams (not the copy stream,
+        """Wait for everything queued on the compute, inter and long streams (not the copy stream,
         whose upload of the next batch may go on)."""
         with cp.cuda.Device(self.device_id):
-            for stream in (self.compute, *self.longs):
+            for stream in (self.compute, *self.inters, *self.longs):
                 stream.synchronize()
 
     def _copy_in(self, dst: cp.ndarray, src: np.ndarray) -> None:
@@ -334,18 +337,25 @@ class DeviceWorker:
         The long subjects (above the plan's threshold) go to the intra-task kernel on one of
         the long streams, which have the highest priority, so the blocks of each query's
         critical path take an SM before any pending block of the bulk; the other subjects go
-        to the inter-task kernel on the compute stream, in query order. The two scans join on
-        the long stream, which then copies the count. Nothing waits for a query's longest
-        subjects but its own selection, so the next queries' scans fill the GPU beside them,
-        and on a batch of only long subjects several queries' scans run at once.
+        to the inter-task kernel, cut into INTER_STREAMS parts of about equal residues, part
+        ``j`` of every query on inter stream ``j``. The scans join on the long stream, which
+        then copies the count. Nothing waits for a query's longest subjects but its own
+        selection, so the next queries' scans fill the GPU beside them, and on a batch of only
+        long subjects several queries' scans run at once. Why the bulk is cut: consecutive
+        queries' scans of a batch write the same boundary rows, so one kernel over the whole
+        bulk would have to end, its last wave draining the GPU, before the next query's could
+        start; a batch of a streamed search is only a wave or two of the kernel. Cut, the next
+        query's first part waits only for this query's first part (the same stream) and runs
+        while its second part drains.
 
         What the scans of different queries (of this batch or the one before) share is the
         boundary buffer: a scan with more than one pass writes its subjects' rows (the
-        inter-task scan those below ``n_short``, the intra-task scan the others; where, says
+        inter-task scans those below ``n_short``, the intra-task scan the others; where, says
         kernel_abi.scan_rows), and waits for any scan on another stream still running over rows
-        it writes (:meth:`_claim`). ``n_short`` is made even (one more subject for the inter-task
-        kernel at most), as the packed scans' row placement asks. Their slots' buffers are free
-        when they start (:meth:`scan_steps`).
+        it writes (:meth:`_claim`). ``n_short`` and the cuts are made even (one more subject for
+        the inter-task kernel at most), as the packed scans' row placement asks: a pair's rows
+        then depend on the pair alone, and the parts' rows are disjoint. Their slots' buffers
+        are free when they start (:meth:`scan_steps`).
         """
         n = dev.batch.n_sequences
         plan = self.plan(dev, len(query))
@@ -354,8 +364,8 @@ class DeviceWorker:
         inter, intra = pick_shapes(len(query), n_short, self.geometry.busy_threads)
         long = self.longs[self._launches % LONG_STREAMS]
         self._launches += 1
+        cuts = even_cuts(dev.rows, n_short, len(self.inters))
         with cp.cuda.Device(self.device_id), self.compute:
-            self.compute.wait_event(dev.ready)
             long.wait_event(dev.ready)
             scores = self._slot_buffer("scores", slot, n)
             overflow = self._slot_buffer("overflow", slot, n)
@@ -365,12 +375,12 @@ class DeviceWorker:
             with long:
                 overflow[:1].fill(0)
             prof_intra = self._profile(query, intra, long)
-            self.compute.wait_event(_record(long))  # the overflow list is reset
-            prof_inter = self._profile(query, inter, self.compute)
-            jobs = [  # the long subjects first, so their blocks start before the bulk fills the GPU
-                (intra, long, prof_intra, n_short, n),
-                (inter, self.compute, prof_inter, 0, n_short),
-            ]
+            reset = _record(long)  # the overflow list is reset
+            jobs = [(intra, long, prof_intra, n_short, n)]  # the long subjects first, so their blocks start before the bulk fills the GPU
+            for stream, first, stop in zip(self.inters, cuts, cuts[1:]):
+                stream.wait_event(dev.ready)
+                stream.wait_event(reset)
+                jobs.append((inter, stream, self._profile(query, inter, stream), first, stop))
             marks = []
             for shape, stream, prof, first, stop in jobs:
                 multipass = prof.shape[1] // shape.cols > 1 and stop > first
@@ -383,22 +393,24 @@ class DeviceWorker:
                 marks.append(_record(stream, timing=True))
                 if multipass:
                     self._boundary_users.append((*rows, stream, marks[-1]))
-            long.wait_event(marks[3])  # the join: everything after this on the long stream sees both scans done
+            for end in marks[3::2]:  # the join: everything after this on the long stream sees every scan done
+                long.wait_event(end)
             scanned = _record(long, timing=True)
             _to_host(counts[:1], overflow[:1], long)
             listed = self._listed[slot][: min(RESCORE_LISTED, n)]
             _to_host(listed, overflow[1 : 1 + listed.size], long)
             counted = _record(long)
-        return _Flight(index, len(query), slot, scores, overflow, n_short, plan, (inter, intra), (prof_inter, prof_intra),
+        return _Flight(index, len(query), slot, scores, overflow, n_short, plan, (inter, intra), (jobs[1][2], prof_intra),
                        [start, *marks, scanned], counts, counted, listed)  # fmt: skip
 
     def _claim(self, first: int, stop: int, stream: cp.cuda.Stream) -> None:
         """Make ``stream`` wait for every recent scan on another stream that writes boundary rows
-        ``first..stop`` (the same stream runs them in order). Only the last KEPT_CLAIMS are
-        kept: older ones are done, since at a launch the host has seen the overflow count
-        (copied after both scans) of every query but the last SELECT_LAG, of this batch or the
-        one before, and a rescoring is awaited with its query's selection."""
-        self._boundary_users = self._boundary_users[-KEPT_CLAIMS:]
+        ``first..stop`` (the same stream runs them in order). Only the claims of the last
+        LONG_STREAMS + 1 queries are kept (an intra-task scan, a part per inter stream and a
+        rescoring each): older ones are done, since at a launch the host has seen the overflow
+        count (copied after all its scans) of every query but the last SELECT_LAG, of this batch
+        or the one before, and a rescoring is awaited with its query's selection."""
+        self._boundary_users = self._boundary_users[-(len(self.inters) + 2) * (LONG_STREAMS + 1) :]
         for lo, hi, other, end in self._boundary_users:
             if other is not stream and lo < stop and first < hi:
                 stream.wait_event(end)
@@ -406,7 +418,7 @@ class DeviceWorker:
     def _rescore(self, dev: DeviceChunk, f: _Flight) -> None:
         """Wait for ``f``'s overflow count, then queue the 32-bit rescoring of the subjects
         whose 16-bit lanes may have wrapped (rare: scores near 32,767)."""
-        f.counted.synchronize()  # from here on, work queued on the compute stream runs after both scans
+        f.counted.synchronize()  # from here on, work queued on the compute stream runs after all its scans
         f.rescored = int(f.counts[0])
         if not f.rescored:
             return
@@ -416,10 +428,10 @@ class DeviceWorker:
             redo = np.sort(f.overflow[1 : 1 + f.rescored].get(stream=self.copy))
         (inter, intra), (prof_inter, prof_intra) = f.shapes, f.profiles
         with cp.cuda.Device(self.device_id), self.compute:
-            # later queries' scans may be running on the long streams, over boundary rows
-            # that the rescored subjects may share
-            for long in self.longs:
-                self.compute.wait_event(_record(long))
+            # later queries' scans may be running on the inter and long streams, over boundary
+            # rows that the rescored subjects may share
+            for stream in (*self.inters, *self.longs):
+                self.compute.wait_event(_record(stream))
             boundary = self._boundary(dev)
             begin = _record(self.compute, timing=True)
             # the 32-bit scans place a subject's rows at its residue offset (kernel_abi.scan_rows),
@@ -501,10 +513,12 @@ class DeviceWorker:
 
     def _account(self, dev: DeviceChunk, f: _Flight, busy_until: cp.cuda.Event | None = None) -> None:
         """Kernel seconds of a finished flight (its events have all completed): from its start to
-        the end of both its scans, less the part before ``busy_until`` (the latest end of the
+        the end of all its scans, less the part before ``busy_until`` (the latest end of the
         flights launched before it on this worker, which it may overlap), so that the
         flights' seconds add up to the time the GPU was scanning."""
-        start, intra0, intra1, inter0, inter1, scanned = f.marks
+        start, intra0, intra1, *inters, scanned = f.marks
+        inter0 = functools.reduce(lambda a, b: b if cp.cuda.get_elapsed_time(a, b) < 0 else a, inters[0::2])
+        inter1 = functools.reduce(lambda a, b: b if cp.cuda.get_elapsed_time(a, b) > 0 else a, inters[1::2])
         seconds = cp.cuda.get_elapsed_time(start, scanned) / 1e3
         if busy_until is not None:
             seconds = max(0.0, seconds - max(0.0, cp.cuda.get_elapsed_time(start, busy_until) / 1e3))
@@ -513,7 +527,7 @@ class DeviceWorker:
         self.last_timing = {
             "seconds": seconds,
             "intra_seconds": cp.cuda.get_elapsed_time(intra0, intra1) / 1e3,
-            "inter_seconds": cp.cuda.get_elapsed_time(inter0, inter1) / 1e3,
+            "inter_seconds": cp.cuda.get_elapsed_time(inter0, inter1) / 1e3,  # from the first part's start to the last's end
             "n_short": f.n_short,
             "threshold": f.plan.threshold,
             "predicted_seconds": f.plan.predicted_seconds,
@@ -651,15 +665,15 @@ class DeviceWorker:
 
         Race-free because everything of a scan after its kernels is queued on the compute
         stream once the host has seen its overflow count, which its long stream copies after
-        both its kernels; so by step ``i`` the scans of every step up to ``i - 3`` are done,
+        all its kernels; so by step ``i`` the scans of every step up to ``i - 3`` are done,
         and the selection and copies of step ``i - 4``, whose slot step ``i`` takes, were
         awaited (selection, step ``i - 1``) or queued before (the copies, on the compute
-        stream, ahead of step ``i``'s inter-task scan; its intra-task scan writes only the
-        slot's scores and overflow list). Scans that overlap write disjoint rows of the
+        stream, ahead of step ``i``'s selection; its scans write only the slot's scores and
+        overflow list, which the copies do not read). Scans that overlap write disjoint rows of the
         shared boundary buffer (:meth:`_claim`, whatever their batch; a rescoring claims every
         row), and the pinned counts are read after the event of their copy. A batch's last
-        use is recorded on the compute stream behind its last scan's rescoring (the last
-        kernel to read its residues); the next batch is uploaded at the launch of query
+        use is recorded on the compute stream behind its last scan's rescoring, once the host
+        has seen that scan's count (so after every kernel that reads its residues); the next batch is uploaded at the launch of query
         UPLOAD_AT, when that record exists for every batch before, which the upload may drop
         to make room (it waits for the record; selections are taken early if a batch has too
         few queries). Yielding changes none of this order: a yield only lets the host queue
@@ -761,7 +775,7 @@ class _Flight:
     plan: Plan
     shapes: tuple[Shape, Shape]  # (inter, intra)
     profiles: tuple[cp.ndarray, cp.ndarray]
-    marks: list  # timing events: start, intra start/end, inter start/end, scans done
+    marks: list  # timing events: start, intra start/end, each inter part's start/end, scans done
     counts: np.ndarray  # pinned int32[4]: overflowed subjects, candidates, scores above the histogram's cap
     counted: cp.cuda.Event  # the overflow count has reached ``counts[0]`` (and the list's first entries ``listed``)
     listed: np.ndarray | None = None  # pinned: the overflow list's first entries (up to RESCORE_LISTED)
