@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: the GPU tests (skips fail), where the command line's time goes, and the
 # side-by-side scoreboard against CUDASW++4.0; logs and JSON lines under $OUT.
-#   run: bash bench/device_check.sh [tests] [ab] [profile] [stream] [side[=REPS]] [peers]   (default: tests profile)
+#   run: bash bench/device_check.sh [tests] [ab] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
 # Expects the wheels the device's python lacks under .whl/ and a copy of shared/ (data/,
 # tools/, anchors/) under .carry/ (both carried, both git-ignored).
 set -uo pipefail
@@ -105,6 +105,23 @@ PY
         echo "== tree $(basename "$tree")"
         PYTHONPATH=/tmp/site:$(cd "$tree" && pwd) python3 bench/stream_profile.py "$W/sw_bench200M" "${STREAM_QUERIES:-.carry/data/cudasw_queries.fasta}" ${STREAM_ARGS:-} \
           --json "$OUT/stream_$(basename "$tree").jsonl" 2>&1 | tee "$OUT/stream_$(basename "$tree").txt" || rc=1
+      done ;;
+    abscan)
+      # scan A/B on one machine: the tree in ab_old/ against this one, through `swgpu search`
+      # as the scoreboard runs it (needs its databases: run after side), interleaved, 3 runs each
+      q500=$W/q500.fasta
+      [ -f "$W/sw_bench200M/manifest.json" ] && [ -f "$W/sw_uniprot20k/manifest.json" ] && [ -f "$q500" ] || { echo "abscan: run side first"; rc=1; continue; }
+      for rep in 1 2 3; do
+        for wl in bench200M:.carry/data/cudasw_queries.fasta uniprot20k:.carry/data/cudasw_queries.fasta bench200M:$q500; do
+          qf=${wl#*:}; [[ $qf = /* ]] || qf=$PWD/$qf
+          for tree in ab_old "$PWD"; do
+            s=$EPOCHREALTIME
+            (cd "$tree" && PYTHONPATH=/tmp/site:$PWD python3 -m swgpu_core search --db "$W/sw_${wl%%:*}" --query "$qf" \
+              --backend cuda --top 10 --outfmt "6 qseqid sseqid score" --out "$W/abscan.tsv" 2> "$W/abscan.log")
+            g=$(grep -oE '[0-9.]+ GCUPS' "$W/abscan.log" | tail -1 | cut -d' ' -f1)
+            echo "$(basename "$tree") ${wl%%:*}:$(grep -c '>' "$qf") $g $(python3 -c "print(round($EPOCHREALTIME - $s, 3))")" | tee -a "$OUT/abscan.txt"
+          done
+        done
       done ;;
     side*)
       reps=${what#side}; reps=${reps#=}

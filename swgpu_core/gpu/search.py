@@ -2,8 +2,8 @@
 
 Per chunk, subjects up to the length threshold go to the inter-task kernel (a few lanes
 of a warp per pair of subjects) and longer ones to the intra-task kernel (a block per
-pair), launched on their own streams so the long tail overlaps the bulk (which is cut in
-two parts on two streams, so that consecutive queries' scans overlap too). Both run in packed
+pair), launched on their own streams so the long tail overlaps the bulk (a streamed batch's
+bulk is cut in two parts on two more streams, so that consecutive queries' scans overlap). Both run in packed
 16-bit arithmetic; subjects whose score may have overflowed are rescored in 32 bits, so
 every score is exact. Only the candidates that can enter a query's top list leave the GPU.
 
@@ -330,23 +330,26 @@ class DeviceWorker:
             self._profiles.clear()
             self._profile_bytes = 0
 
-    def _launch(self, dev: DeviceChunk, query: EncodedSequence, slot: int, index: int = 0) -> _Flight:
+    def _launch(self, dev: DeviceChunk, query: EncodedSequence, slot: int, index: int = 0, cut: bool = False) -> _Flight:
         """Queue the packed 16-bit scans of ``query`` over ``dev`` (no host wait) and the copy of
         its count of overflowed subjects into pinned memory.
 
         The long subjects (above the plan's threshold) go to the intra-task kernel on one of
         the long streams, which have the highest priority, so the blocks of each query's
         critical path take an SM before any pending block of the bulk; the other subjects go
-        to the inter-task kernel, cut into INTER_STREAMS parts of about equal residues, part
-        ``j`` of every query on inter stream ``j``. The scans join on the long stream, which
-        then copies the count. Nothing waits for a query's longest subjects but its own
-        selection, so the next queries' scans fill the GPU beside them, and on a batch of only
-        long subjects several queries' scans run at once. Why the bulk is cut: consecutive
-        queries' scans of a batch write the same boundary rows, so one kernel over the whole
-        bulk would have to end, its last wave draining the GPU, before the next query's could
-        start; a batch of a streamed search is only a wave or two of the kernel. Cut, the next
-        query's first part waits only for this query's first part (the same stream) and runs
-        while its second part drains.
+        to the inter-task kernel, on the compute stream or, with ``cut``, cut into
+        INTER_STREAMS parts of about equal residues, part ``j`` of every query on inter stream
+        ``j``. The scans join on the long stream, which then copies the count. Nothing waits
+        for a query's longest subjects but its own selection, so the next queries' scans fill
+        the GPU beside them, and on a batch of only long subjects several queries' scans run
+        at once. Why a streamed batch's bulk is cut:
+        consecutive queries' scans of a batch write the same boundary rows, so one kernel over
+        the whole bulk would have to end, its last wave draining the GPU, before the next
+        query's could start, and a streamed batch is only a wave or two of the kernel. Cut, the
+        next query's first part waits only for this query's first part (the same stream) and
+        runs while its second part drains (bench200M x 20 on an H100, budget 1/8: 2.25 -> 2.20 s;
+        1/32: 2.77 -> 2.68 s). A resident database is not cut: its scans are many waves long,
+        and cut it ran 0.5% slower with 500 queries (bench/RESULTS.md).
 
         What the scans of different queries (of this batch or the one before) share is the
         boundary buffer: a scan with more than one pass writes its subjects' rows (the
@@ -364,7 +367,8 @@ class DeviceWorker:
         inter, intra = pick_shapes(len(query), n_short, self.geometry.busy_threads)
         long = self.longs[self._launches % LONG_STREAMS]
         self._launches += 1
-        cuts = even_cuts(dev.rows, n_short, len(self.inters))
+        streams = self.inters if cut else [self.compute]
+        cuts = even_cuts(dev.rows, n_short, len(streams))
         with cp.cuda.Device(self.device_id), self.compute:
             long.wait_event(dev.ready)
             scores = self._slot_buffer("scores", slot, n)
@@ -377,7 +381,7 @@ class DeviceWorker:
             prof_intra = self._profile(query, intra, long)
             reset = _record(long)  # the overflow list is reset
             jobs = [(intra, long, prof_intra, n_short, n)]  # the long subjects first, so their blocks start before the bulk fills the GPU
-            for stream, first, stop in zip(self.inters, cuts, cuts[1:]):
+            for stream, first, stop in zip(streams, cuts, cuts[1:]):
                 stream.wait_event(dev.ready)
                 stream.wait_event(reset)
                 jobs.append((inter, stream, self._profile(query, inter, stream), first, stop))
@@ -709,7 +713,7 @@ class DeviceWorker:
             step = next(todo, None)
             if step is not None:
                 b, k = step
-                flights.append(self._launch(devs[b], queries[k], i % PIPELINE_DEPTH, k))
+                flights.append(self._launch(devs[b], queries[k], i % PIPELINE_DEPTH, k, cut=len(batches) > 1))
                 owner.append(b)
                 nxt = b + 1
                 if order is None and nxt < len(batches) and len(devs) == nxt and k == upload_at:
