@@ -2,10 +2,10 @@
 
 Per chunk, subjects up to the length threshold go to the inter-task kernel (a few lanes
 of a warp per pair of subjects) and longer ones to the intra-task kernel (a block per
-pair), launched on their own streams so the long tail overlaps the bulk (a streamed batch's
-bulk is cut in two parts on two more streams, so that consecutive queries' scans overlap). Both run in packed
-16-bit arithmetic; subjects whose score may have overflowed are rescored in 32 bits, so
-every score is exact. Only the candidates that can enter a query's top list leave the GPU.
+pair), launched on their own streams so the long tail overlaps the bulk (a streamed
+batch's bulk is cut in two parts on two more streams, so that consecutive queries' scans
+overlap). Both run in packed 16-bit arithmetic; subjects whose score may have overflowed
+are rescored in 32 bits, so every score is exact. Only the candidates that can enter a query's top list leave the GPU.
 
 Chunks are uploaded once and kept while they fit the memory budget; otherwise each chunk
 is copied on a separate stream while the previous chunk is being scanned. Uploads go
@@ -342,14 +342,16 @@ class DeviceWorker:
         ``j``. The scans join on the long stream, which then copies the count. Nothing waits
         for a query's longest subjects but its own selection, so the next queries' scans fill
         the GPU beside them, and on a batch of only long subjects several queries' scans run
-        at once. Why a streamed batch's bulk is cut:
-        consecutive queries' scans of a batch write the same boundary rows, so one kernel over
-        the whole bulk would have to end, its last wave draining the GPU, before the next
-        query's could start, and a streamed batch is only a wave or two of the kernel. Cut, the
-        next query's first part waits only for this query's first part (the same stream) and
-        runs while its second part drains (bench200M x 20 on an H100, budget 1/8: 2.25 -> 2.20 s;
-        1/32: 2.77 -> 2.68 s). A resident database is not cut: its scans are many waves long,
-        and cut it ran 0.5% slower with 500 queries (bench/RESULTS.md).
+        at once.
+
+        Why a streamed batch's bulk is cut: consecutive queries' scans of a batch write the
+        same boundary rows, so one kernel over the whole bulk would have to end, its last wave
+        draining the GPU, before the next query's could start, and a streamed batch is only a
+        wave or two of the kernel. Cut, the next query's first part waits only for this
+        query's first part (the same stream) and runs while its second part drains (bench200M
+        x 20 on an H100, budget 1/8: 2.25 -> 2.20 s; 1/32: 2.77 -> 2.68 s). A resident
+        database is not cut: its scans are many waves long, and cut it ran 0.5% slower with
+        500 queries (bench/RESULTS.md).
 
         What the scans of different queries (of this batch or the one before) share is the
         boundary buffer: a scan with more than one pass writes its subjects' rows (the
