@@ -3,13 +3,15 @@
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
 #   run: bash bench/device_multigpu.sh [tests] [probe] [phases] [search] [workflow] [long] [longphases]   (default: tests search workflow long)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`), .carry (a copy of shared/)
-# 1. search: `swgpu search --devices 0` against `--devices 0,1[,...]` on bench200M x 500
-#    queries (scan GCUPS as the command reports it, process wall), hit tables compared;
-# 2. workflow: `snakemake --cores 16 --resources gpu=1` against `gpu=N` on the same (4 query
+# Every step runs on 1, 2, 4 and 8 GPUs as far as the machine has them (and on all of them).
+# 1. search: `swgpu search --devices 0`, `0,1`, ... on bench200M x 500 queries (scan GCUPS as
+#    the command reports it, process wall), hit tables compared;
+# 2. workflow: `snakemake --cores 16 --resources gpu=G` for each count G on the same (4 query
 #    batches, search and alignments per batch), nvidia-smi sampled every 200 ms, which device
-#    each GPU job got (its gpu-run line) and the outputs of the two runs compared;
-# 3. long: `swgpu align-long --devices 0` against `0,1[,...]`, a 10^4 query against a 10^8
-#    target (random DNA with a planted, mutated copy of the query), end points compared.
+#    each GPU job got (its gpu-run line), the jobs' spans from Snakemake's output stamped to
+#    the millisecond, and the outputs of the runs compared;
+# 3. long: `swgpu align-long --devices 0`, `0,1`, ..., a 10^4 query against a 10^8 target
+#    (random DNA with a planted, mutated copy of the query), end points compared.
 # Each prints and writes one JSON record ($OUT/multigpu_*.json).
 set -uo pipefail
 OUT=${OUT:-/tmp/swgpu-out}; mkdir -p "$OUT"
@@ -24,6 +26,8 @@ chmod +x "$B/snakemake" "$B/swgpu"
 nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm --format=csv,noheader | tee "$OUT/gpus.txt"
 NG=$(nvidia-smi -L | grep -c '^GPU ')
 ALL=$(seq -s, 0 $((NG - 1)))
+SETS=(); for k in 1 2 4 8; do [ "$k" -le "$NG" ] && SETS+=("$(seq -s, 0 $((k - 1)))"); done  # the GPU counts measured
+[ "${SETS[-1]}" = "$ALL" ] || SETS+=("$ALL")
 GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 W=/tmp/mg; mkdir -p "$W"; R=$PWD
 now() { echo "$EPOCHREALTIME"; }
@@ -46,29 +50,35 @@ bench_db() {
 summary() {  # the command's own summary line -> "seconds gcups"
   python3 -c "import re,sys; t=open(sys.argv[1]).read(); m=re.findall(r' in ([0-9.]+) s,? \(?([0-9.]+) GCUPS', t) or re.findall(r'in ([0-9.]+) s \(([0-9.]+) GCUPS', t); print(*m[-1])" "$1"
 }
-scaling() {  # scaling NAME WORKLOAD SAME_KEY COMMAND...: COMMAND (with DEVS and OUTFILE in it) run on GPU 0 and on
-  # all GPUs, twice each; medians of wall, the command's scan seconds and GCUPS, the outputs compared; one record
+scaling() {  # scaling NAME WORKLOAD SAME_KEY COMMAND...: COMMAND (with DEVS and OUTFILE in it) run on 1, 2, 4, ... GPUs
+  # up to all of them, twice each in turn; medians of wall, the command's scan seconds and GCUPS, every output compared
+  # with the one-GPU output; one record
   local name=$1 workload=$2 key=$3; shift 3
   : > "$W/${name}_times.txt"
-  for devs in 0 "$ALL" 0 "$ALL"; do
-    local tag=${devs//,/_} t0 t1
-    t0=$(now)
-    DEVS=$devs OUTFILE="$W/${name}_$tag.out" eval "$@" 2> "$W/${name}_$tag.log" || { tail -5 "$W/${name}_$tag.log"; rc=1; }
-    t1=$(now)
-    echo "$devs $(python3 -c "print(round($t1 - $t0, 3))") $(summary "$W/${name}_$tag.log")" | tee -a "$W/${name}_times.txt"
+  for round in 1 2; do
+    for devs in "${SETS[@]}"; do
+      local tag=${devs//,/_} t0 t1
+      t0=$(now)
+      DEVS=$devs OUTFILE="$W/${name}_$tag.out" eval "$@" 2> "$W/${name}_$tag.log" || { tail -5 "$W/${name}_$tag.log"; rc=1; }
+      t1=$(now)
+      echo "$devs $(python3 -c "print(round($t1 - $t0, 3))") $(summary "$W/${name}_$tag.log")" | tee -a "$W/${name}_times.txt"
+    done
   done
-  local same rec
-  same=$(cmp -s "$W/${name}_0.out" "$W/${name}_${ALL//,/_}.out" && echo true || echo false)
-  rec=$(python3 - "$W/${name}_times.txt" "$same" "$ALL" "$workload" "$key" <<'PY'
+  local same=true rec
+  for devs in "${SETS[@]}"; do cmp -s "$W/${name}_0.out" "$W/${name}_${devs//,/_}.out" || same=false; done
+  rec=$(python3 - "$W/${name}_times.txt" "$same" "$workload" "$key" "${SETS[@]}" <<'PY'
 import json, statistics, sys
 rows = [line.split() for line in open(sys.argv[1])]
+sets = sys.argv[5:]
 def med(devs, k):
     return statistics.median(float(r[k]) for r in rows if r[0] == devs)
-one, many = "0", sys.argv[3]
-rec = {"workload": sys.argv[4], "wall_s": {one: med(one, 1), many: med(many, 1)}, "scan_s": {one: med(one, 2), many: med(many, 2)},
-       "scan_gcups": {one: med(one, 3), many: med(many, 3)}, sys.argv[5]: sys.argv[2] == "true", "runs": rows}
-rec["scan_speedup"] = rec["scan_s"][one] / rec["scan_s"][many]
+rec = {"workload": sys.argv[3], **{f"{what}_s": {d: med(d, k) for d in sets} for what, k in (("wall", 1), ("scan", 2))},
+       "scan_gcups": {d: med(d, 3) for d in sets}, sys.argv[4]: sys.argv[2] == "true", "runs": rows}
+one, many = sets[0], sets[-1]
+rec["scan_speedup"] = rec["scan_s"][one] / rec["scan_s"][many]  # all GPUs against one, as before 4-GPU runs
 rec["wall_speedup"] = rec["wall_s"][one] / rec["wall_s"][many]
+rec["speedup_per_gpus"] = {str(d.count(",") + 1): {"scan": round(rec["scan_s"][one] / rec["scan_s"][d], 3),
+                                                   "wall": round(rec["wall_s"][one] / rec["wall_s"][d], 3)} for d in sets}
 print(json.dumps(rec))
 PY
 )
@@ -175,31 +185,43 @@ YAML
       sm() { (cd "$W/wf" && snakemake -s "$R/workflow/Snakefile" --configfile "$W/wf/config.yaml" --cores 16 "$@"); }
       # the database once (not timed against anything), so the two runs time the same GPU work
       sm --resources gpu=1 --until makedb > "$W/wf/makedb.log" 2>&1 || { tail -20 "$W/wf/makedb.log"; exit 1; }
-      for g in 1 "$NG"; do
-        rm -rf "$W/wf/results/bench/hits" "$W/wf/results/bench/alignments" "$W/wf/results/bench/search" "$W/wf/results/bench/logs"
+      COUNTS=(); for devs in "${SETS[@]}"; do COUNTS+=("$(( $(tr -cd , <<< "$devs" | wc -c) + 1 ))"); done
+      : > "$W/wf/times.txt"
+      for g in "${COUNTS[@]}"; do
+        rm -rf "$W/wf/results/bench/hits" "$W/wf/results/bench/alignments" "$W/wf/results/bench/search" "$W/wf/results/bench/logs" \
+          "$W/wf/results/bench/benchmarks"
         nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used --format=csv,noheader -lms 200 > "$W/wf/smi_gpu$g.csv" &
         p1=$!
         nvidia-smi --query-compute-apps=timestamp,gpu_bus_id,pid,used_memory --format=csv,noheader -lms 200 > "$W/wf/smi_apps$g.csv" &
         p2=$!
         t0=$(now)
-        sm --resources gpu=$g --forcerun search > "$W/wf/run_gpu$g.log" 2>&1 || { tail -30 "$W/wf/run_gpu$g.log"; rc=1; }
+        # every line of Snakemake's output with the seconds since the start: the jobs' starts and ends, to the millisecond
+        { sm --resources gpu=$g --forcerun search 2>&1; echo "exit $?"; } | python3 -c '
+import sys, time
+t0 = float(sys.argv[1])
+for line in sys.stdin:
+    print(f"{time.time() - t0:8.3f} {line}", end="", flush=True)' "$t0" > "$W/wf/run_gpu$g.log"
         t1=$(now)
+        grep -q " exit 0$" "$W/wf/run_gpu$g.log" || { tail -30 "$W/wf/run_gpu$g.log"; rc=1; }
         kill $p1 $p2 2> /dev/null; wait $p1 $p2 2> /dev/null
         echo "$g $(python3 -c "print(round($t1 - $t0, 3))")" >> "$W/wf/times.txt"
         grep -rh "gpu-run: CUDA_VISIBLE_DEVICES" "$W/wf/results" "$W/wf/logs" 2> /dev/null | sort | uniq -c > "$W/wf/devices_gpu$g.txt"
         (cd "$W/wf/results" && find . -path '*alignments*' -name '*.tsv' | sort | xargs cat) > "$W/wf/alignments_gpu$g.tsv"
-        cp "$W/wf/smi_gpu$g.csv" "$W/wf/smi_apps$g.csv" "$W/wf/run_gpu$g.log" "$OUT/" 2> /dev/null
+        (cd "$W/wf/results/bench" && tail -n +2 benchmarks/*/*.tsv) > "$W/wf/benchmarks_gpu$g.txt" 2> /dev/null
+        cp "$W/wf/smi_gpu$g.csv" "$W/wf/smi_apps$g.csv" "$W/wf/run_gpu$g.log" "$W/wf/benchmarks_gpu$g.txt" "$OUT/" 2> /dev/null
       done
-      same=$(cmp -s "$W/wf/alignments_gpu1.tsv" "$W/wf/alignments_gpu$NG.tsv" && echo true || echo false)
-      rec=$(python3 - "$W/wf" "$NG" "$same" <<'PY'
-import collections, csv, datetime, json, sys
-w, ng, same = sys.argv[1], sys.argv[2], sys.argv[3] == "true"
+      same=true
+      for g in "${COUNTS[@]}"; do cmp -s "$W/wf/alignments_gpu1.tsv" "$W/wf/alignments_gpu$g.tsv" || same=false; done
+      rec=$(python3 - "$W/wf" "$same" "${COUNTS[@]}" <<'PY'
+import collections, csv, datetime, json, re, sys
+w, same, counts = sys.argv[1], sys.argv[2] == "true", sys.argv[3:]
 times = dict(line.split() for line in open(f"{w}/times.txt"))
 rec = {"workload": "workflow, bench200M x 500 queries in 4 batches, search + alignments (BLAST 12 columns, top 50)",
        "command": "snakemake --cores 16 --resources gpu=G --forcerun search (database built before)",
-       "wall_s": {g: float(t) for g, t in times.items()}, "outputs_identical": same}
-rec["wall_ratio"] = rec["wall_s"][ng] / rec["wall_s"]["1"]
-for g in ("1", ng):
+       "wall_s": {g: float(times[g]) for g in counts}, "outputs_identical": same}
+rec["wall_ratio"] = rec["wall_s"][counts[-1]] / rec["wall_s"]["1"]  # all GPUs against one
+rec["wall_ratio_per_gpus"] = {g: round(rec["wall_s"][g] / rec["wall_s"]["1"], 3) for g in counts}
+for g in counts:
     busy = collections.defaultdict(int); samples = collections.defaultdict(int)
     for row in csv.reader(open(f"{w}/smi_gpu{g}.csv")):
         if len(row) < 3: continue
@@ -214,10 +236,25 @@ for g in ("1", ng):
                 per_ts.append(collections.Counter())
             last = t
             per_ts[-1][row[1].strip()] += 1
+    # the jobs' spans from Snakemake's timestamped output: "rule NAME:" ... "jobid: N" starts, "Finished jobid: N" ends
+    starts, spans, rule, first = {}, [], None, None
+    for line in open(f"{w}/run_gpu{g}.log"):
+        t, _, text = line.strip().partition(" ")
+        text = text.strip()
+        if m := re.match(r"(?:local)?(?:rule|checkpoint) (\w+):", text):
+            rule = m.group(1)
+        elif m := re.match(r"jobid: (\d+)", text):
+            starts[m.group(1)] = (rule, float(t))
+        elif m := re.match(r"Finished jobid: (\d+)", text):
+            r, s0 = starts.get(m.group(1), ("?", None))
+            spans.append([r, s0, float(t)])
+        if first is None and "Building DAG" in text:
+            first = float(t)
     rec[f"gpu{g}"] = {"busy_share_per_device": {d: round(busy[d] / samples[d], 3) for d in samples},
                       "max_processes_on_one_device": max((max(c.values()) for c in per_ts), default=None),
-                      "samples_with_processes_on_every_device": sum(len(c) == int(ng) for c in per_ts), "samples_with_processes": len(per_ts),
-                      "job_devices": open(f"{w}/devices_gpu{g}.txt").read().split("\n")[:-1]}
+                      "samples_with_processes_on_every_device": sum(len(c) == int(g) for c in per_ts), "samples_with_processes": len(per_ts),
+                      "job_devices": open(f"{w}/devices_gpu{g}.txt").read().split("\n")[:-1],
+                      "dag_at_s": first, "jobs": spans}
 print(json.dumps(rec))
 PY
 )

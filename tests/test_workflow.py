@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import gzip
+import inspect
 import os
 import re
 import shlex
@@ -300,6 +301,24 @@ def test_full_run_writes_the_documented_outputs(finished):
 
 def test_second_run_has_nothing_to_do(run_copy):
     assert planned_jobs(snakemake(run_copy, "-n")) == {}
+
+
+def test_a_finished_run_does_not_wait_for_the_schedulers_timers(run_copy):
+    """Snakemake's scheduler leaves non-daemon timers of its 1 s re-check behind; the
+    workflow's onsuccess handler cancels them (common.smk, release_scheduler_timers), so
+    the process ends right after its last log line instead of up to a second later."""
+    from snakemake.scheduling.job_scheduler import JobScheduler
+
+    assert "threading.Timer" in inspect.getsource(JobScheduler._schedule_reevalutation)  # what the handler matches
+    cmd = [str(BIN / "snakemake"), "--cores", "2", "--nocolor", "--forcerun", "gather_hits", "-s", str(SNAKEFILE)]
+    cmd += ["--configfile", str(run_copy / "config.yaml")]
+    proc = subprocess.Popen(cmd, cwd=run_copy, env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    last_line = None
+    for line in proc.stdout:
+        if line.startswith("Elapsed time"):  # Snakemake's last line, after the onsuccess handler
+            last_line = time.monotonic()
+    assert proc.wait(timeout=120) == 0 and last_line is not None
+    assert time.monotonic() - last_line < 0.5
 
 
 def test_refresh_of_an_unchanged_release_changes_nothing(run_copy):
