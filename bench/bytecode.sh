@@ -4,12 +4,15 @@
 # of each `swgpu` run, which no pip or conda installation pays). The bytecode goes to a cache
 # beside the sources (PYTHONPYCACHEPREFIX), so nothing of the machine's own install changes;
 # as that prefix replaces every __pycache__, the standard library is compiled into it too.
+# pandas (and what it imports) is there for Snakemake, which imports it when it is installed,
+# to compare the jobs' params (persistence._serialize_param_pandas): compiled on each import,
+# it was 1.0 s of every workflow run's DAG building on the device (cProfile, 2026-11-26).
 export PYTHONPYCACHEPREFIX=/tmp/pycache
 python3 -m compileall -q -j 0 /tmp/site "$PWD/swgpu_core" $(python3 -c "
 import importlib.util as u
 import sysconfig
 print(sysconfig.get_paths()['stdlib'])  # the cache prefix hides the standard library's own .pyc files
-for m in ('cupy', 'cupyx', 'cupy_backends', 'cuda', 'numpy', 'scipy', 'fastrlock'):
+for m in ('cupy', 'cupyx', 'cupy_backends', 'cuda', 'numpy', 'scipy', 'fastrlock', 'pandas', 'dateutil', 'pytz', 'tzdata', 'six'):
     s = u.find_spec(m)
     if s and s.submodule_search_locations:
         print(s.submodule_search_locations[0])

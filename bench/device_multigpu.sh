@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
-#   run: bash bench/device_multigpu.sh [tests] [probe] [phases] [search] [workflow] [long] [longphases]   (default: tests search workflow long)
+#   run: bash bench/device_multigpu.sh [tests] [probe] [phases] [search] [workflow] [wfprofile] [long] [longphases]   (default: tests search workflow long)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`), .carry (a copy of shared/)
 # Every step runs on 1, 2, 4 and 8 GPUs as far as the machine has them (and on all of them).
 # 1. search: `swgpu search --devices 0`, `0,1`, ... on bench200M x 500 queries (scan GCUPS as
@@ -97,6 +97,27 @@ for name, seq in (("long_q.fa", q), ("long_t.fa", t)):
         fh.write(b">" + name.encode() + b"\n"); fh.write(seq.tobytes()); fh.write(b"\n")
 PY
 }
+wf_setup() {  # the workflow's config and everything before its search jobs, built once (not timed against anything),
+  # so that the timed runs do the same work: the database, its statistics and the query batches
+  bench_db
+  mkdir -p "$W/wf"
+  cat > "$W/wf/config.yaml" <<YAML
+databases:
+  bench: {source: $W/bench200M.fasta.gz}
+queries: $W/q500.fasta
+query_batch_size: 1000
+query_batch_residues: 62000
+search: {backend: cuda, threads: 4, top: 50, job_size: database}
+plan: {enabled: false}
+align: {enabled: true, formats: [tsv], threads: 4, outfmt: "6 qseqid sseqid pident length mismatch gapopen qstart qend sstart send evalue bitscore"}
+report: {enabled: false}
+gpu: {slot_dir: $W/wf/slots, devices: ""}
+YAML
+  [ -f "$W/wf/prepared" ] && return
+  sm results/bench/dbstats/stats.txt results/queries/batches --resources gpu=1 > "$W/wf/prepare.log" 2>&1 || { tail -20 "$W/wf/prepare.log"; exit 1; }
+  touch "$W/wf/prepared"
+}
+sm() { (cd "$W/wf" && snakemake -s "$R/workflow/Snakefile" --configfile "$W/wf/config.yaml" --cores 16 "$@"); }
 rc=0
 steps=("$@"); [ ${#steps[@]} -gt 0 ] || steps=(tests search workflow long)
 for what in "${steps[@]}"; do
@@ -169,22 +190,7 @@ PY
         'swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$DEVS" --top 50' \
         '--outfmt "6 qseqid sseqid score evalue bitscore" --out "$OUTFILE"' ;;
     workflow)
-      bench_db
-      mkdir -p "$W/wf"
-      cat > "$W/wf/config.yaml" <<YAML
-databases:
-  bench: {source: $W/bench200M.fasta.gz}
-queries: $W/q500.fasta
-query_batch_size: 125
-search: {backend: cuda, threads: 4, top: 50, job_size: database}
-plan: {enabled: false}
-align: {enabled: true, formats: [tsv], threads: 4, outfmt: "6 qseqid sseqid pident length mismatch gapopen qstart qend sstart send evalue bitscore"}
-report: {enabled: false}
-gpu: {slot_dir: $W/wf/slots, devices: ""}
-YAML
-      sm() { (cd "$W/wf" && snakemake -s "$R/workflow/Snakefile" --configfile "$W/wf/config.yaml" --cores 16 "$@"); }
-      # the database once (not timed against anything), so the two runs time the same GPU work
-      sm --resources gpu=1 --until makedb > "$W/wf/makedb.log" 2>&1 || { tail -20 "$W/wf/makedb.log"; exit 1; }
+      wf_setup
       COUNTS=(); for devs in "${SETS[@]}"; do COUNTS+=("$(( $(tr -cd , <<< "$devs" | wc -c) + 1 ))"); done
       : > "$W/wf/times.txt"
       for g in "${COUNTS[@]}"; do
@@ -208,6 +214,9 @@ for line in sys.stdin:
         grep -rh "gpu-run: CUDA_VISIBLE_DEVICES" "$W/wf/results" "$W/wf/logs" 2> /dev/null | sort | uniq -c > "$W/wf/devices_gpu$g.txt"
         (cd "$W/wf/results" && find . -path '*alignments*' -name '*.tsv' | sort | xargs cat) > "$W/wf/alignments_gpu$g.tsv"
         (cd "$W/wf/results/bench" && tail -n +2 benchmarks/*/*.tsv) > "$W/wf/benchmarks_gpu$g.txt" 2> /dev/null
+        # each search job's own account: scan, traceback and writing seconds (the rest of its time is start-up)
+        (cd "$W/wf/results/bench/logs/search" && grep -H "swgpu search:" ./*.log) > "$W/wf/joblogs_gpu$g.txt" 2> /dev/null
+        cp "$W/wf/joblogs_gpu$g.txt" "$OUT/" 2> /dev/null
         cp "$W/wf/smi_gpu$g.csv" "$W/wf/smi_apps$g.csv" "$W/wf/run_gpu$g.log" "$W/wf/benchmarks_gpu$g.txt" "$OUT/" 2> /dev/null
       done
       same=true
@@ -216,7 +225,7 @@ for line in sys.stdin:
 import collections, csv, datetime, json, re, sys
 w, same, counts = sys.argv[1], sys.argv[2] == "true", sys.argv[3:]
 times = dict(line.split() for line in open(f"{w}/times.txt"))
-rec = {"workload": "workflow, bench200M x 500 queries in 4 batches, search + alignments (BLAST 12 columns, top 50)",
+rec = {"workload": "workflow, bench200M x 500 queries in 4 batches of about 62,000 residues, search + alignments (BLAST 12 columns, top 50)",
        "command": "snakemake --cores 16 --resources gpu=G --forcerun search (database built before)",
        "wall_s": {g: float(times[g]) for g in counts}, "outputs_identical": same}
 rec["wall_ratio"] = rec["wall_s"][counts[-1]] / rec["wall_s"]["1"]  # all GPUs against one
@@ -259,6 +268,17 @@ print(json.dumps(rec))
 PY
 )
       record workflow "$rec" ;;
+    wfprofile)
+      # where a workflow run's own time goes (not its jobs'): cProfile of a real run that re-runs only gather_hits
+      wf_setup
+      sm --resources gpu=1 > "$W/wf/complete.log" 2>&1 || { tail -20 "$W/wf/complete.log"; rc=1; }
+      (cd "$W/wf" && python3 -m cProfile -o "$W/wf/prof.out" -m snakemake -s "$R/workflow/Snakefile" --configfile "$W/wf/config.yaml" \
+        --cores 16 --resources gpu=1 --forcerun gather_hits > "$W/wf/profiled.log" 2>&1) || { tail -20 "$W/wf/profiled.log"; rc=1; }
+      python3 -c "
+import pstats, sys
+for key in ('cumulative', 'tottime'):
+    pstats.Stats(sys.argv[1], stream=sys.stdout).sort_stats(key).print_stats(45)" "$W/wf/prof.out" > "$OUT/wf_profile.txt"
+      head -70 "$OUT/wf_profile.txt" | tail -50 ;;
     long)
       long_data
       scaling long "align-long, DNA, 10^4 query x 10^8 target" end_points_identical \

@@ -34,10 +34,18 @@ def _owned(name: str) -> bool:
     return bool(_BATCH.fullmatch(name))
 
 
-def split_queries(fasta: str | os.PathLike, outdir: str | os.PathLike, batch_size: int) -> list[Path]:
-    """Write ``outdir/batch-NNNN.fasta`` with at most ``batch_size`` records each; return the paths."""
+def split_queries(fasta: str | os.PathLike, outdir: str | os.PathLike, batch_size: int, batch_residues: int | None = None) -> list[Path]:
+    """Write ``outdir/batch-NNNN.fasta`` with at most ``batch_size`` records each and, with
+    ``batch_residues``, at most that many residues (a longer record alone); return the paths.
+
+    Batches are cut in the file's order, each as full as the limits allow, so queries
+    appended to the file change the last batch only. A limit in residues gives batches of
+    about equal work (a search job's time goes with its query residues): GPU jobs running
+    side by side then end together instead of one waiting for the longest batch."""
     if batch_size < 1:
         raise InputError(f"batch size must be at least 1 (got {batch_size})")
+    if batch_residues is not None and batch_residues < 1:
+        raise InputError(f"batch residues must be at least 1 (got {batch_residues})")
     outdir = Path(outdir)
     check_replaceable(outdir, "batches", "split-queries", MARKER, _owned)
     try:
@@ -48,13 +56,17 @@ def split_queries(fasta: str | os.PathLike, outdir: str | os.PathLike, batch_siz
         raise InputError(f"{outdir}: cannot create the batch directory ({exc.strerror})") from None
     try:
         (tmp / MARKER).write_text("batch files written by 'swgpu split-queries'; the directory is replaced by the next run\n")
-        count, out = 0, None
+        out, batches, records, residues = None, 0, 0, 0  # the open batch file, batches begun, its records and residues
         try:
-            for count, record in enumerate(read_fasta(fasta), start=1):
-                if (count - 1) % batch_size == 0:
+            for record in read_fasta(fasta):
+                size = len(record.sequence)
+                full = records == batch_size or (batch_residues is not None and records and residues + size > batch_residues)
+                if out is None or full:
                     if out is not None:
                         out.close()
-                    out = open(tmp / batch_name((count - 1) // batch_size), "w")  # noqa: SIM115 (one per batch, closed above and in finally)
+                    out = open(tmp / batch_name(batches), "w")  # noqa: SIM115 (one per batch, closed above and in finally)
+                    batches, records, residues = batches + 1, 0, 0
+                records, residues = records + 1, residues + size
                 header = f"{record.id} {record.description}".rstrip()
                 body = "\n".join(record.sequence[i : i + _WIDTH] for i in range(0, len(record.sequence), _WIDTH))
                 out.write(f">{header}\n{body}\n")

@@ -24,6 +24,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from swgpu_core.fasta import read_fasta
+
 from workflow_util import (
     BIN,
     REPO,
@@ -241,6 +243,18 @@ def test_outfmt_with_quotes_is_one_argument(tmp_path, job_size):
         (log,) = rule_logs(tmp_path, rule)
         assert "outfmt" in log and "Traceback" not in log, log
     assert not list(tmp_path.rglob("pwned*"))
+
+
+def test_query_batch_residues_cut_the_batches_by_residues(tmp_path):
+    """query_batch_residues reaches split-queries: every batch holds at most that many
+    residues (or one longer query), in the file's order."""
+    db, queries = small_inputs(tmp_path, 30, 3)
+    lengths = [len(r.sequence) for r in read_fasta(queries)]
+    write_config(tmp_path, str(db), queries, query_batch_size=10, query_batch_residues=max(lengths))
+    snakemake(tmp_path, "results/queries/batches")
+    got = [[len(r.sequence) for r in read_fasta(p)] for p in sorted((tmp_path / "results/queries/batches").glob("batch-*.fasta"))]
+    assert [n for batch in got for n in batch] == lengths and len(got) > 1
+    assert all(sum(batch) <= max(lengths) for batch in got)
 
 
 @pytest.fixture(scope="module")

@@ -18,5 +18,10 @@ checkpoint split_queries:
     threads: 1
     params:
         batch_size=config["query_batch_size"],
+        residues=(
+            ["--batch-residues", config["query_batch_residues"]]
+            if config["query_batch_residues"]
+            else []
+        ),
     shell:
-        "swgpu split-queries --batch-size {params.batch_size:q} -- {input:q} {output:q} > {log:q} 2>&1"
+        "swgpu split-queries --batch-size {params.batch_size:q} {params.residues:q} -- {input:q} {output:q} > {log:q} 2>&1"
