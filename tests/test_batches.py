@@ -41,7 +41,9 @@ def test_both_limits_apply_and_without_one_records_alone_decide(tmp_path):
 def test_appended_queries_change_the_last_batch_only(tmp_path):
     first = split_queries(write_queries(tmp_path / "q.fa", LENGTHS), tmp_path / "a", 100, batch_residues=400)
     before = [p.read_bytes() for p in first]
-    after = [p.read_bytes() for p in split_queries(write_queries(tmp_path / "q2.fa", [*LENGTHS, 40]), tmp_path / "b", 100, batch_residues=400)]
+    after = [
+        p.read_bytes() for p in split_queries(write_queries(tmp_path / "q2.fa", [*LENGTHS, 40]), tmp_path / "b", 100, batch_residues=400)
+    ]
     assert after[:-1] == before[:-1] and after[-1] != before[-1]
 
 

@@ -80,6 +80,22 @@ def test_search_outfmt_7_and_fields(cli_db: Path, swgpu, resources: Path, tmp_pa
     assert text.startswith("# BLASTP swgpu-") and text.endswith("# BLAST processed 5 queries\n")
 
 
+def test_one_search_writes_tables_of_different_fields(cli_db: Path, swgpu, resources: Path, tmp_path: Path) -> None:
+    """--outfmt once per table, in the order of --out: a score table and an alignment table from
+    one run, each what a run writing it alone gives; a count that pairs with no table is refused."""
+    common = ("search", "--db", cli_db, "--query", resources / "queries.fasta", "--backend", "cpu", "--top", "3", "--quiet")
+    scores, aligned = "7 qseqid sseqid score evalue", "6 qseqid sseqid pident qstart qend"
+    out = {name: tmp_path / f"{name}.tsv" for name in ("scores", "aligned", "alone_scores", "alone_aligned")}
+    rc, _, err = swgpu(*common, "--out", out["scores"], tmp_path / "hits.jsonl", out["aligned"], "--outfmt", scores, "--outfmt", aligned)
+    assert rc == 0, err
+    assert swgpu(*common, "--out", out["alone_scores"], "--outfmt", scores)[0] == 0
+    assert swgpu(*common, "--out", out["alone_aligned"], "--outfmt", aligned)[0] == 0
+    assert out["scores"].read_text() == out["alone_scores"].read_text()
+    assert out["aligned"].read_text() == out["alone_aligned"].read_text()
+    rc, _, err = swgpu(*common, "--out", out["scores"], "--outfmt", scores, "--outfmt", aligned)
+    assert rc == 2 and "--outfmt is given 2 times for 1 table(s)" in err and err.count("\n") == 1
+
+
 def test_chunked_search_and_merge_equal_full_search(cli_db: Path, swgpu, resources: Path, tmp_path: Path) -> None:
     common = ("--db", cli_db, "--query", resources / "queries.fasta", "--backend", "cpu", "--top", "20", "--quiet")
     fmt = ("--outfmt", "6 qseqid sseqid score qlen slen")

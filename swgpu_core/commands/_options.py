@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from ..engine import KINDS, warm_up
 from ..errors import InputError
-from ..formats import FORMATS
+from ..formats import FORMATS, Output, choose_format, plan_output
 from ..outfmt import DEFAULT_OUTFMT, fields_help
 
 
@@ -37,11 +37,33 @@ def add_output_arguments(parser: argparse.ArgumentParser, *, out_help: str, outf
     parser.add_argument(
         "--format", choices=FORMATS, help="output format (default: from the --out extension .sam .bam .jsonl .txt, else tsv)"
     )
-    parser.add_argument(
-        "--outfmt", default=outfmt, help="BLAST tabular format 6 or 7 and field names, for tsv output (default '%(default)s'; fields below)"
-    )
+    outfmt_help = f"BLAST tabular format 6 or 7 and field names, for tsv output (default {outfmt!r}; fields below)"
+    if several:
+        # append: tables with different fields from one run, e.g. a score table and an alignment table
+        parser.add_argument(
+            "--outfmt", action="append", default=None,
+            help=f"{outfmt_help}; once for every table, or once per table in the order of the tables' --out",
+        )  # fmt: skip
+        parser.set_defaults(default_outfmt=outfmt)
+    else:
+        parser.add_argument("--outfmt", default=outfmt, help=outfmt_help)
     parser.epilog = fields_help()
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
+
+
+def plan_outputs(args: argparse.Namespace, paths: Sequence[str]) -> list[Output]:
+    """The outputs of a command with several ``--out`` (:func:`add_output_arguments`), each
+    checked before any work: one ``--outfmt`` (or none) serves every table; several pair with
+    the tables (tsv outputs) in the order of ``--out``."""
+    kinds = [choose_format(p, args.format) for p in paths]
+    n_tables = kinds.count("tsv")
+    formats = args.outfmt or [args.default_outfmt]
+    if len(formats) > 1 and len(formats) != n_tables:
+        raise InputError(
+            f"--outfmt is given {len(formats)} times for {n_tables} table(s) among --out: give it once, or once per table in the order of --out"
+        )
+    per_table = iter(formats if len(formats) > 1 else formats * n_tables)
+    return [plan_output(p, args.format, next(per_table) if kind == "tsv" else formats[0]) for p, kind in zip(paths, kinds, strict=True)]
 
 
 def add_statistics_arguments(parser: argparse.ArgumentParser, *, pairs: bool = False) -> None:

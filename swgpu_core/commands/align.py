@@ -14,7 +14,15 @@ import argparse
 import sys
 
 from ..errors import InputError
-from ._options import add_alignment_arguments, add_output_arguments, check_alignment_arguments, report_hits, saved_statistics_of, start_gpu
+from ._options import (
+    add_alignment_arguments,
+    add_output_arguments,
+    check_alignment_arguments,
+    plan_outputs,
+    report_hits,
+    saved_statistics_of,
+    start_gpu,
+)
 from .search import check_top
 
 NAME = "align"
@@ -39,13 +47,13 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from .. import api
-    from ..formats import plan_output, write_output
+    from ..formats import write_output
     from ..hitlist import load_hits, merge_hits, scoring_of
 
     paths = args.out or ["-"]
     if len(set(paths)) != len(paths):
         raise InputError(f"--out names a file twice ({' '.join(paths)})")
-    outputs = [plan_output(p, args.format, args.outfmt) for p in paths]
+    outputs = plan_outputs(args, paths)
     check_alignment_arguments(args)
     if args.top is not None:
         check_top(args.top)

@@ -30,7 +30,7 @@ from ..long.endpoints import DEFAULT_BAND_WIDTH, DEFAULT_TOP
 from ..long.gpu_plan import parse_gpu_sections
 from ..long.sections import max_alignment_span, parse_section
 from ..scoring import Scoring
-from ._options import add_output_arguments, start_gpu
+from ._options import add_output_arguments, plan_outputs, start_gpu
 from .search import parse_index_list
 
 NAME = "align-long"
@@ -106,7 +106,7 @@ def _checksum(codes: np.ndarray) -> int:
 def run(args: argparse.Namespace) -> int:
     start_gpu(args, parse_index_list(args.devices, "--devices") if args.devices else [0])
     from .. import api
-    from ..formats import plan_output, write_output
+    from ..formats import write_output
 
     if args.top < 1:
         raise InputError(f"--top must be >= 1 (got {args.top})")
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     paths = args.out if args.out is not None else ([] if args.save_ends else ["-"])
     if len(set(paths)) != len(paths):
         raise InputError(f"--out names a file twice ({' '.join(paths)})")
-    outputs = [plan_output(p, args.format, args.outfmt) for p in paths]
+    outputs = plan_outputs(args, paths)
     devices = parse_index_list(args.devices, "--devices") if args.devices else [0]
     gpu_sections = parse_gpu_sections(args.gpu_sections)
     section = parse_section(args.section) if args.section else None

@@ -21,6 +21,7 @@ from ._options import (
     announced,
     check_alignment_arguments,
     check_statistics,
+    plan_outputs,
     report_hits,
     start_gpu,
 )
@@ -129,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
     devices = parse_index_list(args.devices, "--devices") if args.devices else None
     start_gpu(args, devices, scan=True)
     from .. import api
-    from ..formats import plan_output, write_output
+    from ..formats import write_output
     from ..hitlist import save_hits
     from ..scoring import Scoring
     from ..search import check_search_options
@@ -138,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
     paths = args.out if args.out is not None else ([] if args.save_hits else ["-"])
     if len(set(paths)) != len(paths):
         raise InputError(f"--out names a file twice ({' '.join(paths)})")
-    outputs = [plan_output(p, args.format, args.outfmt) for p in paths]
+    outputs = plan_outputs(args, paths)
     check_search_options(args.top, args.threads, args.threshold, args.mode)
     check_alignment_arguments(args)
     scoring = Scoring.protein(args.matrix, args.gap_open, args.gap_extend)

@@ -16,7 +16,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("outdir", help="directory to create (replaced when complete)")
     parser.add_argument("--batch-size", type=int, default=100, help="records per batch at most (default 100)")
     parser.add_argument(
-        "--batch-residues", type=int, help="residues per batch at most (a longer record alone), for batches of about equal work (default: no limit)"
+        "--batch-residues",
+        type=int,
+        help="residues per batch at most (a longer record alone), for batches of about equal work (default: no limit)",
     )
 
 

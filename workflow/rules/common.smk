@@ -260,14 +260,15 @@ def alignment_formats():
     return formats
 
 
-def search_outputs(alignments):
-    """`--out` per alignment file of a search job over the whole database and, when there
-    are any, the tabular format (align.outfmt); align.extra then reaches that job too.
-    """
-    if not alignments:
-        return []
-    outs = [arg for path in alignments for arg in ("--out", path)]
-    return outs + ["--outfmt", config["align"]["outfmt"]]
+def search_outputs(table, alignments):
+    """`--out` per output of a search job over the whole database: its batch's hits table
+    first, then each alignment file; `--outfmt` once per table in that order (merge.outfmt,
+    and align.outfmt for a tsv alignment file)."""
+    outs = [arg for path in [table, *alignments] for arg in ("--out", path)]
+    formats = [config["merge"]["outfmt"]]
+    if "tsv" in alignment_formats():
+        formats.append(config["align"]["outfmt"])
+    return outs + [arg for fmt in formats for arg in ("--outfmt", fmt)]
 
 
 def report_alignments(wildcards):

@@ -1,27 +1,31 @@
-# Global top-k per query of one batch from its hit lists (E-values against the whole
-# database; scores only, no traceback), then the batches of a database gathered into
-# results/{db}/hits.tsv (format 7 by default: BLAST's comment lines name the fields).
+# With chunk-level search jobs: the global top-k per query of one batch from its hit lists
+# (E-values against the whole database; scores only, no traceback); a search job over the
+# whole database writes that table itself (rules/search.smk). Then the batches of a
+# database gathered into results/{db}/hits.tsv (format 7 by default: BLAST's comment lines
+# name the fields).
 
 
-rule merge:
-    input:
-        db="results/{db}/db",
-        hits=search_hits,
-    output:
-        "results/{db}/hits/batch-{batch}.tsv",
-    log:
-        "results/{db}/logs/merge/batch-{batch}.log",
-    benchmark:
-        "results/{db}/benchmarks/merge/batch-{batch}.tsv"
-    conda:
-        SWGPU_ENV
-    threads: 1
-    params:
-        outfmt=config["merge"]["outfmt"],
-        extra=config["merge"]["extra"],
-    shell:
-        "swgpu merge {input.hits:q} --db {input.db:q} --out {output:q}"
-        " --outfmt {params.outfmt:q} {params.extra} > {log:q} 2>&1"
+if search_job_size() == "chunk":
+
+    rule merge:
+        input:
+            db="results/{db}/db",
+            hits=search_hits,
+        output:
+            "results/{db}/hits/batch-{batch}.tsv",
+        log:
+            "results/{db}/logs/merge/batch-{batch}.log",
+        benchmark:
+            "results/{db}/benchmarks/merge/batch-{batch}.tsv"
+        conda:
+            SWGPU_ENV
+        threads: 1
+        params:
+            outfmt=config["merge"]["outfmt"],
+            extra=config["merge"]["extra"],
+        shell:
+            "swgpu merge {input.hits:q} --db {input.db:q} --out {output:q}"
+            " --outfmt {params.outfmt:q} {params.extra} > {log:q} 2>&1"
 
 
 rule gather_hits:

@@ -2,11 +2,13 @@
 # under `swgpu gpu-run`.
 #
 # database: one job per batch scans the whole database (results/{db}/search/batch-NNNN/
-# all.npz) and, in the same process, traces that batch's top hits and writes every
-# alignment format (results/{db}/alignments/batch-NNNN.*): one start-up, one CUDA context
-# and one database upload per batch. chunk: one job per batch and database chunk
-# (.../chunk-K.npz), to spread a search over cores or nodes; the align rule then traces
-# each batch's merged hits (rules/align.smk).
+# all.npz) and, in the same process, writes the batch's hits table (results/{db}/hits/
+# batch-NNNN.tsv, merge.outfmt: its hits are already the global top hits, scored against
+# the whole database), traces its top hits and writes every alignment format
+# (results/{db}/alignments/batch-NNNN.*): one start-up, one CUDA context and one database
+# upload per batch, and no merge job after it. chunk: one job per batch and database chunk
+# (.../chunk-K.npz), to spread a search over cores or nodes; the merge rule then makes each
+# batch's table and the align rule traces its merged hits (rules/merge.smk, rules/align.smk).
 
 
 if search_job_size() == "database":
@@ -17,6 +19,7 @@ if search_job_size() == "database":
             batch="results/queries/batches/batch-{batch}.fasta",
         output:
             hits="results/{db}/search/batch-{batch}/all.npz",
+            table="results/{db}/hits/batch-{batch}.tsv",
             alignments=expand(
                 "results/{{db}}/alignments/batch-{{batch}}.{fmt}",
                 fmt=alignment_formats(),
@@ -37,10 +40,13 @@ if search_job_size() == "database":
             backend=config["search"]["backend"],
             mode=config["search"]["mode"],
             top=config["search"]["top"],
-            outputs=lambda wildcards, output: search_outputs(output.alignments),
-            # the raw options of both commands this job does the work of (search.extra, align.extra)
+            outputs=lambda wildcards, output: search_outputs(
+                output.table, output.alignments
+            ),
+            # the raw options of the commands this job does the work of (search.extra,
+            # merge.extra, align.extra)
             extra=" ".join(
-                [config["search"]["extra"]]
+                [config["search"]["extra"], config["merge"]["extra"]]
                 + ([config["align"]["extra"]] if alignment_formats() else [])
             ),
         shell:
