@@ -36,6 +36,16 @@ PROFILE_ROWS = 28
 PAD_RESIDUE = PROFILE_ROWS - 1
 #: Threads per block of the inter-task kernel (its ``__launch_bounds__``).
 INTER_BLOCK = 256
+#: Steps by which each warp of an intra-task block runs behind the one before it (``kDelay``:
+#: it reads the previous warp's last column from a ring of twice as many rows); a block of
+#: ``W`` warps needs ``intra_fill_steps(W)`` more steps per pass than its subject has rows.
+INTRA_DELAY = 64
+
+
+def intra_fill_steps(warps: int) -> int:
+    """The wavefront's fill of one pass of a ``warps``-warp intra-task block (sw_intra's
+    ``steps = longest + (W - 1) * kDelay + 31``): its last lane starts that many steps late."""
+    return (warps - 1) * INTRA_DELAY + 31
 
 
 # ---------------------------------------------------------------- traceback.cu
@@ -180,6 +190,7 @@ def compile_options() -> tuple[str, ...]:
         f"-DSWGPU_PROFILE_ROWS={PROFILE_ROWS}",
         f"-DSWGPU_PAD_RESIDUE={PAD_RESIDUE}",
         f"-DSWGPU_INTER_BLOCK={INTER_BLOCK}",
+        f"-DSWGPU_INTRA_DELAY={INTRA_DELAY}",
         f"-DSWGPU_MAX_CODES={MAX_CODES}",
         *(f"-DSWGPU_TB_WARPS_{r}={w}" for r, w in TB_WARPS.items()),
         *_enum_defines("STATUS", Status),

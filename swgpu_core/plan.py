@@ -28,6 +28,16 @@ is not done when the bulk is, finishes alone at the lone step::
 Cells include the padding of the query to whole passes of each kernel. The batch
 characterisation uses, as the issue asks, the mean and maximum length on each side.
 
+The intra-task block's width is chosen with the threshold. By default it is the narrowest
+block (up to 8 warps) that covers the query in one pass, or 8 warps in several passes.
+Where the long subjects' critical path binds, a wider block (16 or 32 warps) can take a
+long query in fewer passes: fewer row steps, at the cost of more wavefront fill and of
+padding the query to the wider pass. That binds where the long subjects have no bulk to
+run beside: a streamed batch of only the longest subjects (bench200M at a 1/32 budget:
+124 subjects of 31,000-36,000 residues), which a query's scan cannot fill the GPU with.
+There, a block that takes a 5,478-residue query in one pass instead of three also needs
+no boundary rows, so consecutive queries' scans of the batch run at once.
+
 This module decides only; it never touches a GPU (the caller passes the model), so
 ``swgpu plan`` and the tests run anywhere. Without a GPU the model is
 :data:`H100_DEFAULT`, the documented default of ``swgpu plan``.
@@ -39,10 +49,15 @@ from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
+from .kernel_abi import intra_fill_steps
+
 #: kernel pass widths (columns) and lanes; gpu.kernels builds its shapes from these
 INTER_COLS_PER_LANE = 16
 INTRA_COLS_PER_WARP = 32 * 8
-INTRA_MAX_WARPS = 8
+#: intra-task block widths in warps (compiled shapes); blocks wider than INTRA_DEFAULT_WARPS only
+#: where the planner predicts them faster (the module's docstring)
+INTRA_WARPS = (1, 2, 4, 8, 16, 32)
+INTRA_DEFAULT_WARPS = 8
 
 
 @dataclass(frozen=True)
@@ -115,6 +130,7 @@ class Plan:
     predicted_seconds: float
     bound: str  # what limits the predicted time: "bulk", "inter tail" or "intra tail"
     device: str
+    intra_cols: int  # the intra-task block's pass width (columns; INTRA_COLS_PER_WARP per warp)
 
     @property
     def predicted_gcups(self) -> float:
@@ -130,7 +146,8 @@ class Plan:
             f"mean {self.inter.mean_length:.0f}, max {self.inter.max_length}",
             f"  intra-task: {self.intra.sequences} sequences ({100 * self.intra.sequences / max(total_s, 1):.2f}%), "
             f"{self.intra.residues} residues ({100 * self.intra.residues / max(total_r, 1):.2f}%), "
-            f"mean {self.intra.mean_length:.0f}, max {self.intra.max_length}",
+            f"mean {self.intra.mean_length:.0f}, max {self.intra.max_length}, "
+            f"blocks of {self.intra_cols // INTRA_COLS_PER_WARP} warps ({-(-self.query_length // self.intra_cols)} pass(es))",
             f"  predicted scan: {self.predicted_seconds * 1e3:.2f} ms ({self.predicted_gcups:.0f} GCUPS), bound by {self.bound}",
         ]
         return "\n".join(lines)
@@ -150,10 +167,24 @@ def _padded(query_length: int, cols: int) -> int:
 
 
 def intra_cols(query_length: int) -> int:
+    """The default intra-task pass width: the narrowest block covering the query in one pass,
+    up to INTRA_DEFAULT_WARPS warps (wider blocks shorten the critical path only while they
+    have columns, and their wavefront fills for longer)."""
     warps = 1
-    while warps < INTRA_MAX_WARPS and warps * INTRA_COLS_PER_WARP < query_length:
+    while warps < INTRA_DEFAULT_WARPS and warps * INTRA_COLS_PER_WARP < query_length:
         warps *= 2
     return warps * INTRA_COLS_PER_WARP
+
+
+def intra_widths(query_length: int) -> list[int]:
+    """The intra-task pass widths worth predicting for a query: the default and each wider
+    block up to the first that covers the query in one pass."""
+    widths = [intra_cols(query_length)]
+    for warps in INTRA_WARPS:
+        cols = warps * INTRA_COLS_PER_WARP
+        if cols > widths[-1] and widths[-1] < query_length:
+            widths.append(cols)
+    return widths
 
 
 class LengthProfile:
@@ -178,12 +209,13 @@ def _tail(bulk: float, rows: int, step: float, step_loaded: float) -> float:
     return bulk + max(0.0, rows - bulk / step_loaded) * step
 
 
-def evaluate(profile: LengthProfile, query_length: int, threshold: int, model: DeviceModel) -> Plan:
-    """Predicted scan time of one query over the profiled subjects for ``threshold``."""
+def evaluate(profile: LengthProfile, query_length: int, threshold: int, model: DeviceModel, intra_pass: int | None = None) -> Plan:
+    """Predicted scan time of one query over the profiled subjects for ``threshold``, the
+    intra-task blocks ``intra_pass`` columns wide (default :func:`intra_cols`)."""
     n = profile.lengths.size
     cut = profile.split(threshold)
     lanes = inter_lanes(cut // 2, model.geometry.busy_threads)
-    inter_pass, intra_pass = lanes * INTER_COLS_PER_LANE, intra_cols(query_length)
+    inter_pass, intra_pass = lanes * INTER_COLS_PER_LANE, intra_pass or intra_cols(query_length)
     q_inter, q_intra = _padded(query_length, inter_pass), _padded(query_length, intra_pass)
     inter_cells = float(q_inter) * float(profile.prefix[cut])
     intra_cells = float(q_intra) * float(profile.prefix[n] - profile.prefix[cut])
@@ -192,13 +224,13 @@ def evaluate(profile: LengthProfile, query_length: int, threshold: int, model: D
     longest = int(profile.lengths[-1]) if n > cut else 0
     bulk = t_inter + t_intra
     rows_inter = (q_inter // inter_pass) * (longest_short + lanes) if cut else 0
-    rows_intra = (q_intra // intra_pass) * (longest + intra_pass // 8) if n > cut else 0
+    rows_intra = (q_intra // intra_pass) * (longest + intra_fill_steps(intra_pass // INTRA_COLS_PER_WARP)) if n > cut else 0
     crit_inter = _tail(bulk, rows_inter, model.inter_step, model.inter_step_loaded)
     crit_intra = _tail(bulk, rows_intra, model.intra_step, model.intra_step_loaded)
     bound, seconds = max((("bulk", bulk), ("inter tail", crit_inter), ("intra tail", crit_intra)), key=lambda x: x[1])
     return Plan(
         threshold, query_length, profile.side(0, cut, inter_cells, t_inter), profile.side(cut, n, intra_cells, t_intra),
-        seconds, bound, model.name,
+        seconds, bound, model.name, intra_pass,
     )  # fmt: skip
 
 
@@ -210,8 +242,9 @@ def candidate_thresholds(lengths: np.ndarray) -> np.ndarray:
 
 
 def sweep(profile: LengthProfile, query_length: int, model: DeviceModel = H100_DEFAULT) -> list[Plan]:
-    """Predictions for every candidate threshold (for the plot)."""
-    return [evaluate(profile, query_length, int(t), model) for t in candidate_thresholds(profile.lengths)]
+    """Predictions for every candidate threshold and intra-task block width."""
+    widths = intra_widths(query_length)
+    return [evaluate(profile, query_length, int(t), model, w) for t in candidate_thresholds(profile.lengths) for w in widths]
 
 
 #: Thresholds predicted within this fraction of the fastest count as equally fast.
@@ -225,15 +258,26 @@ def choose_threshold(profile: LengthProfile, query_length: int, model: DeviceMod
     thresholds, where it underestimates how much hundreds of long inter-task subjects slow
     each other down (measured on an H100 with bench200M: predicted best 12,288-16,384,
     measured best 6,000-8,192, 25% faster). Below the optimum the measured curve is flat,
-    above it it falls steeply, so ties go to the smaller threshold.
+    above it it falls steeply, so ties go to the smaller threshold. The intra-task blocks keep
+    their default width (:func:`intra_cols`) unless a wider one is predicted faster by more
+    than ``tolerance`` (a wider block is as fast in the model wherever the bulk binds, and
+    measured 2% slower there: more warps to synchronise).
     """
+
+    def smallest_near_fastest(plans: list[Plan]) -> Plan:
+        fastest = min(p.predicted_seconds for p in plans)
+        return min((p for p in plans if p.predicted_seconds <= fastest * (1 + tolerance)), key=lambda p: (p.threshold, p.intra_cols))
+
     plans = sweep(profile, query_length, model)
-    fastest = min(p.predicted_seconds for p in plans)
-    return min((p for p in plans if p.predicted_seconds <= fastest * (1 + tolerance)), key=lambda p: p.threshold)
+    chosen = smallest_near_fastest([p for p in plans if p.intra_cols == intra_cols(query_length)])
+    if chosen.predicted_seconds > min(p.predicted_seconds for p in plans) * (1 + tolerance):
+        chosen = smallest_near_fastest(plans)
+    return chosen
 
 
 def plot_sweep(plans: list[Plan], chosen: Plan, path: str) -> None:
-    """Predicted GCUPS against threshold (log axis), the chosen threshold marked."""
+    """Predicted GCUPS against threshold (log axis), a line per intra-task block width, the
+    chosen threshold marked."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -242,7 +286,10 @@ def plot_sweep(plans: list[Plan], chosen: Plan, path: str) -> None:
     from .atomic import atomic_output
 
     fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot([p.threshold for p in plans], [p.predicted_gcups for p in plans], marker="o")
+    for cols in sorted({p.intra_cols for p in plans}):
+        line = [p for p in plans if p.intra_cols == cols]
+        label = f"intra-task blocks of {cols // INTRA_COLS_PER_WARP} warps"
+        ax.plot([p.threshold for p in line], [p.predicted_gcups for p in line], marker="o", label=label)
     ax.axvline(chosen.threshold, color="tab:red", linestyle="--", label=f"chosen {chosen.threshold}")
     ax.set_xscale("log")
     ax.set_xlabel("inter/intra-task length threshold (residues)")

@@ -9,7 +9,20 @@ import numpy as np
 import pytest
 
 from swgpu_core.dbstats import default_threshold
-from swgpu_core.plan import H100_DEFAULT, TOLERANCE, DeviceModel, LengthProfile, candidate_thresholds, choose_threshold, evaluate, sweep
+from swgpu_core.kernel_abi import intra_fill_steps
+from swgpu_core.plan import (
+    H100_DEFAULT,
+    INTRA_COLS_PER_WARP,
+    TOLERANCE,
+    DeviceModel,
+    LengthProfile,
+    candidate_thresholds,
+    choose_threshold,
+    evaluate,
+    intra_cols,
+    intra_widths,
+    sweep,
+)
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +57,47 @@ def test_choice_is_the_smallest_near_the_minimum_of_the_sweep(profile: LengthPro
         assert all(p.predicted_seconds > fastest * (1 + TOLERANCE) for p in plans if p.threshold < chosen.threshold)
         assert chosen.threshold in candidate_thresholds(profile.lengths)
         assert choose_threshold(profile, qlen, tolerance=0).predicted_seconds == pytest.approx(fastest)
+
+
+def bench200m_like() -> LengthProfile:
+    """Lengths drawn like bench200M's (407,808 subjects in the strata its streamed batches show,
+    498 of 15,500-36,000 residues), without its 200 MB."""
+    rng = np.random.default_rng(7)
+    strata = [rng.integers(7, 340, 200_566), rng.integers(340, 528, 88_491), rng.integers(528, 738, 60_080),
+              rng.integers(738, 1_244, 40_194), np.exp(rng.uniform(np.log(1_244), np.log(15_452), 17_979)).astype(np.int64),
+              rng.integers(15_498, 36_000, 498)]  # fmt: skip
+    return LengthProfile(np.sort(np.concatenate(strata)))
+
+
+def test_wider_intra_blocks_only_where_the_long_subjects_bind(profile: LengthProfile) -> None:
+    """A batch of only the longest subjects (a streamed tail: 124 of 31,000-36,000 residues)
+    gets blocks that take a long query in one pass, as their critical path binds there; a
+    database whose bulk hides that path keeps the default, narrower blocks."""
+    tail = LengthProfile(np.linspace(31_069, 36_000, 124).astype(np.int64))
+    for qlen in (2504, 5478):
+        chosen = choose_threshold(tail, qlen)
+        assert chosen.intra_cols >= qlen > intra_cols(qlen)  # one pass instead of two or three
+        default = min((p for p in sweep(tail, qlen) if p.intra_cols == intra_cols(qlen)), key=lambda p: p.predicted_seconds)
+        assert chosen.predicted_seconds < default.predicted_seconds / (1 + TOLERANCE)
+        assert "pass(es)" in chosen.describe()
+    bench = bench200m_like()
+    for qlen in (144, 1000, 2504, 4548, 5478):
+        assert choose_threshold(bench, qlen).intra_cols == intra_cols(qlen), qlen
+    # 40 subjects of up to 40,000 residues beside only 21 M others: their path binds a 2,504-residue query's scan
+    assert choose_threshold(profile, 2504).intra_cols == 4096 and choose_threshold(profile, 144).intra_cols == 256
+    assert intra_widths(144) == [256] and intra_widths(5478) == [2048, 4096, 8192]
+
+
+def test_the_intra_tail_counts_the_kernels_wavefront_fill() -> None:
+    """One long subject alone: its row steps are the kernel's (passes x (length + fill))."""
+    one = LengthProfile(np.array([30_000]))
+    d = H100_DEFAULT
+    lone = DeviceModel("lone steps", 1e30, 1e30, 1e-6, 1e-6, 1e-6, 1e-6)
+    for cols in intra_widths(5478):
+        plan = evaluate(one, 5478, 1, lone, cols)
+        steps = -(-5478 // cols) * (30_000 + intra_fill_steps(cols // INTRA_COLS_PER_WARP))
+        assert plan.bound == "intra tail" and plan.predicted_seconds == pytest.approx(steps * 1e-6, rel=1e-9), cols
+    assert d.intra_step > 0
 
 
 def test_slow_intra_kernel_pushes_threshold_up(profile: LengthProfile) -> None:

@@ -30,7 +30,7 @@ import numpy as np
 
 from .. import kernel_abi, scan_profile
 from ..kernel_abi import INTER_BLOCK
-from ..plan import INTER_COLS_PER_LANE, INTRA_MAX_WARPS, inter_lanes, intra_cols
+from ..plan import INTER_COLS_PER_LANE, INTRA_WARPS, inter_lanes
 from ..scoring import Scoring
 
 
@@ -60,26 +60,25 @@ class Shape:
 
 
 INTER_SHAPES = tuple(Shape("inter", INTER_COLS_PER_LANE, g) for g in (8, 16, 32)) + (Shape("inter", 8, 8),)
-INTRA_SHAPES = tuple(Shape("intra", 8, 32, w) for w in (1, 2, 4, 8) if w <= INTRA_MAX_WARPS)
+INTRA_SHAPES = tuple(Shape("intra", 8, 32, w) for w in INTRA_WARPS)
 
 
-def pick_shapes(query_length: int, n_short: int, busy_threads: int) -> tuple[Shape, Shape]:
+def pick_shapes(query_length: int, n_short: int, busy_threads: int, intra_cols: int) -> tuple[Shape, Shape]:
     """(inter, intra) shapes for a query and the number of short subjects, on a GPU that
-    ``busy_threads`` threads fill (:attr:`~swgpu_core.plan.DeviceGeometry.busy_threads`).
+    ``busy_threads`` threads fill (:attr:`~swgpu_core.plan.DeviceGeometry.busy_threads`), the
+    intra-task blocks ``intra_cols`` wide (the plan's choice, :attr:`~swgpu_core.plan.Plan.intra_cols`).
 
     Inter: 16 columns per thread (the most efficient step), with the fewest lanes per
     pair of subjects that still give the GPU enough threads (fewer lanes mean less
     wavefront fill and drain per pass), unless that pads the query by over 25%, where the
-    8-column shape is used. Intra: the narrowest block that covers the query in one pass
-    (wider blocks shorten the long subjects' critical path only while they have columns).
-    The planner (:mod:`swgpu_core.plan`) models the same choice.
+    8-column shape is used. The planner (:mod:`swgpu_core.plan`) models the same choice.
     """
     lanes = inter_lanes(n_short // 2, busy_threads)
     inter = next(s for s in INTER_SHAPES if s.r == INTER_COLS_PER_LANE and s.lanes == lanes)
     padded = -(-query_length // inter.cols) * inter.cols
     if padded > 1.25 * query_length and lanes == 8:
         inter = INTER_SHAPES[-1]
-    intra = next(s for s in INTRA_SHAPES if s.cols == intra_cols(query_length))
+    intra = next(s for s in INTRA_SHAPES if s.cols == intra_cols)
     return inter, intra
 
 

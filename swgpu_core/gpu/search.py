@@ -366,7 +366,7 @@ class DeviceWorker:
         plan = self.plan(dev, len(query))
         n_short = dev.lengths.split(plan.threshold)
         n_short += n_short % 2 if n_short < n else 0
-        inter, intra = pick_shapes(len(query), n_short, self.geometry.busy_threads)
+        inter, intra = pick_shapes(len(query), n_short, self.geometry.busy_threads, plan.intra_cols)
         long = self.longs[self._launches % LONG_STREAMS]
         self._launches += 1
         streams = self.inters if cut else [self.compute]

@@ -392,8 +392,9 @@ __global__ void __launch_bounds__(kInterBlock, 3) sw_inter_tasks(SWGPU_TASK_PARA
 // A block of W warps per group of kLanes (long) subjects: the pass is W * 32 * R columns
 // wide. Warp w runs kDelay steps behind warp w - 1 and takes its left input from a shared
 // ring written by warp w - 1's last lane; the block synchronises every kBatch steps, and
-// kDelay = 2 * kBatch guarantees every value is written in an earlier batch than it is read.
-static constexpr int kBatch = 32, kDelay = 64, kRing = 128;
+// kDelay = 2 * kBatch guarantees every value is written in an earlier batch than it is read
+// (kDelay from swgpu_core/kernel_abi.py, whose planner counts the same fill).
+static constexpr int kDelay = SWGPU_INTRA_DELAY, kBatch = kDelay / 2, kRing = 2 * kDelay;
 
 template <class A, int R, int W>
 __global__ void __launch_bounds__(W * 32) sw_intra(SWGPU_SCAN_PARAMS) {
