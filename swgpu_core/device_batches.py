@@ -21,8 +21,12 @@ latency into every batch instead of into the last few. Spreading only the longes
 subjects (an eighth, a quarter or 0.4 of the residues, a contiguous slice of them in each
 batch) was slower too, on one H100 (2026-11-26, two inter streams: 1/32 4.36 / 3.23 /
 3.01 s against 2.74 s; 1/8 2.35 / 2.40 / 2.34 against 2.16 s); the planner put more of
-each batch on the intra-task kernel, whose blocks are latency-bound. Pure Python, so it
-is tested without a GPU.
+each batch on the intra-task kernel, whose blocks are latency-bound. Cutting the batches
+to equal residues (as few as the budget allows), so that the last one keeps a share of
+shorter subjects instead of the longest alone, made no difference beyond noise (H100, one
+call, b86d8db: 1/8 2.226 against 2.198 s, 1/32 2.564 against 2.596 s): at 1/8 the last batch
+of 33 M residues took 0.57 s where the last two had taken 0.75 s, but the others slowed.
+Pure Python, so it is tested without a GPU.
 """
 
 from __future__ import annotations
