@@ -26,7 +26,12 @@ to equal residues (as few as the budget allows), so that the last one keeps a sh
 shorter subjects instead of the longest alone, made no difference beyond noise (H100, one
 call, b86d8db: 1/8 2.226 against 2.198 s, 1/32 2.564 against 2.596 s): at 1/8 the last batch
 of 33 M residues took 0.57 s where the last two had taken 0.75 s, but the others slowed.
-Pure Python, so it is tested without a GPU.
+Scanning the last batch beside the first (both resident, as two streamed batches fit; their
+queries' scans interleaved, so that the long subjects' intra-task blocks run beside an
+inter-task bulk, as in a resident scan) was slower too (H100, one call, 01f486b: 1/8 2.298
+against 2.193 s, 1/32 2.597 against 2.510 s): the two batches' scans share the boundary
+buffer's rows, so their multi-pass scans wait for each other, and the batch after the pair
+is copied only once both are done. Pure Python, so it is tested without a GPU.
 """
 
 from __future__ import annotations
