@@ -63,7 +63,7 @@ scanner = engine.scanner(scoring); mark("scanner: CUDA context, scan kernels, st
 worker = scanner.workers[0]
 worker.model; mark("planner model (calibration cache)")
 batches = scanner.batches(db, db.chunks)
-dev = worker.upload(db, batches[0][1]); dev.ready.synchronize(); mark(f"upload the database ({len(batches)} device batch(es))")
+dev = worker.upload(db, batches[0]); dev.ready.synchronize(); mark(f"upload the database ({len(batches)} device batch(es))")
 first = search(db, queries[:20], scoring, scanner, top=50, show_progress=False, score_stats=False); mark("scan 20 queries, fresh")
 again = search(db, queries[:20], scoring, scanner, top=50, show_progress=False, score_stats=False); mark("scan the same 20, warm")
 counted = search(db, queries[:20], scoring, scanner, top=50, show_progress=False, score_stats=True)
@@ -84,7 +84,9 @@ def timed(fn, key):
             spent[key] += time.perf_counter() - s
     return run
 gpu_traceback.traceback_pairs = timed(gpu_traceback.traceback_pairs, "traceback kernels")
-align_hits.build_alignment = timed(align_hits.build_alignment, "build alignment records")
+for name in ("build_alignment", "build_alignments"):  # the records' builder (renamed over time)
+    if hasattr(align_hits, name):
+        setattr(align_hits, name, timed(getattr(align_hits, name), "build alignment records"))
 aligned = api.align(db, hits, scoring, backend=engine, statistics=stats); mark("align (total)")
 results = api.Results(db, hits, aligned.alignments, stats, scoring.describe(), "swgpu search", stats.description)
 write_output(plan_output(sys.argv[3], None, sys.argv[4]), results); mark("write the tsv")
