@@ -426,6 +426,28 @@ def test_database_jobs_trace_their_hits_as_the_align_jobs_of_chunk_jobs(tmp_path
         assert bam[0] == bam[1] and bam[0]
 
 
+def test_database_jobs_leave_the_table_to_a_merge_when_its_options_differ(finished, tmp_path):
+    """search.job_size database with align.extra `--align 1` (one alignment per query): the
+    search job applies it to its alignments, and a merge job writes the hits table with its
+    own options, the same table as without it (one process would cut both to one hit)."""
+    work, *_ = finished
+    shutil.copy(work / "queries.fasta", tmp_path / "queries.fasta")
+    shutil.copy(work / "www" / "small.fasta", tmp_path / "small.fasta")
+    search = {"backend": "cpu", "threads": 1, "top": 10, "job_size": "database"}
+    write_config(
+        tmp_path,
+        "small.fasta",
+        "queries.fasta",
+        search=search,
+        align={"enabled": True, "formats": ["tsv"], "threads": 1, "extra": "--align 1"},
+    )
+    ran = executed_rules(snakemake(tmp_path))
+    assert ran.count("search") == 2 and ran.count("merge") == 2
+    assert hit_rows(tmp_path / "results/small/hits.tsv") == hit_rows(work / "results/small/hits.tsv")
+    aligned = [row[0] for batch in ("0000", "0001") for row in hit_rows(tmp_path / f"results/small/alignments/batch-{batch}.tsv")]
+    assert len(aligned) == len(set(aligned)) == 3  # one alignment per query
+
+
 def test_fast_mode_reaches_the_search_jobs_and_gives_exact_hits(finished, tmp_path):
     """search.mode fast: every search job (one per batch and chunk) runs --mode fast and saves a
     fast-mode hit list; each merged hit is the exact run's hit where both have the pair."""

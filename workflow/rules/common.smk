@@ -260,12 +260,23 @@ def alignment_formats():
     return formats
 
 
+def search_writes_table():
+    """Whether a search job over the whole database writes its batch's hits table itself
+    (no merge job after it). One process selects the hits of all its outputs with the same
+    options, so where the table and the alignments ask for different ones (merge.extra and
+    align.extra differ, e.g. `--align 5` for the alignments only), a merge job writes the
+    table from the saved hit list, as after chunk-level jobs."""
+    return search_job_size() == "database" and (
+        not alignment_formats() or config["merge"]["extra"] == config["align"]["extra"]
+    )
+
+
 def search_outputs(table, alignments):
     """`--out` per output of a search job over the whole database: its batch's hits table
-    first, then each alignment file; `--outfmt` once per table in that order (merge.outfmt,
-    and align.outfmt for a tsv alignment file)."""
-    outs = [arg for path in [table, *alignments] for arg in ("--out", path)]
-    formats = [config["merge"]["outfmt"]]
+    first (when it writes one), then each alignment file; `--outfmt` once per table in that
+    order (merge.outfmt, and align.outfmt for a tsv alignment file)."""
+    outs = [arg for path in [*table, *alignments] for arg in ("--out", path)]
+    formats = [config["merge"]["outfmt"]] if table else []
     if "tsv" in alignment_formats():
         formats.append(config["align"]["outfmt"])
     return outs + [arg for fmt in formats for arg in ("--outfmt", fmt)]

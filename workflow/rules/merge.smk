@@ -1,11 +1,11 @@
-# With chunk-level search jobs: the global top-k per query of one batch from its hit lists
-# (E-values against the whole database; scores only, no traceback); a search job over the
-# whole database writes that table itself (rules/search.smk). Then the batches of a
-# database gathered into results/{db}/hits.tsv (format 7 by default: BLAST's comment lines
-# name the fields).
+# The global top-k per query of one batch from its hit lists (E-values against the whole
+# database; scores only, no traceback), where the search jobs do not write it: chunk-level
+# jobs, or merge.extra and align.extra asking for different selections (common.smk,
+# search_writes_table). Then the batches of a database gathered into results/{db}/hits.tsv
+# (format 7 by default: BLAST's comment lines name the fields).
 
 
-if search_job_size() == "chunk":
+if not search_writes_table():
 
     rule merge:
         input:

@@ -4,9 +4,10 @@
 # database: one job per batch scans the whole database (results/{db}/search/batch-NNNN/
 # all.npz) and, in the same process, writes the batch's hits table (results/{db}/hits/
 # batch-NNNN.tsv, merge.outfmt: its hits are already the global top hits, scored against
-# the whole database), traces its top hits and writes every alignment format
-# (results/{db}/alignments/batch-NNNN.*): one start-up, one CUDA context and one database
-# upload per batch, and no merge job after it. chunk: one job per batch and database chunk
+# the whole database; unless merge.extra and align.extra differ, see search_writes_table),
+# traces its top hits and writes every alignment format (results/{db}/alignments/
+# batch-NNNN.*): one start-up, one CUDA context and one database upload per batch, and no
+# merge job after it. chunk: one job per batch and database chunk
 # (.../chunk-K.npz), to spread a search over cores or nodes; the merge rule then makes each
 # batch's table and the align rule traces its merged hits (rules/merge.smk, rules/align.smk).
 
@@ -19,7 +20,11 @@ if search_job_size() == "database":
             batch="results/queries/batches/batch-{batch}.fasta",
         output:
             hits="results/{db}/search/batch-{batch}/all.npz",
-            table="results/{db}/hits/batch-{batch}.tsv",
+            table=(
+                ["results/{db}/hits/batch-{batch}.tsv"]
+                if search_writes_table()
+                else []
+            ),
             alignments=expand(
                 "results/{{db}}/alignments/batch-{{batch}}.{fmt}",
                 fmt=alignment_formats(),
@@ -44,9 +49,10 @@ if search_job_size() == "database":
                 output.table, output.alignments
             ),
             # the raw options of the commands this job does the work of (search.extra,
-            # merge.extra, align.extra)
+            # merge.extra, align.extra; the two latter are the same where both apply)
             extra=" ".join(
-                [config["search"]["extra"], config["merge"]["extra"]]
+                [config["search"]["extra"]]
+                + ([config["merge"]["extra"]] if search_writes_table() else [])
                 + ([config["align"]["extra"]] if alignment_formats() else [])
             ),
         shell:
