@@ -31,7 +31,11 @@ queries' scans interleaved, so that the long subjects' intra-task blocks run bes
 inter-task bulk, as in a resident scan) was slower too (H100, one call, 01f486b: 1/8 2.298
 against 2.193 s, 1/32 2.597 against 2.510 s): the two batches' scans share the boundary
 buffer's rows, so their multi-pass scans wait for each other, and the batch after the pair
-is copied only once both are done. Pure Python, so it is tested without a GPU.
+is copied only once both are done. With the last batch's scans all one-pass intra-task ones
+(no boundary rows written, so no waiting), the pair was still slower (H100, one call,
+d5d165b: 1/8 2.245 against 2.195 s, 1/32 2.639 against 2.584 s): the long subjects' blocks
+do not run for free beside another batch's bulk as they do beside their own. Pure Python,
+so it is tested without a GPU.
 """
 
 from __future__ import annotations
