@@ -7,7 +7,8 @@ the device split of a chunk (two workers) and ``CudaBackend.scan_subset`` exactl
 device, and must equal the CPU fast search and the CPU ``scan_subset``. The exact search: the
 pipelined queries of ``DeviceWorker.scan_steps`` (ring slots, both kernels on either side of
 the length threshold, the 32-bit rescoring, the candidate selection) over the database kept
-on the device and streamed in batches under a small memory budget, equal to the CPU search.
+on the device and streamed in batches under a small memory budget, equal to the CPU search,
+the database reaching the device only through the bounded ring of pinned staging buffers.
 What the emulation cannot show is a race between streams: the GPU tests on a device do.
 Skipped where g++ is missing.
 """
@@ -71,6 +72,7 @@ import cupy
 from swgpu_core.backends.cpu import CpuBackend
 from swgpu_core.database import build_database
 from swgpu_core.fasta import read_sequences
+from swgpu_core.gpu import search as gpu_search
 from swgpu_core.gpu.search import BYTES_PER_RESIDUE, PIPELINE_DEPTH, CudaBackend, DeviceWorker
 from swgpu_core.plan import H100_DEFAULT
 from swgpu_core.scoring import Scoring
@@ -105,6 +107,28 @@ everyone = db.n_sequences  # every subject's score returned, so any wrong one sh
 want = {top: search(db, records, protein, CpuBackend(protein), top=top, show_progress=False, score_stats=False) for top in (12, everyone)}
 rescore, rescored = DeviceWorker._rescore, []
 DeviceWorker._rescore = lambda self, dev, f: (rescore(self, dev, f), rescored.append(f.rescored))[0]
+# host memory stays bounded: the database goes to the device only through each worker's ring of
+# STAGING_BUFFERS pinned buffers, in pieces of at most STAGING_BYTES (made small here, so that a
+# batch takes many pieces), whatever the batches' size
+gpu_search.STAGING_BYTES = 4099
+staging, h2d = [], []  # the ring's buffers (address, size); the sizes of the copies out of them
+alloc_pinned, memcpy = cupy.cuda.alloc_pinned_memory, cupy.cuda.runtime.memcpyAsync
+
+
+def counted_alloc(n):
+    buf = alloc_pinned(n)
+    if n == gpu_search.STAGING_BYTES:
+        staging.append((buf.ptr, n))
+    return buf
+
+
+def counted_copy(dst, src, size, kind, stream):
+    if kind == cupy.cuda.runtime.memcpyHostToDevice and any(a <= src < a + n for a, n in staging):
+        h2d.append(size)
+    return memcpy(dst, src, size, kind, stream)
+
+
+cupy.cuda.alloc_pinned_memory, cupy.cuda.runtime.memcpyAsync = counted_alloc, counted_copy
 # streamed: batches scanned in one pipeline that runs on from batch to batch, with the upload of
 # the next batch evicting the one before; one query (too few to reach the upload's step:
 # selections taken early) and two workers sharing the batches
@@ -125,6 +149,10 @@ for budget, threshold, top, devices in cases:
         for g, w in zip(got.hits, want[top].hits):
             assert np.array_equal(g.subjects, w.subjects) and np.array_equal(g.scores, w.scores), (budget, threshold, top, g.query.id)
     assert all(w.resident_bytes <= w.budget for w in backend.workers)
+    assert len(staging) == gpu_search.STAGING_BUFFERS * len(backend.workers), staging
+    assert max(h2d) <= gpu_search.STAGING_BYTES < db.n_residues and sum(h2d) >= db.n_residues, (len(h2d), sum(h2d))
+    staging.clear()
+    h2d.clear()
     assert sum(rescored) > 0, "no subject was rescored in 32 bits"
     rescored.clear()
 assert cupy.CALLS["sw_inter"] > 0 and cupy.CALLS["sw_intra"] > 0
