@@ -332,7 +332,7 @@ def test_a_finished_run_does_not_wait_for_the_schedulers_timers(run_copy):
         if line.startswith("Elapsed time"):  # Snakemake's last line, after the onsuccess handler
             last_line = time.monotonic()
     assert proc.wait(timeout=120) == 0 and last_line is not None
-    assert time.monotonic() - last_line < 0.5
+    assert time.monotonic() - last_line < 0.7  # 0.2-0.3 s here (interpreter teardown); 1.3 s with the timers left
 
 
 def test_refresh_of_an_unchanged_release_changes_nothing(run_copy):
