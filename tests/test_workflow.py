@@ -448,6 +448,20 @@ def test_database_jobs_leave_the_table_to_a_merge_when_its_options_differ(finish
     assert len(aligned) == len(set(aligned)) == 3  # one alignment per query
 
 
+def test_database_jobs_paste_the_shared_table_and_alignment_options_once(tmp_path):
+    """merge.extra and align.extra alike (the search job then writes the table): their raw
+    options reach the search job once, not once per output, and no merge job runs."""
+    small_inputs(tmp_path, 40, 2)
+    search = {"backend": "cpu", "threads": 1, "top": 3, "job_size": "database"}
+    write_config(tmp_path, "db.fasta", "queries.fasta", search=search, merge={"extra": "--evalue 5"},
+                 align={"enabled": True, "formats": ["tsv"], "threads": 1, "extra": "--evalue 5"})  # fmt: skip
+    proc = snakemake(tmp_path, "--printshellcmds")
+    ran = executed_rules(proc)
+    assert ran.count("search") == 1 and "merge" not in ran
+    (command,) = [line for line in (proc.stdout + proc.stderr).splitlines() if "swgpu search" in line]
+    assert command.count("--evalue 5") == 1, command
+
+
 def test_fast_mode_reaches_the_search_jobs_and_gives_exact_hits(finished, tmp_path):
     """search.mode fast: every search job (one per batch and chunk) runs --mode fast and saves a
     fast-mode hit list; each merged hit is the exact run's hit where both have the pair."""

@@ -48,12 +48,17 @@ if search_job_size() == "database":
             outputs=lambda wildcards, output: search_outputs(
                 output.table, output.alignments
             ),
-            # the raw options of the commands this job does the work of (search.extra,
-            # merge.extra, align.extra; the two latter are the same where both apply)
+            # the raw options of the commands this job does the work of: search.extra, and
+            # align.extra for the alignments or merge.extra for the table (the same where
+            # both apply, search_writes_table, so pasted once: options that accumulate, such
+            # as --outfmt, would otherwise come twice)
             extra=" ".join(
                 [config["search"]["extra"]]
-                + ([config["merge"]["extra"]] if search_writes_table() else [])
-                + ([config["align"]["extra"]] if alignment_formats() else [])
+                + (
+                    [config["align"]["extra"]]
+                    if alignment_formats()
+                    else [config["merge"]["extra"]]
+                )
             ),
         shell:
             "{params.gpu_run:q} swgpu search --db {input.db:q} --query {input.batch:q}"
