@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: the GPU tests (skips fail), where the command line's time goes, and the
 # side-by-side scoreboard against CUDASW++4.0; logs and JSON lines under $OUT.
-#   run: bash bench/device_check.sh [tests] [ab] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
+#   run: bash bench/device_check.sh [tests] [ab] [startup] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
 # Expects the wheels the device's python lacks under .whl/ and a copy of shared/ (data/,
 # tools/, anchors/) under .carry/ (both carried, both git-ignored).
 set -uo pipefail
@@ -85,6 +85,20 @@ for name, budget in (("resident", None), ("1/8", full // 8), ("1/32", full // 32
     del backend
 PY
       ;;
+    startup)
+      # the GPU warm-up's pieces in fresh processes (bench/startup_parts.py, after one search that
+      # fills the caches), then the imports of a real `swgpu search` of uniprot20k x 20
+      zcat .carry/data/uniprot20k.fasta.gz > "$W/u20k.fasta"
+      [ -f "$W/sw_u20k/manifest.json" ] || python3 -m swgpu_core makedb "$W/u20k.fasta" "$W/sw_u20k" --quiet || rc=1
+      args=(search --db "$W/sw_u20k" --query "$PWD/.carry/data/cudasw_queries.fasta" --backend cuda --top 10 --outfmt "6 qseqid sseqid score evalue" --quiet --out /dev/null)
+      python3 -m swgpu_core "${args[@]}"
+      for rep in 1 2 3; do python3 bench/startup_parts.py | tee -a "$OUT/startup_parts.jsonl"; done
+      for rep in 1 2 3; do
+        s=$EPOCHREALTIME; python3 -m swgpu_core "${args[@]}"; echo "wall $(python3 -c "print(round($EPOCHREALTIME - $s, 3))") s"
+      done
+      python3 -X importtime -m swgpu_core "${args[@]}" 2> "$OUT/importtime_search.txt"
+      sort -t'|' -k2 -n "$OUT/importtime_search.txt" | tail -25
+      python3 bench/phase_times.py "${args[@]}" | tee -a "$OUT/startup_phases.jsonl" ;;
     phases)
       # where one `swgpu search` of bench200M x 20 spends its wall time (bench/phase_times.py), twice
       [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \

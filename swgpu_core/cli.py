@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from . import __version__, commands
+from . import __version__, commands, cuda_driver
 from .atomic import WRITE_ERRORS
 from .errors import SwgpuError
 
@@ -36,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    cuda_driver.start()  # in the background, while the commands are imported (see its docstring)
     args = build_parser().parse_args(argv)
     try:
         return int(args._run(args) or 0)

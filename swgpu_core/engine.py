@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from . import cuda_driver
 from .errors import BackendUnavailable, InputError
 
 if TYPE_CHECKING:
@@ -90,6 +91,7 @@ def _probe() -> tuple[int, str | None]:
         if isinstance(exc, ImportError) and exc.name == "cupy":
             return 0, "CuPy is not installed (pip install 'swgpu_core[cuda13]' or '[cuda12]')"
         return 0, f"CuPy cannot be imported ({exc.__class__.__name__}: {exc})"
+    cuda_driver.initialise()  # without the GIL (CuPy's getDeviceCount would hold it meanwhile); then the count is at once
     try:
         count = int(cupy.cuda.runtime.getDeviceCount())
     except Exception as exc:  # CUDARuntimeError: no driver, no device, a broken runtime
@@ -106,7 +108,9 @@ def warm_up(devices: Sequence[int] | None = None, *, scan: bool = True) -> None:
     each of ``devices`` (None: every visible one), its context and, with ``scan`` (a database
     search), its scan kernels and the routines of the candidate selection
     (:func:`swgpu_core.gpu.search.warm_up_device`). The CUDA calls release the GIL, so they run
-    while the command reads its database and queries; the operation then finds them done (or
+    while the command reads its database and queries (``cuInit`` and the contexts are made
+    through :mod:`swgpu_core.cuda_driver`: CuPy's device count keeps the GIL, and its
+    contexts wait for its import); the operation then finds them done (or
     waits for them, never doing them twice). Once per process; nothing is reported from the
     thread: a GPU that fails fails again, loudly, in the operation that needs it.
     """
@@ -118,6 +122,7 @@ def warm_up(devices: Sequence[int] | None = None, *, scan: bool = True) -> None:
 
 
 def _warm(devices: Sequence[int] | None, scan: bool) -> None:
+    cuda_driver.open_contexts(devices)  # in threads of their own, while CuPy is imported below
     count, _why = probe_gpu()
     if not count:
         return

@@ -124,6 +124,101 @@ def test_commands_start_the_gpu_first_unless_the_cpu_is_asked_for(monkeypatch, t
         assert started == want, backend
 
 
+def test_swgpu_starts_the_driver_before_it_imports_its_commands(monkeypatch):
+    """``cuInit`` (0.1-0.45 s) begins first thing, in its own thread, so that it overlaps the
+    imports of the commands and the parsing; the parser is built only after it started."""
+    from swgpu_core import cli, cuda_driver
+
+    events: list[str] = []
+    monkeypatch.setattr(cuda_driver, "_STARTED", [])
+    monkeypatch.setattr(cuda_driver, "initialise", lambda: events.append(threading.current_thread().name))
+    real = cli.build_parser
+    monkeypatch.setattr(cli, "build_parser", lambda: events.append("build_parser") or real())
+    with pytest.raises(SystemExit):
+        cli.main(["--version"])
+    cuda_driver._STARTED[0].join(5)
+    assert events == ["swgpu-cuinit", "build_parser"] or events == ["build_parser", "swgpu-cuinit"]
+    assert len(cuda_driver._STARTED) == 1
+    cuda_driver.start()  # once per process
+    assert len(cuda_driver._STARTED) == 1
+
+
+def test_the_probe_initialises_the_driver_without_the_gil_before_asking_cupy(monkeypatch):
+    """CuPy's device count holds the GIL through ``cuInit``; the probe makes the driver ready
+    first (through ctypes, GIL released), so that the count is immediate."""
+    import sys
+    import types
+
+    from swgpu_core import cuda_driver
+
+    order: list[str] = []
+    fake = types.ModuleType("cupy")
+    fake.cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(getDeviceCount=lambda: order.append("count") or 1))
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    monkeypatch.setattr(cuda_driver, "initialise", lambda: order.append("cuInit"))
+    assert eng._probe() == (1, None)
+    assert order == ["cuInit", "count"]
+
+
+class FakeDriver:
+    """libcuda through ctypes, as far as :mod:`swgpu_core.cuda_driver` calls it: two devices."""
+
+    def __init__(self) -> None:
+        self.retained: list[int] = []
+        self.lock = threading.Lock()
+
+    def cuInit(self, flags):  # noqa: N802 -- the driver's names
+        return 0
+
+    def cuDeviceGetCount(self, count):  # noqa: N802
+        count._obj.value = 2
+        return 0
+
+    def cuDeviceGet(self, device, ordinal):  # noqa: N802
+        device._obj.value = ordinal
+        return 0 if ordinal < 2 else 101  # CUDA_ERROR_INVALID_DEVICE
+
+    def cuDevicePrimaryCtxRetain(self, context, device):  # noqa: N802
+        with self.lock:
+            self.retained.append(device.value)
+        return 0
+
+
+@pytest.mark.parametrize(("devices", "want"), [([1], [1]), (None, [0, 1]), ([0, 5], [0])])
+def test_contexts_are_made_for_the_commands_devices_only(monkeypatch, devices, want):
+    """A context costs GPU memory: only the devices the command uses get one (None: every visible)."""
+    import ctypes
+
+    from swgpu_core import cuda_driver
+
+    fake = FakeDriver()
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: fake)
+    before = set(threading.enumerate())
+    cuda_driver.open_contexts(devices)
+    for t in set(threading.enumerate()) - before:
+        t.join(5)
+    for t in [t for t in threading.enumerate() if t.name.startswith("swgpu-context")]:
+        t.join(5)
+    assert sorted(fake.retained) == want
+
+
+def test_the_warm_up_makes_the_contexts_before_it_imports_cupy(monkeypatch):
+    from swgpu_core import cuda_driver
+
+    order: list[str] = []
+    monkeypatch.setattr(cuda_driver, "open_contexts", lambda devices: order.append(f"contexts {devices}"))
+    monkeypatch.setattr(eng, "probe_gpu", lambda: order.append("probe") or (0, "no CUDA device"))
+    eng._warm([1], True)
+    assert order == ["contexts [1]", "probe"]
+
+
+def test_the_driver_initialisation_is_harmless_without_a_driver():
+    from swgpu_core import cuda_driver
+
+    cuda_driver.initialise()  # no libcuda here (CI): nothing happens; with one: the driver is ready
+    cuda_driver.open_contexts([0])
+
+
 def test_a_search_uses_every_visible_gpu_by_default():
     engine = eng.CudaEngine(eng.EngineChoice("cuda", None, 2))
     assert engine.devices(None) == [0, 1] and engine.devices([1]) == [1]

@@ -1,0 +1,74 @@
+"""CUDA's driver initialisation (``cuInit``), started early and without holding the GIL.
+
+``cuInit`` takes 0.1-0.2 s on an H100 host and 0.3-0.45 s on the H200 hosts measured
+(bench/RESULTS.md). CuPy performs it inside ``cudaGetDeviceCount``, a call that keeps the
+GIL, so while it ran every other thread of the process stood still: the command's reading
+of its database and queries waited for it. Called through :mod:`ctypes` (which releases the
+GIL for the call) it runs beside them instead; the driver is initialised once per process,
+so CuPy's later call returns at once.
+
+:func:`start` begins it in a daemon thread; ``swgpu`` calls it before it even imports its
+commands, so the initialisation overlaps Python's imports and the argument parsing. It
+creates no context and takes no GPU memory, so a command that never touches a GPU
+(``makedb``, ``--backend cpu``) pays one background thread; where no driver library is
+installed the thread ends at once. Standard library only: importing it costs nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import threading
+from collections.abc import Sequence
+
+_LOCK = threading.Lock()
+_STARTED: list[threading.Thread] = []
+
+
+def initialise() -> None:
+    """``cuInit(0)``, GIL released; returns once the driver is initialised (or failed: the
+    operation that needs a GPU reports that, through CuPy). Idempotent and thread-safe, as
+    ``cuInit`` is."""
+    with contextlib.suppress(OSError, AttributeError):  # no driver installed (or not a CUDA driver library)
+        ctypes.CDLL("libcuda.so.1").cuInit(0)
+
+
+def open_contexts(devices: Sequence[int] | None) -> None:
+    """Create the primary context of each of ``devices`` (None: every visible one) in daemon
+    threads, one per device, GIL released; returns at once.
+
+    A context takes 0.1-0.13 s to make. CuPy makes it (``cudaFree(0)``) only once it is
+    imported, an import that holds the GIL for 0.15-0.4 s; made here beside that import, the
+    context is ready when CuPy asks for it, because the CUDA runtime that CuPy uses adopts
+    the device's primary context. The reference taken here is kept to the end of the process,
+    as CuPy keeps its own. Only the devices the command will use: a context costs GPU memory,
+    and on a shared machine another user's device must not get one."""
+    threading.Thread(target=_open, args=(None if devices is None else list(devices),), name="swgpu-contexts", daemon=True).start()
+
+
+def _open(devices: list[int] | None) -> None:
+    with contextlib.suppress(OSError, AttributeError):  # no driver: the operation reports it, through CuPy
+        lib = ctypes.CDLL("libcuda.so.1")
+        if lib.cuInit(0) != 0:
+            return
+        if devices is None:
+            count = ctypes.c_int(0)
+            lib.cuDeviceGetCount(ctypes.byref(count))
+            devices = list(range(count.value))
+        for ordinal in devices:
+            threading.Thread(target=_retain, args=(lib, ordinal), name=f"swgpu-context-{ordinal}", daemon=True).start()
+
+
+def _retain(lib: ctypes.CDLL, ordinal: int) -> None:
+    device, context = ctypes.c_int(0), ctypes.c_void_p()
+    if lib.cuDeviceGet(ctypes.byref(device), ordinal) == 0:
+        lib.cuDevicePrimaryCtxRetain(ctypes.byref(context), device)
+
+
+def start() -> None:
+    """:func:`initialise` in a daemon thread, once per process."""
+    with _LOCK:
+        if _STARTED:
+            return
+        _STARTED.append(threading.Thread(target=initialise, name="swgpu-cuinit", daemon=True))
+    _STARTED[0].start()
