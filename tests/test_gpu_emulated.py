@@ -131,14 +131,15 @@ def counted_copy(dst, src, size, kind, stream):
 cupy.cuda.alloc_pinned_memory, cupy.cuda.runtime.memcpyAsync = counted_alloc, counted_copy
 # streamed: batches scanned in one pipeline that runs on from batch to batch, with the upload of
 # the next batch evicting the one before; one query (too few to reach the upload's step:
-# selections taken early) and two workers sharing the batches
+# selections taken early) and two workers sharing the batches; resident, two workers share the
+# queries of the one batch, each holding the whole of it (uploaded from threads of their own)
 streamed = BYTES_PER_RESIDUE * db.n_residues // 4
 cases = [(None, 280, 12, None), (None, 280, everyone, None), (None, 10_000, everyone, None), (streamed, 280, everyone, None),
-         (streamed, 280, everyone, [0, 0])]
+         (streamed, 280, everyone, [0, 0]), (None, 280, everyone, [0, 0])]
 for budget, threshold, top, devices in cases:
     backend = CudaBackend(scoring, devices, threshold=threshold, memory_budget=budget)
     batches = backend.batches(db, db.chunks)
-    assert (len(batches) > 1) == (budget is not None)
+    assert (len(batches) > 1) == (budget is not None or devices is not None)  # resident on two workers: a share each
     if budget is not None:
         assert len(batches) >= 4
         chunk = db.chunks[-1]  # one chunk, synchronously (the benchmark's and the engine's path)
