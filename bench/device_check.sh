@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: the GPU tests (skips fail), where the command line's time goes, and the
 # side-by-side scoreboard against CUDASW++4.0; logs and JSON lines under $OUT.
-#   run: bash bench/device_check.sh [tests] [ab] [startup] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
+#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
 # Expects the wheels the device's python lacks under .whl/ and a copy of shared/ (data/,
 # tools/, anchors/) under .carry/ (both carried, both git-ignored).
 set -uo pipefail
@@ -99,6 +99,12 @@ PY
       python3 -X importtime -m swgpu_core "${args[@]}" 2> "$OUT/importtime_search.txt"
       sort -t'|' -k2 -n "$OUT/importtime_search.txt" | tail -25
       python3 bench/phase_times.py "${args[@]}" | tee -a "$OUT/startup_phases.jsonl" ;;
+    shapes)
+      # per-query kernel time of each inter-task shape over bench200M, 40 of the 500 queries (bench/shape_sweep.py)
+      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
+        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
+      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
+      python3 bench/shape_sweep.py "$W/sw_bench200M" .carry/data/uniprot_queries500.fasta.gz --sample 40 | tee "$OUT/shape_sweep.jsonl" || rc=1 ;;
     phases)
       # where one `swgpu search` of bench200M x 20 spends its wall time (bench/phase_times.py), twice
       [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \

@@ -162,6 +162,32 @@ def inter_lanes(n_pairs: int, busy_threads: int) -> int:
     return lanes
 
 
+#: the narrow inter-task shape: 8 columns per lane, only with 8 lanes per pair (64-column passes)
+INTER_NARROW_COLS_PER_LANE = 8
+#: the numbers of 64-column passes for which the narrow shape is the faster one (see inter_cols_per_lane)
+INTER_NARROW_PASSES = (1, 3)
+
+
+def inter_cols_per_lane(query_length: int, lanes: int) -> int:
+    """Query columns per lane of the inter-task kernel: INTER_COLS_PER_LANE (16), or the narrow
+    shape's 8 where that scans the query faster.
+
+    Measured on an H100 over bench200M (``bench/shape_sweep.py``, bench/RESULTS.md), a pass
+    of the narrow shape (8 lanes x 8 columns = 64) takes about 0.6 of a pass of the wide one
+    (8 x 16 = 128; 3.1-3.7 ms against 5.7-6.4 ms), not half: its lanes do less work per
+    shuffle of the wavefront. A query whose length needs 2k + 1 narrow passes needs k + 1
+    wide ones, and (2k + 1) * 0.6 < k + 1 only for k < 2; an even number of narrow passes is
+    never faster. So the narrow shape serves queries of 1-64 and 129-192 residues, and only
+    where a pair gets 8 lanes (the narrow shape has no wider form). The rule it replaces
+    (narrow wherever the wide shape padded the query by over 25%) also took it for 65-102,
+    193-204, 257-307 and 385-409 residues, 3-24% slower there: 0.85% of the inter-task
+    kernel's time over the 500 UniProt queries.
+    """
+    if lanes == 8 and -(-query_length // (8 * INTER_NARROW_COLS_PER_LANE)) in INTER_NARROW_PASSES:
+        return INTER_NARROW_COLS_PER_LANE
+    return INTER_COLS_PER_LANE
+
+
 def _padded(query_length: int, cols: int) -> int:
     return -(-query_length // cols) * cols
 

@@ -30,7 +30,7 @@ import numpy as np
 
 from .. import kernel_abi, scan_profile
 from ..kernel_abi import INTER_BLOCK
-from ..plan import INTER_COLS_PER_LANE, INTRA_WARPS, inter_lanes
+from ..plan import INTER_COLS_PER_LANE, INTER_NARROW_COLS_PER_LANE, INTRA_WARPS, inter_cols_per_lane, inter_lanes
 from ..scoring import Scoring
 
 
@@ -59,7 +59,7 @@ class Shape:
         return f"sw_inter_tasks<{arith},{self.r},{self.lanes}>"
 
 
-INTER_SHAPES = tuple(Shape("inter", INTER_COLS_PER_LANE, g) for g in (8, 16, 32)) + (Shape("inter", 8, 8),)
+INTER_SHAPES = tuple(Shape("inter", INTER_COLS_PER_LANE, g) for g in (8, 16, 32)) + (Shape("inter", INTER_NARROW_COLS_PER_LANE, 8),)
 INTRA_SHAPES = tuple(Shape("intra", 8, 32, w) for w in INTRA_WARPS)
 
 
@@ -68,16 +68,14 @@ def pick_shapes(query_length: int, n_short: int, busy_threads: int, intra_cols: 
     ``busy_threads`` threads fill (:attr:`~swgpu_core.plan.DeviceGeometry.busy_threads`), the
     intra-task blocks ``intra_cols`` wide (the plan's choice, :attr:`~swgpu_core.plan.Plan.intra_cols`).
 
-    Inter: 16 columns per thread (the most efficient step), with the fewest lanes per
-    pair of subjects that still give the GPU enough threads (fewer lanes mean less
-    wavefront fill and drain per pass), unless that pads the query by over 25%, where the
-    8-column shape is used. The planner (:mod:`swgpu_core.plan`) models the same choice.
+    Inter: the fewest lanes per pair of subjects that still give the GPU enough threads
+    (fewer lanes mean less wavefront fill and drain per pass), 16 columns per lane (the
+    most efficient step) or 8 where that is faster for the query's length
+    (:func:`swgpu_core.plan.inter_cols_per_lane`, which says why).
     """
     lanes = inter_lanes(n_short // 2, busy_threads)
-    inter = next(s for s in INTER_SHAPES if s.r == INTER_COLS_PER_LANE and s.lanes == lanes)
-    padded = -(-query_length // inter.cols) * inter.cols
-    if padded > 1.25 * query_length and lanes == 8:
-        inter = INTER_SHAPES[-1]
+    r = inter_cols_per_lane(query_length, lanes)
+    inter = next(s for s in INTER_SHAPES if s.r == r and s.lanes == lanes)
     intra = next(s for s in INTRA_SHAPES if s.cols == intra_cols)
     return inter, intra
 
