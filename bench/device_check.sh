@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: the GPU tests (skips fail), where the command line's time goes, and the
 # side-by-side scoreboard against CUDASW++4.0; logs and JSON lines under $OUT.
-#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
+#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
 # Expects the wheels the device's python lacks under .whl/ and a copy of shared/ (data/,
 # tools/, anchors/) under .carry/ (both carried, both git-ignored).
 set -uo pipefail
@@ -105,6 +105,20 @@ PY
         "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
       [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
       python3 bench/shape_sweep.py "$W/sw_bench200M" .carry/data/uniprot_queries500.fasta.gz --sample 40 | tee "$OUT/shape_sweep.jsonl" || rc=1 ;;
+    long)
+      # align-long on the issue-16 data (a 10^4 DNA query against 10^8 of random DNA with its
+      # mutated copy planted: 200 alignments of about 10^4 x 1.4 * 10^4), twice, against an ab_old/
+      # tree when there is one (alignments compared), and the traceback kernels on one 10^4 pair per R
+      L=/tmp/mg; mkdir -p $L; source <(sed -n '/^long_data() {/,/^}/p' bench/device_multigpu.sh); W=$L long_data
+      python3 bench/tb_region_probe.py --length 10000 | tee "$OUT/tb_region_probe.jsonl"
+      for rep in 1 2; do for tree in ab_old "$PWD"; do
+        [ -d "$tree/swgpu_core" ] || continue
+        s=$EPOCHREALTIME
+        (cd "$tree" && PYTHONPATH=/tmp/site:$PWD python3 -m swgpu_core align-long --query $L/long_q.fa --target $L/long_t.fa \
+          --alphabet dna --backend cuda --out "$L/al_$(basename "$tree").tsv" --format tsv 2>&1 | tail -1)
+        echo "$(basename "$tree") wall $(python3 -c "print(round($EPOCHREALTIME - $s, 3))")" | tee -a "$OUT/long_walls.txt"
+      done; done
+      [ -d ab_old ] && cmp "$L/al_ab_old.tsv" "$L/al_$(basename "$PWD").tsv" && echo "alignments identical" ;;
     phases)
       # where one `swgpu search` of bench200M x 20 spends its wall time (bench/phase_times.py), twice
       [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \

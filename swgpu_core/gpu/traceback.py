@@ -5,14 +5,17 @@ bit for bit: the kernels run the same int32 recurrences and tie rules (see
 ``docs/traceback.md``). The work per call:
 
 1. ``tb_ends`` (one warp per pair): the forward scan gives the best score and the end cell,
-   the anchored reverse scan the start cell. Pairs are grouped by the rows per lane ``R``
-   that pads their query least, in launches of at most :data:`PAIRS_PER_LAUNCH`. With
+   the anchored reverse scan the start cell. Pairs are grouped by their rows per lane ``R``
+   (:func:`swgpu_core.align.gpu_plan.rows_per_lane`: the least padding when the pairs fill
+   the GPU, the least latency when they are few), in launches of at most
+   :data:`PAIRS_PER_LAUNCH`. With
    ``end_cells`` (align-long's end points, whose scores its own scan found) the forward
    scan is skipped and the reverse scan is anchored at the given cell.
 2. On the host, each rectangle's direction nibbles are counted exactly. A rectangle over
    the per-pair budget is traced by the CPU reference's pass 3 (checkpointed strips) from
    the GPU's ends, so a large pair costs time, never a wrong answer or an out-of-memory.
-   The others go in launches of at most ``launch_bytes`` of nibbles.
+   The others go in launches of at most ``launch_bytes`` of nibbles (by default half the
+   device memory available).
 3. ``tb_region`` (one warp per pair) stores the nibbles, ``tb_walk`` (one thread per pair)
    follows them and writes each path.
 
@@ -35,6 +38,8 @@ import numpy as np
 
 from .. import kernel_abi
 from ..align import traceback as cpu
+from ..align.gpu_plan import ROWS_PER_LANE, few_pairs, nibble_bytes, rows_per_lane
+from ..align.gpu_plan import launch_bytes as planned_launch_bytes
 from ..align.traceback import PairTask, PairTrace, TracebackError, trace_region
 from ..errors import BackendUnavailable
 from ..kernel_abi import MAX_CODES, EndField, Status
@@ -43,14 +48,10 @@ from .kernels import load_functions
 
 #: Warps (pairs) per block of each R, as in ``Warps<R>`` of the kernel source.
 WARPS = kernel_abi.TB_WARPS
-#: Rows of the query per lane that the kernels are compiled for (a pass is 32 * R rows).
-ROWS_PER_LANE = tuple(sorted(WARPS))
 #: Pairs per ``tb_ends`` launch: about ten waves of an H100 at full occupancy.
 PAIRS_PER_LAUNCH = 1 << 15
 #: Default device budget of one pair's nibbles; larger rectangles are traced on the CPU.
 DEFAULT_PAIR_BUDGET = 256 << 20
-#: Default nibbles per ``tb_region`` launch.
-DEFAULT_LAUNCH_BYTES = 2 << 30
 
 
 @functools.cache
@@ -62,24 +63,6 @@ def _functions() -> dict[str, cp.RawKernel]:
 
 def _kernel(name: str) -> cp.RawKernel:
     return _functions()[name]
-
-
-def rows_per_lane(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """Per pair, the R whose passes waste the least: steps are passes * R * (cols + 31).
-
-    Ties go to the smaller R (fewer registers, more warps resident).
-    """
-    rows = np.asarray(rows, np.int64)
-    cols = np.asarray(cols, np.int64) + 31
-    # passes = ceil(rows / (32 * R)); R is a power of two, so a shift instead of a division
-    costs = np.stack([((rows + (32 * r - 1)) >> (5 + r.bit_length() - 1)) * (r * cols) for r in ROWS_PER_LANE])
-    return np.asarray(ROWS_PER_LANE, np.int64)[np.argmin(costs, axis=0)]
-
-
-def nibble_bytes(heights: np.ndarray, widths: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """Bytes of direction nibbles per rectangle: whole passes of 32 * R rows, 8-byte aligned."""
-    padded = -(-np.asarray(heights, np.int64) // (32 * r)) * (32 * r)
-    return -(-(padded * np.asarray(widths, np.int64) // 2) // 8) * 8
 
 
 @dataclass
@@ -185,7 +168,7 @@ def align_packed(
     *,
     end_cells: np.ndarray | None = None,
     pair_budget: int = DEFAULT_PAIR_BUDGET,
-    launch_bytes: int = DEFAULT_LAUNCH_BYTES,
+    launch_bytes: int | None = None,
 ) -> PackedTraces:
     """Trace pair ``k`` = (residues[qoff[k]:+qlen[k]], residues[soff[k]:+slen[k]]) for all k.
 
@@ -197,6 +180,9 @@ def align_packed(
     whose best cell may be another one. The reverse scan then reports ``Status.NO_START``
     when no start lies inside the pair (align-long grows its window) and ``Status.ABOVE``
     when an alignment ending there scores more than ``expected[k]``.
+
+    Rows per lane and the launches' size follow :mod:`swgpu_core.align.gpu_plan` (a call of
+    few pairs is latency-bound; ``launch_bytes`` None: half the device memory available).
     """
     n = int(np.size(qoff))
     qoff = np.asarray(qoff, np.int64)
@@ -231,8 +217,11 @@ def align_packed(
     if mat is None:
         raise BackendUnavailable(f"the GPU traceback holds matrices of at most {MAX_CODES} codes and int8 scores, not {scoring.describe()}")
     timer = _Timer()
-    k = _Kernels(cp.asarray(np.ascontiguousarray(residues, np.uint8)), mat, scoring, timer)
+    few = few_pairs(n, cp.cuda.Device().attributes["MultiProcessorCount"])
+    k = _Kernels(cp.asarray(np.ascontiguousarray(residues, np.uint8)), mat, scoring, timer, few)
     _ends(k, qoff, qlen, soff, slen, expected, end_cells, ends)
+    if launch_bytes is None:  # what the device has free, and what CuPy's pool holds unused
+        launch_bytes = planned_launch_bytes(cp.cuda.runtime.memGetInfo()[0] + cp.get_default_memory_pool().free_bytes())
     _regions(k, residues, qoff, qlen, soff, slen, out, pair_budget, launch_bytes)
     out.kernel_seconds = timer.totals()
     return out
@@ -246,6 +235,7 @@ class _Kernels:
     matrix: cp.ndarray
     scoring: Scoring
     timer: _Timer
+    few: bool  # few pairs: rows per lane for latency (align.gpu_plan)
 
     @property
     def scalars(self) -> tuple[np.int32, np.int32, np.int32]:
@@ -256,7 +246,7 @@ def _ends(k: _Kernels, qoff, qlen, soff, slen, expected, end_cells, ends: np.nda
     """Passes 1 and 2 (or 2 alone from ``end_cells``): launches grouped by rows per lane of
     the rows and columns scanned, all queued, one download at the end."""
     rows, cols = (qlen, slen) if end_cells is None else (end_cells[:, 0], end_cells[:, 1])
-    r_pair = rows_per_lane(rows, cols)
+    r_pair = rows_per_lane(rows, cols, k.few)
     groups = [np.flatnonzero(r_pair == r) for r in ROWS_PER_LANE]
     perm = np.concatenate(groups)
     rows_p, cols_p = rows[perm], cols[perm]
@@ -295,7 +285,7 @@ def _regions(k: _Kernels, residues, qoff, qlen, soff, slen, out: PackedTraces, p
     ok = np.flatnonzero(out.status == Status.OK)
     heights = (out.qend[ok] - out.qstart[ok] + 1).astype(np.int64)
     widths = (out.send[ok] - out.sstart[ok] + 1).astype(np.int64)
-    r_reg = rows_per_lane(heights, widths)
+    r_reg = rows_per_lane(heights, widths, k.few)
     nbytes = nibble_bytes(heights, widths, r_reg)
     on_gpu = nbytes <= pair_budget
     out.ops = np.empty(int((heights + widths).sum()), np.uint8)
