@@ -2,14 +2,17 @@
 
 ``python bench/phase_times.py search --db ... --query ...`` runs the command as ``swgpu``
 would and prints one JSON line: seconds since the interpreter started (from /proc) at the
-end of the imports this script does first, and each timed call's start and end (main
-thread; the GPU warm-up thread's own work under ``warm_up_thread``). Also reports the
-stack that first imports ``cupyx`` (it pulls in scipy.sparse), if anything does.
+end of this script's own imports (the standard library and ``swgpu_core.cli``), then each
+timed call's and each timed module import's start and end, with its thread. The modules
+are patched as their imports complete (PATCHES), so the command imports them itself, as
+``swgpu`` does. Also reports the stack that first imports ``cupyx`` (it pulls in
+scipy.sparse), if anything does.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.abc
 import importlib.machinery
 import json
 import os
@@ -70,47 +73,63 @@ def timed(owner, name: str, label: str) -> None:
     setattr(owner, name, wrapper)
 
 
-import importlib  # noqa: E402
+#: what is timed, per module: (attribute, or Class.attribute, label). Each module is patched the
+#: moment its import finishes (the finder below), so the command imports everything itself, in
+#: its own order and threads, as `swgpu` does: nothing is imported ahead (until 2026-11-26 the
+#: script imported CuPy and the library first, which hid their import and the GIL they hold).
+PATCHES = {
+    "swgpu_core.cli": [("build_parser", "build_parser")],
+    "swgpu_core.cuda_driver": [("initialise", "cuInit (ctypes)")],
+    "swgpu_core.engine": [("_warm", "warm_up_thread"), ("probe_gpu", "probe_gpu")],
+    "swgpu_core.api": [("open_database", "open_database"), ("read_queries", "read_queries"), ("statistics", "statistics"),
+                       ("read_sequence", "read_sequence"), ("scan_long", "scan_long"), ("trace_long", "trace_long")],
+    "swgpu_core.search": [("search", "search (scanner made before)")],
+    "swgpu_core.formats": [("write_output", "write_output")],
+    "swgpu_core.commands.search": [("run", "command run")],
+    "swgpu_core.commands.align_long": [("run", "align-long run")],
+    "swgpu_core.long.trace": [("trace_on_gpu", "trace_on_gpu"), ("trace_end_points", "trace_end_points (CPU)")],
+    "cupy": [],  # its import, as a span
+    "swgpu_core.gpu.search": [("CudaBackend.__init__", "CudaBackend()"), ("CudaBackend.scan", "CudaBackend.scan"),
+                              ("DeviceWorker.prepare", "DeviceWorker.prepare"), ("DeviceWorker.upload", "DeviceWorker.upload")],
+    "swgpu_core.gpu.kernels": [("ScanKernels.__init__", "ScanKernels()")],
+    "swgpu_core.gpu.long_scan": [("scan_sections", "gpu scan_sections")],
+    "swgpu_core.gpu.traceback": [("align_packed", "align_packed"), ("pack_sequences", "pack_sequences"), ("_ends", "tb _ends"),
+                                 ("_regions", "tb _regions")],
+}  # fmt: skip
 
-api, cli, engine, formats, search, search_command = (
-    importlib.import_module(f"swgpu_core.{m}") for m in ("api", "cli", "engine", "formats", "search", "commands.search")
-)
 
+class Patcher(importlib.abc.MetaPathFinder):
+    """Applies PATCHES to a module when its import completes, and times the import of each."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in PATCHES:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            import threading
+
+            s = time.time()
+            run(module)
+            spans.append((f"import {name}", round(s - T0, 3), round(time.time() - T0, 3), threading.current_thread().name))
+            for attr, label in PATCHES[name]:
+                owner = module
+                *outer, last = attr.split(".")
+                for part in outer:
+                    owner = getattr(owner, part)
+                timed(owner, last, label)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+sys.meta_path.insert(0, Patcher())
 imported = time.time() - T0
-timed(cli, "build_parser", "build_parser")
-timed(engine, "_warm", "warm_up_thread")
-timed(engine, "probe_gpu", "probe_gpu")
-timed(api, "open_database", "open_database")
-timed(api, "read_queries", "read_queries")
-timed(api, "statistics", "statistics")
-timed(search, "search", "search (scanner made before)")
-timed(formats, "write_output", "write_output")
-timed(search_command, "run", "command run")
-align_long_command, long_trace = (importlib.import_module(f"swgpu_core.{m}") for m in ("commands.align_long", "long.trace"))
-timed(align_long_command, "run", "align-long run")
-timed(api, "read_sequence", "read_sequence")
-timed(api, "scan_long", "scan_long")
-timed(api, "trace_long", "trace_long")
-timed(long_trace, "trace_on_gpu", "trace_on_gpu")
-timed(long_trace, "trace_end_points", "trace_end_points (CPU)")
-if "--backend" in sys.argv and sys.argv[sys.argv.index("--backend") + 1] != "cpu":
-    from swgpu_core.gpu import kernels
-    from swgpu_core.gpu import search as gpu_search
+from swgpu_core import cli  # noqa: E402
 
-    timed(gpu_search.CudaBackend, "__init__", "CudaBackend()")
-    timed(gpu_search.CudaBackend, "scan", "CudaBackend.scan")
-    timed(gpu_search.DeviceWorker, "prepare", "DeviceWorker.prepare")
-    timed(gpu_search.DeviceWorker, "upload", "DeviceWorker.upload")
-    timed(kernels, "ScanKernels", "ScanKernels()")
-    if sys.argv[1] == "align-long":
-        from swgpu_core.gpu import long_scan
-        from swgpu_core.gpu import traceback as gpu_traceback
-
-        timed(long_scan, "scan_sections", "gpu scan_sections")
-        timed(gpu_traceback, "align_packed", "align_packed")
-        timed(gpu_traceback, "pack_sequences", "pack_sequences")
-        timed(gpu_traceback, "_ends", "tb _ends")
-        timed(gpu_traceback, "_regions", "tb _regions")
 rc = cli.main(sys.argv[1:])
 end = time.time() - T0
 print(
