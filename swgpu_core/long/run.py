@@ -18,7 +18,7 @@ from ..align.alignment import Alignment, build_alignments
 from ..alphabet import Alphabet
 from ..engine import Engine, get_engine
 from ..errors import InputError
-from ..fasta import EncodedSequence, encode_record, read_fasta
+from ..fasta import EncodedSequence, encode_single, read_single_record
 from ..scoring import Scoring
 from .endpoints import BandKeys, BandRule, EndPoint, check_limits, merge, select
 from .sections import Section, SectionResult
@@ -27,12 +27,10 @@ from .sections import Section, SectionResult
 def read_single(path: str | os.PathLike, alphabet: Alphabet, what: str) -> EncodedSequence:
     """The one record of ``path``; more than one is refused (one alignment, one target)."""
     path = os.fspath(path)
-    records = read_fasta(path)
-    first = next(records)
-    extra = next(records, None)
-    if extra is not None:
-        raise InputError(f"{path}: the {what} must be a single FASTA record (record 2 is {extra.id}); align-long aligns one pair")
-    return EncodedSequence(first.id, first.description, encode_record(path, 1, first, alphabet))
+    record = read_single_record(path)  # the file in one piece: targets of 10^8 residues and more
+    if record.second is not None:
+        raise InputError(f"{path}: the {what} must be a single FASTA record (record 2 is {record.second}); align-long aligns one pair")
+    return EncodedSequence(record.id, record.description, encode_single(path, record, alphabet))
 
 
 @dataclass(frozen=True)

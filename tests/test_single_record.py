@@ -1,0 +1,94 @@
+"""align-long's target reader (fasta.read_single_record, long.run.read_single) against the
+line reader it replaced (read_fasta + encode_record): the same record, or the same error
+message, on 3,000 generated files, plain and gzipped."""
+
+from __future__ import annotations
+
+import gzip
+import os
+
+import numpy as np
+import pytest
+
+from swgpu_core.alphabet import DNA, PROTEIN
+from swgpu_core.errors import InputError
+from swgpu_core.fasta import EncodedSequence, encode_record, read_fasta
+from swgpu_core.long.run import read_single
+
+HEADERS = [b">t1 a target\n", b">t2\n", b">\xff\n", b">t3 desc\xe9\n"]
+HEADER_P = [0.47, 0.47, 0.03, 0.03]
+LINES = [b"ACGT\n", b"acgtn\n", b"ACGTACGTACGTACGTACGT\n", b"ACG\n", b"NNNN\n", b"ACGT", b"\n",  # residues, blank
+         b"ACGJ\n", b"AC GT\n", b"MKV\n", b"  \n", b"A>C\n", b"A@C+\n", b"@r1\n", b"+\n"]  # fmt: skip
+LINE_P = np.array([8, 8, 8, 8, 4, 2, 4, 1, 1, 1, 1, 1, 1, 1, 1], float) / 50
+
+
+def line_reader(path: str, alphabet) -> EncodedSequence:
+    """What read_single did before the whole-file reader (its body, verbatim)."""
+    records = read_fasta(path)
+    first = next(records)
+    extra = next(records, None)
+    if extra is not None:
+        raise InputError(f"{path}: the target must be a single FASTA record (record 2 is {extra.id}); align-long aligns one pair")
+    return EncodedSequence(first.id, first.description, encode_record(path, 1, first, alphabet))
+
+
+def outcome(fn, path: str, alphabet):
+    try:
+        seq = fn(path, alphabet)
+    except InputError as exc:
+        return ("error", str(exc))
+    return ("ok", seq.id, seq.description, seq.codes.tobytes())
+
+
+def generated(rng: np.random.Generator) -> bytes:
+    """A file of mostly sound records, now and then a bad byte, a FASTQ line, a second record,
+    CRLF line ends or a missing last line end."""
+
+    def lines(most: int) -> bytes:
+        return b"".join(LINES[int(k)] for k in rng.choice(len(LINES), int(rng.integers(0, most)), p=LINE_P))
+
+    lead = rng.choice([b"", b"\n", b"  \n"], p=[0.8, 0.1, 0.1])
+    header = HEADERS[int(rng.choice(len(HEADERS), p=HEADER_P))]
+    text = lead + header + lines(8)
+    if rng.random() < 0.25:
+        text += HEADERS[int(rng.choice(len(HEADERS), p=HEADER_P))] + lines(4)
+    if rng.random() < 0.1:
+        text = text.replace(b"\n", b"\r\n")  # CRLF: the line reader's path
+    if rng.random() < 0.1:
+        text = text.rstrip(b"\n")
+    return text
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_the_whole_file_reader_equals_the_line_reader(tmp_path, compress):
+    rng = np.random.default_rng(17 + compress)
+    differing = []
+    for case in range(1500):
+        text = generated(rng)
+        path = str(tmp_path / f"t{case}.fa{'.gz' if compress else ''}")
+        with gzip.open(path, "wb") if compress else open(path, "wb") as fh:
+            fh.write(text)
+        alphabet = DNA if case % 3 else PROTEIN
+        want = outcome(line_reader, path, alphabet)
+        got = outcome(lambda p, a: read_single(p, a, "target"), path, alphabet)
+        if got != want:
+            differing.append((text, want, got))
+        os.unlink(path)
+    assert not differing, differing[:3]
+
+
+def test_a_truncated_gzip_target_is_refused(tmp_path):
+    path = tmp_path / "t.fa.gz"
+    data = gzip.compress(b">t\n" + b"ACGT" * 50_000 + b"\n")
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(InputError, match=r"t\.fa\.gz: .*(truncated|cannot read)"):
+        read_single(path, DNA, "target")
+
+
+def test_a_wrapped_target_reads_as_its_residues(tmp_path):
+    codes = np.random.default_rng(3).integers(0, 4, 10_007).astype(np.uint8)
+    text = DNA.decode(codes).encode()
+    path = tmp_path / "t.fa"
+    path.write_bytes(b">big genome\n" + b"\n".join(text[i : i + 60] for i in range(0, len(text), 60)) + b"\n")
+    seq = read_single(path, DNA, "target")
+    assert (seq.id, seq.description) == ("big", "genome") and np.array_equal(seq.codes, codes) and seq.codes.flags.writeable
