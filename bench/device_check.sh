@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: the GPU tests (skips fail), where the command line's time goes, and the
 # side-by-side scoreboard against CUDASW++4.0; logs and JSON lines under $OUT.
-#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
+#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
 # Expects the wheels the device's python lacks under .whl/ and a copy of shared/ (data/,
 # tools/, anchors/) under .carry/ (both carried, both git-ignored).
 set -uo pipefail
@@ -105,6 +105,12 @@ PY
         "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
       [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
       python3 bench/shape_sweep.py "$W/sw_bench200M" .carry/data/uniprot_queries500.fasta.gz --sample 40 | tee "$OUT/shape_sweep.jsonl" || rc=1 ;;
+    intra)
+      # the intra-task kernel per R (8 as compiled, 16 compiled for the test) over bench200M's 548 longest subjects (bench/intra_sweep.py)
+      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
+        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
+      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
+      python3 bench/intra_sweep.py "$W/sw_bench200M" .carry/data/cudasw_queries.fasta | tee "$OUT/intra_sweep.jsonl" || rc=1 ;;
     long)
       # align-long on the issue-16 data (a 10^4 DNA query against 10^8 of random DNA with its
       # mutated copy planted: 200 alignments of about 10^4 x 1.4 * 10^4), twice, against an ab_old/
