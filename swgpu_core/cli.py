@@ -36,7 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    cuda_driver.start()  # in the background, while the commands are imported (see its docstring)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] and argv[0] in commands.GPU_COMMANDS:
+        cuda_driver.start()  # in the background, while the commands are imported (see its docstring)
     args = build_parser().parse_args(argv)
     try:
         return int(args._run(args) or 0)

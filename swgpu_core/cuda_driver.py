@@ -7,11 +7,12 @@ of its database and queries waited for it. Called through :mod:`ctypes` (which r
 GIL for the call) it runs beside them instead; the driver is initialised once per process,
 so CuPy's later call returns at once.
 
-:func:`start` begins it in a daemon thread; ``swgpu`` calls it before it even imports its
-commands, so the initialisation overlaps Python's imports and the argument parsing. It
-creates no context and takes no GPU memory, so a command that never touches a GPU
-(``makedb``, ``--backend cpu``) pays one background thread; where no driver library is
-installed the thread ends at once. Standard library only: importing it costs nothing.
+:func:`start` begins it in a daemon thread; ``swgpu`` calls it for the commands that may use
+a GPU (:data:`swgpu_core.commands.GPU_COMMANDS`) before it even imports them, so the
+initialisation overlaps Python's imports and the argument parsing. It creates no context and
+takes no GPU memory (with ``--backend cpu`` such a command pays one background thread);
+where no driver library is installed the thread ends at once. Standard library only:
+importing it costs nothing.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ needs a GPU to be seen); ``test_gpu_engine.py`` compares the two engines on a de
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
@@ -124,23 +125,50 @@ def test_commands_start_the_gpu_first_unless_the_cpu_is_asked_for(monkeypatch, t
         assert started == want, backend
 
 
-def test_swgpu_starts_the_driver_before_it_imports_its_commands(monkeypatch):
-    """``cuInit`` (0.1-0.45 s) begins first thing, in its own thread, so that it overlaps the
-    imports of the commands and the parsing; the parser is built only after it started."""
+def test_swgpu_starts_the_driver_before_it_imports_its_commands(monkeypatch, tmp_path):
+    """For a command that may use a GPU, ``cuInit`` (0.1-0.45 s) begins first thing, in its own
+    thread, so that it overlaps the imports of the commands and the parsing; the parser is
+    built only after it started. Not for the others: gpu-run turns into its command, whose own
+    initialisation a wrapper's would only slow down."""
     from swgpu_core import cli, cuda_driver
 
     events: list[str] = []
-    monkeypatch.setattr(cuda_driver, "_STARTED", [])
     monkeypatch.setattr(cuda_driver, "initialise", lambda: events.append(threading.current_thread().name))
     real = cli.build_parser
     monkeypatch.setattr(cli, "build_parser", lambda: events.append("build_parser") or real())
-    with pytest.raises(SystemExit):
-        cli.main(["--version"])
+    for argv in (["--version"], ["gpu-run", "--slot-dir", str(tmp_path)], ["makedb", "--help"]):
+        monkeypatch.setattr(cuda_driver, "_STARTED", [])
+        events.clear()
+        with contextlib.suppress(SystemExit):  # --help and --version exit, gpu-run without a command returns 2
+            cli.main(argv)
+        assert events == ["build_parser"] and cuda_driver._STARTED == [], argv
+    monkeypatch.setattr(cuda_driver, "_STARTED", [])
+    events.clear()
+    missing = str(tmp_path / "missing")
+    assert cli.main(["search", "--db", missing, "--query", missing, "--backend", "cpu", "--out", str(tmp_path / "o")]) == 2
     cuda_driver._STARTED[0].join(5)
-    assert events == ["swgpu-cuinit", "build_parser"] or events == ["build_parser", "swgpu-cuinit"]
+    assert events[0] in ("swgpu-cuinit", "build_parser") and sorted(events) == ["build_parser", "swgpu-cuinit"]
     assert len(cuda_driver._STARTED) == 1
     cuda_driver.start()  # once per process
     assert len(cuda_driver._STARTED) == 1
+
+
+def test_the_commands_that_may_use_a_gpu_are_the_ones_listed():
+    """commands.GPU_COMMANDS (read before the commands are imported) names exactly the command
+    modules that start the GPU (``start_gpu``)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    from swgpu_core import commands
+
+    starting = set()
+    for info in pkgutil.iter_modules(commands.__path__):
+        if not info.name.startswith("_"):
+            module = importlib.import_module(f"swgpu_core.commands.{info.name}")
+            if "start_gpu(" in inspect.getsource(module):
+                starting.add(module.NAME)
+    assert starting == set(commands.GPU_COMMANDS)
 
 
 def test_the_probe_initialises_the_driver_without_the_gil_before_asking_cupy(monkeypatch):
