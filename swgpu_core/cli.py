@@ -1,15 +1,19 @@
 """The ``swgpu`` command: a thin client of the Python API.
 
-Each subcommand lives in :mod:`swgpu_core.commands` as a module with ``NAME``, ``HELP``,
-``add_arguments(parser)`` and ``run(args) -> int``; they are discovered here, so adding
-a command touches no other file. A :class:`~swgpu_core.errors.SwgpuError` becomes one
-line on stderr and exit code 2, never a traceback.
+Each subcommand lives in :mod:`swgpu_core.commands` as a module with ``NAME`` (its module
+name with ``-`` for ``_``), ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``;
+they are discovered here, so adding a command touches no other file (one that may use a
+GPU is also named in ``commands.GPU_COMMANDS``; a test keeps the two in step). A run
+imports only the module of the command it names. A
+:class:`~swgpu_core.errors.SwgpuError` becomes one line on stderr and exit code 2, never a
+traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import os
 import pkgutil
 import sys
@@ -21,12 +25,21 @@ from .atomic import WRITE_ERRORS
 from .errors import SwgpuError
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or with ``only`` (a command module's name) of that one.
+
+    Why ``only``: each command module imports what its command needs, and a process runs one
+    command; building every subparser imported all of them (0.15 s on the CPU machine, most
+    of ``swgpu gpu-run``'s own run, which every GPU job of the workflow pays before its
+    command starts). The one command's parser is the same object as in the full parser, so
+    its options, help and errors are the same; a name that is no command's (``--help``, a
+    typo) gets the full parser and its list of commands.
+    """
     parser = argparse.ArgumentParser(prog="swgpu", description="Exact Smith-Waterman database search on GPUs and CPUs.")
     parser.add_argument("--version", action="version", version=f"swgpu {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):  # shared helpers, not commands
+        if info.name.startswith("_") or (only is not None and info.name != only):  # shared helpers, not commands
             continue
         module = importlib.import_module(f"{commands.__name__}.{info.name}")
         p = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
@@ -35,11 +48,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def command_module(name: str) -> str | None:
+    """The module of command ``name`` (``align-long`` is ``align_long``), None if there is none."""
+    module = name.replace("-", "_")
+    if module.startswith("_") or not module.isidentifier():
+        return None
+    return module if importlib.util.find_spec(f"{commands.__name__}.{module}") is not None else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] and argv[0] in commands.GPU_COMMANDS:
         cuda_driver.start()  # in the background, while the commands are imported (see its docstring)
-    args = build_parser().parse_args(argv)
+    args = build_parser(command_module(argv[0]) if argv else None).parse_args(argv)
     try:
         return int(args._run(args) or 0)
     except SwgpuError as exc:

@@ -135,7 +135,7 @@ def test_swgpu_starts_the_driver_before_it_imports_its_commands(monkeypatch, tmp
     events: list[str] = []
     monkeypatch.setattr(cuda_driver, "initialise", lambda: events.append(threading.current_thread().name))
     real = cli.build_parser
-    monkeypatch.setattr(cli, "build_parser", lambda: events.append("build_parser") or real())
+    monkeypatch.setattr(cli, "build_parser", lambda only=None: events.append("build_parser") or real(only))
     for argv in (["--version"], ["gpu-run", "--slot-dir", str(tmp_path)], ["makedb", "--help"]):
         monkeypatch.setattr(cuda_driver, "_STARTED", [])
         events.clear()
