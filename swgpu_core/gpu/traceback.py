@@ -44,6 +44,7 @@ from ..align.traceback import PairTask, PairTrace, TracebackError, trace_region
 from ..errors import BackendUnavailable
 from ..kernel_abi import MAX_CODES, EndField, Status
 from ..scoring import Scoring
+from .device import geometry
 from .kernels import load_functions
 
 #: Warps (pairs) per block of each R, as in ``Warps<R>`` of the kernel source.
@@ -217,7 +218,7 @@ def align_packed(
     if mat is None:
         raise BackendUnavailable(f"the GPU traceback holds matrices of at most {MAX_CODES} codes and int8 scores, not {scoring.describe()}")
     timer = _Timer()
-    few = few_pairs(n, cp.cuda.Device().attributes["MultiProcessorCount"])
+    few = few_pairs(n, geometry(cp.cuda.Device().id).sms)
     k = _Kernels(cp.asarray(np.ascontiguousarray(residues, np.uint8)), mat, scoring, timer, few)
     _ends(k, qoff, qlen, soff, slen, expected, end_cells, ends)
     if launch_bytes is None:  # what the device has free, and what CuPy's pool holds unused
