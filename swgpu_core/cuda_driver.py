@@ -17,7 +17,6 @@ importing it costs nothing.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import threading
 from collections.abc import Sequence
@@ -26,12 +25,20 @@ _LOCK = threading.Lock()
 _STARTED: list[threading.Thread] = []
 
 
+def _driver() -> ctypes.CDLL | None:
+    """The driver library after ``cuInit(0)`` (GIL released), or None where there is no usable
+    driver: the operation that needs a GPU reports that, through CuPy. ``cuInit`` is
+    idempotent and thread-safe."""
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+        return lib if lib.cuInit(0) == 0 else None
+    except (OSError, AttributeError):  # no driver installed (or not a CUDA driver library)
+        return None
+
+
 def initialise() -> None:
-    """``cuInit(0)``, GIL released; returns once the driver is initialised (or failed: the
-    operation that needs a GPU reports that, through CuPy). Idempotent and thread-safe, as
-    ``cuInit`` is."""
-    with contextlib.suppress(OSError, AttributeError):  # no driver installed (or not a CUDA driver library)
-        ctypes.CDLL("libcuda.so.1").cuInit(0)
+    """``cuInit(0)``, GIL released; returns once the driver is initialised (or failed)."""
+    _driver()
 
 
 def open_contexts(devices: Sequence[int] | None) -> None:
@@ -48,16 +55,15 @@ def open_contexts(devices: Sequence[int] | None) -> None:
 
 
 def _open(devices: list[int] | None) -> None:
-    with contextlib.suppress(OSError, AttributeError):  # no driver: the operation reports it, through CuPy
-        lib = ctypes.CDLL("libcuda.so.1")
-        if lib.cuInit(0) != 0:
-            return
-        if devices is None:
-            count = ctypes.c_int(0)
-            lib.cuDeviceGetCount(ctypes.byref(count))
-            devices = list(range(count.value))
-        for ordinal in devices:
-            threading.Thread(target=_retain, args=(lib, ordinal), name=f"swgpu-context-{ordinal}", daemon=True).start()
+    lib = _driver()
+    if lib is None:
+        return
+    if devices is None:
+        count = ctypes.c_int(0)
+        lib.cuDeviceGetCount(ctypes.byref(count))
+        devices = list(range(count.value))
+    for ordinal in devices:
+        threading.Thread(target=_retain, args=(lib, ordinal), name=f"swgpu-context-{ordinal}", daemon=True).start()
 
 
 def _retain(lib: ctypes.CDLL, ordinal: int) -> None:
