@@ -1,7 +1,7 @@
 """Recall and speed of ``swgpu search --mode fast`` against ``--mode exact`` (and BLAST, MMseqs2).
 
     python bench/seed_recall.py run --fasta DB.fasta.gz --queries Q.fasta[.gz] --name NAME
-        [--top 500] [--threads 2] [--sweep T,A,X,S ...] [--peers] [--work DIR]
+        [--top 500] [--threads 2] [--backend cpu|cuda] [--sweep T,A,X,S ...] [--peers] [--work DIR]
         [--out bench/results.jsonl] [--machine cpu-2core]
     python bench/seed_recall.py compare --exact exact.tsv --table NAME=PATH[@QUERIES] ...
         [--top 500] [--json out.json] [--cutoffs 1e-5 1e-3]
@@ -54,7 +54,7 @@ from cpu_peers import accession, load  # noqa: E402
 
 import swgpu_core as sw  # noqa: E402
 from swgpu_core.database import Database  # noqa: E402
-from swgpu_core.engine import CpuEngine  # noqa: E402
+from swgpu_core.engine import get_engine  # noqa: E402
 from swgpu_core.hitlist import load_hits, save_hits  # noqa: E402
 from swgpu_core.seed import SeedParams  # noqa: E402
 
@@ -123,10 +123,12 @@ def table_pairs(path: Path, query_numbers: dict[str, int] | None, top: int) -> s
     return {(query_numbers[q] if query_numbers is not None else q, s) for q, subjects in seen.items() for s in subjects}
 
 
-def sweep_point(db: Database, queries: list, params: SeedParams, threads: int) -> tuple[dict, set[tuple[int, int]]]:
-    """The candidate stage alone: its time, counts, candidate share and candidate pairs."""
+def sweep_point(db: Database, queries: list, params: SeedParams, threads: int, backend: str = "cpu") -> tuple[dict, set[tuple[int, int]]]:
+    """The candidate stage alone on ``backend``: its time (the GPU's tables built and its kernels
+    compiled for each parameter set, so a GPU point's time includes them), counts, candidate
+    share and candidate pairs."""
     started = time.perf_counter()
-    seeder = CpuEngine().seeder(sw.Scoring.protein(), queries, params, threads=threads)
+    seeder = get_engine(backend).seeder(sw.Scoring.protein(), queries, params, threads=threads)
     table_s = time.perf_counter() - started
     found: set[tuple[int, int]] = set()
     cells = 0
@@ -139,7 +141,9 @@ def sweep_point(db: Database, queries: list, params: SeedParams, threads: int) -
     n_res = sum(len(q) for q in queries)
     row = {
         "params": asdict(params),
-        "seed_seconds": round(seconds, 2), "table_seconds": round(table_s, 2), "table_entries": int(seeder.table.size),
+        "backend": backend, "seed_seconds": round(seconds, 2), "table_seconds": round(table_s, 2),
+        "table_entries": int(seeder.table.size) if hasattr(seeder, "table") else None,
+        "kernel_seconds": round(seeder.kernel_seconds, 3) if hasattr(seeder, "kernel_seconds") else None,
         **seeder.counts,
         "hits_per_cell": round(seeder.counts["hits"] / (n_res * db.n_residues), 6),
         "candidates_per_query": round(seeder.counts["candidates"] / len(queries), 1),
@@ -183,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
         saved = load_hits(exact_npz)
         exact_hits, exact_s = saved.hits, float(saved.meta["seconds"])
     else:
-        result = sw.search(db, queries, backend="cpu", top=args.top, threads=args.threads, keep_score_stats=False)
+        result = sw.search(db, queries, backend=args.backend, top=args.top, threads=args.threads, keep_score_stats=False)
         save_hits(exact_npz, result, args.top, list(range(len(db.chunks))))
         exact_hits, exact_s = result.hits, result.seconds
         record("seed-exact", {"seconds": round(exact_s, 2)}, before)
@@ -193,13 +197,13 @@ def run(args: argparse.Namespace) -> int:
     for spec in args.sweep:
         params = SeedParams(*(int(x) for x in spec.split(",")))
         before = load()
-        row, found = sweep_point(db, queries, params, args.threads)
+        row, found = sweep_point(db, queries, params, args.threads, args.backend)
         record("seed-sweep", {**row, **recall(ref, found)}, before)
 
     if not args.fast:
         return finish(args, rows)
     before = load()
-    fast = sw.search(db, queries, backend="cpu", top=args.top, threads=args.threads, mode="fast")
+    fast = sw.search(db, queries, backend=args.backend, top=args.top, threads=args.threads, mode="fast")
     found = hit_pairs(fast.hits)
     record(
         "seed-fast",
@@ -283,6 +287,7 @@ def main() -> int:
     r.add_argument("--name", required=True)
     r.add_argument("--top", type=int, default=500)
     r.add_argument("--threads", type=int, default=2)
+    r.add_argument("--backend", choices=["cpu", "cuda"], default="cpu", help="where the exact search, the sweep and the fast search run")
     r.add_argument("--sweep", nargs="*", default=[], metavar="T,A,X,S")
     r.add_argument("--peers", action="store_true")
     r.add_argument("--no-fast", dest="fast", action="store_false", help="no fast search with the default parameters (sweep only)")
