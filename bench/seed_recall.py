@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -63,6 +64,9 @@ CUTOFFS = [1e-5, 1e-3]
 
 
 def commit() -> str:
+    """The commit under test: ``SWGPU_COMMIT`` where set (a device's copy of .git can be stale), else git's."""
+    if os.environ.get("SWGPU_COMMIT"):
+        return os.environ["SWGPU_COMMIT"]
     proc = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False)
     return proc.stdout.strip() or "?"
 
