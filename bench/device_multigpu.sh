@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
-#   run: bash bench/device_multigpu.sh [tests] [probe] [phases] [search] [workflow] [wfprofile] [long] [longphases]   (default: tests search workflow long)
+#   run: bash bench/device_multigpu.sh [tests] [probe] [phases] [search] [abwall] [workflow] [wfprofile] [long] [longphases]   (default: tests search workflow long)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`), .carry (a copy of shared/)
 # Every step runs on 1, 2, 4 and 8 GPUs as far as the machine has them (and on all of them).
 # 1. search: `swgpu search --devices 0`, `0,1`, ... on bench200M x 500 queries (scan GCUPS as
@@ -193,6 +193,22 @@ PY
       scaling search "bench200M x 500 queries, top 50, no alignments" hits_identical \
         'swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$DEVS" --top 50' \
         '--outfmt "6 qseqid sseqid score evalue bitscore" --out "$OUTFILE"' ;;
+    abwall)
+      # the search's wall on all GPUs, A/B on one machine: the tree in ab_old/ (an earlier swgpu_core,
+      # copied there untracked for the call) against this one, interleaved, 3 rounds, outputs compared
+      bench_db
+      [ -d ab_old/swgpu_core ] || { echo "abwall: no ab_old/"; rc=1; continue; }
+      swgpu search --db "$W/db" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
+      : > "$W/abwall.txt"
+      for round in 1 2 3; do for tree in ab_old "$PWD"; do
+        t0=$(now)
+        (cd "$tree" && PYTHONPATH=/tmp/site:$PWD python3 -m swgpu_core search --db "$W/db" --query "$W/q500.fasta" --backend cuda \
+          --devices "$ALL" --top 50 --outfmt "6 qseqid sseqid score evalue bitscore" --out "$W/abwall_$(basename "$tree").out" 2> "$W/abwall.log")
+        t1=$(now)
+        echo "$(basename "$tree") $(python3 -c "print(round($t1 - $t0, 3))") $(summary "$W/abwall.log")" | tee -a "$W/abwall.txt"
+      done; done
+      cmp -s "$W/abwall_ab_old.out" "$W/abwall_$(basename "$PWD").out" && echo "abwall: outputs identical" || { echo "abwall: outputs differ"; rc=1; }
+      cp "$W/abwall.txt" "$OUT/" ;;
     workflow)
       wf_setup
       COUNTS=(); for devs in "${SETS[@]}"; do COUNTS+=("$(( $(tr -cd , <<< "$devs" | wc -c) + 1 ))"); done

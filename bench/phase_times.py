@@ -6,12 +6,14 @@ end of this script's own imports (the standard library and ``swgpu_core.cli``), 
 timed call's and each timed module import's start and end, with its thread. The modules
 are patched as their imports complete (PATCHES), so the command imports them itself, as
 ``swgpu`` does. Also reports the stack that first imports ``cupyx`` (it pulls in
-scipy.sparse), if anything does.
+scipy.sparse), if anything does, and the garbage collector's pauses: each collection over
+2 ms as a span ("gc genN"), and the count and seconds of all of them per generation.
 """
 
 from __future__ import annotations
 
 import functools
+import gc
 import importlib.abc
 import importlib.machinery
 import json
@@ -127,6 +129,26 @@ class Patcher(importlib.abc.MetaPathFinder):
 
 
 sys.meta_path.insert(0, Patcher())
+gc_totals = {g: [0, 0.0] for g in range(3)}  # per generation: collections, seconds
+_gc_start = [0.0]
+
+
+def gc_pause(phase: str, info: dict) -> None:
+    if phase == "start":
+        _gc_start[0] = time.time()
+        return
+    import threading
+
+    seconds = time.time() - _gc_start[0]
+    gc_totals[info["generation"]][0] += 1
+    gc_totals[info["generation"]][1] += seconds
+    if seconds > 0.002:
+        spans.append(
+            (f"gc gen{info['generation']}", round(_gc_start[0] - T0, 3), round(time.time() - T0, 3), threading.current_thread().name)
+        )
+
+
+gc.callbacks.append(gc_pause)
 imported = time.time() - T0
 from swgpu_core import cli  # noqa: E402
 
@@ -141,6 +163,7 @@ print(
             "rc": rc,
             "spans": sorted(spans, key=lambda s: s[1]),
             "cupyx_imported_from": cupyx_stack,
+            "gc": {f"gen{g}": {"collections": n, "seconds": round(t, 3)} for g, (n, t) in gc_totals.items()},
             "compiled_from_source": len(compiled),
             "compiled_examples": compiled[:8],
         }

@@ -173,6 +173,24 @@ def test_two_devices_share_batches(uniprot20k, scoring, cpu, shared):
     assert all(w.resident for w in backend.workers), "a worker got no batch"
 
 
+def test_two_devices_share_queries(uniprot20k, scoring, cpu, shared):
+    """``--devices 0,1`` with the database fitting each GPU: every GPU holds all of it and they
+    share the queries, each joining once it is ready (``CudaBackend._shared_steps``); hits equal
+    the CPU's. On a one-GPU machine both workers run on device 0 (the same code path)."""
+    import cupy as cp
+
+    from swgpu_core.gpu.search import CudaBackend
+    from swgpu_core.search import search
+
+    devices = [0, 1] if cp.cuda.runtime.getDeviceCount() > 1 else [0, 0]
+    backend = CudaBackend(scoring, devices)
+    queries = read_sequences(shared("uniprot_queries500.fasta.gz"))[10:30]
+    a = search(uniprot20k, queries, scoring, backend, top=30, show_progress=False)
+    b = search(uniprot20k, queries, scoring, cpu, top=30, show_progress=False)
+    for x, y in zip(a.hits, b.hits):
+        assert np.array_equal(x.subjects, y.subjects) and np.array_equal(x.scores, y.scores)
+
+
 def test_overlapping_scans_with_changing_splits(uniprot20k, scoring, cpu, shared, monkeypatch):
     """Queries pipelined with their long subjects on several streams, while each query splits
     the subjects elsewhere: all in the intra-task kernel, all in the inter-task kernel, split
