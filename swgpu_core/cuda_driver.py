@@ -42,20 +42,15 @@ def initialise() -> None:
 
 
 def open_contexts(devices: Sequence[int] | None) -> None:
-    """Create the primary context of each of ``devices`` (None: every visible one) in a daemon
-    thread, GIL released; returns at once.
+    """Create the primary context of each of ``devices`` (None: every visible one) in daemon
+    threads, one per device, GIL released; returns at once.
 
     A context takes 0.1-0.13 s to make. CuPy makes it (``cudaFree(0)``) only once it is
     imported, an import that holds the GIL for 0.15-0.4 s; made here beside that import, the
     context is ready when CuPy asks for it, because the CUDA runtime that CuPy uses adopts
     the device's primary context. The reference taken here is kept to the end of the process,
     as CuPy keeps its own. Only the devices the command will use: a context costs GPU memory,
-    and on a shared machine another user's device must not get one.
-
-    One after another, in the order given: a thread per device made them no faster (on two
-    H200s the second GPU's scan kernels were ready 0.12 s after the first's), and a search
-    starts on each GPU as soon as that one is ready, so the first should not wait for the
-    others."""
+    and on a shared machine another user's device must not get one."""
     threading.Thread(target=_open, args=(None if devices is None else list(devices),), name="swgpu-contexts", daemon=True).start()
 
 
@@ -68,7 +63,7 @@ def _open(devices: list[int] | None) -> None:
         lib.cuDeviceGetCount(ctypes.byref(count))
         devices = list(range(count.value))
     for ordinal in devices:
-        _retain(lib, ordinal)
+        threading.Thread(target=_retain, args=(lib, ordinal), name=f"swgpu-context-{ordinal}", daemon=True).start()
 
 
 def _retain(lib: ctypes.CDLL, ordinal: int) -> None:

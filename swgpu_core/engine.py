@@ -297,7 +297,7 @@ class CudaEngine:
         from .gpu.search import CudaBackend
 
         backend = CudaBackend(scoring, self.devices(devices), threshold=threshold, memory_budget=memory_budget)
-        self._scanners[tuple(backend.device_ids)] = backend
+        self._scanners[tuple(w.device_id for w in backend.workers)] = backend
         return backend
 
     def seeder(self, scoring: Scoring, queries: list[EncodedSequence], params: SeedParams, *, threads: int = 0, devices=None) -> Seeder:

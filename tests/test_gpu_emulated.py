@@ -65,7 +65,6 @@ print("ok", cupy.CALLS)
 
 EXACT = """
 import sys
-import threading
 from dataclasses import fields, replace
 from pathlib import Path
 import numpy as np
@@ -157,31 +156,6 @@ for budget, threshold, top, devices in cases:
     h2d.clear()
     assert sum(rescored) > 0, "no subject was rescored in 32 bits"
     rescored.clear()
-# a GPU joins a search shared by several as soon as it is ready: here the second worker's set-up
-# waits until the first one has launched a scan (for 20 s, in vain, were the search to wait for both)
-launched, waited = threading.Event(), []
-launch = DeviceWorker._launch
-
-
-def launching(self, *args, **kwargs):
-    launched.set()
-    return launch(self, *args, **kwargs)
-
-
-def preparing(self):
-    with prepare_lock:
-        prepared.append(self)
-        second = len(prepared) == 2
-    if second:
-        waited.append(launched.wait(20))
-
-
-prepared, prepare_lock = [], threading.Lock()
-DeviceWorker._launch, DeviceWorker.prepare = launching, preparing
-got = search(db, records, scoring, CudaBackend(scoring, [0, 0], threshold=280), top=everyone, show_progress=False, score_stats=False)
-assert waited == [True], "the search waited for every GPU before it started on the first"
-for g, w in zip(got.hits, want[everyone].hits):
-    assert np.array_equal(g.subjects, w.subjects) and np.array_equal(g.scores, w.scores), g.query.id
 assert cupy.CALLS["sw_inter"] > 0 and cupy.CALLS["sw_intra"] > 0
 print("ok", cupy.CALLS)
 """

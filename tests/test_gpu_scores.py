@@ -175,8 +175,8 @@ def test_two_devices_share_batches(uniprot20k, scoring, cpu, shared):
 
 def test_two_devices_share_queries(uniprot20k, scoring, cpu, shared):
     """``--devices 0,1`` with the database fitting each GPU: every GPU holds all of it and they
-    share the queries, each joining once it is ready (``CudaBackend._shared_steps``); hits equal
-    the CPU's. On a one-GPU machine both workers run on device 0 (the same code path)."""
+    share the queries (``CudaBackend.scan``); hits equal the CPU's. On a one-GPU machine both
+    workers run on device 0 (the same code path)."""
     import cupy as cp
 
     from swgpu_core.gpu.search import CudaBackend

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Generator, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 import cupy as cp
@@ -855,27 +855,6 @@ def _compact_kernel() -> cp.ElementwiseKernel:
     )  # fmt: skip
 
 
-class _Pending:
-    """Host work running in a thread, as an event :func:`~swgpu_core.steps.drive` can wait for."""
-
-    def __init__(self, future: Future) -> None:
-        self.future = future
-
-    @property
-    def done(self) -> bool:
-        return self.future.done()
-
-    def synchronize(self) -> None:
-        wait([self.future])
-
-
-def _done(value: object) -> Future:
-    """A future that holds ``value`` already."""
-    future: Future = Future()
-    future.set_result(value)
-    return future
-
-
 def _record(stream: cp.cuda.Stream, timing: bool = False) -> cp.cuda.Event:
     ev = cp.cuda.Event(disable_timing=not timing)
     ev.record(stream)
@@ -904,31 +883,17 @@ class CudaBackend:
 
             raise BackendUnavailable(f"no CUDA device {bad[0]} (this machine has {n_devices})")
         self.scoring = scoring
-        self.device_ids = list(ids)
 
         def ready(d: int) -> DeviceWorker:  # set-up, not scan time
             worker = DeviceWorker(d, scoring, threshold, memory_budget, arith)
             worker.prepare()
             return worker
 
-        self._workers: list[DeviceWorker] | None = None
         if len(ids) == 1:
-            self._workers = [ready(ids[0])]
-            self._starting: list[Future[DeviceWorker]] = [_done(self._workers[0])]
-        else:
-            # each GPU's context, kernels and first-use loading in a thread of its own (the CUDA
-            # calls release the GIL), not awaited here: a search starts on each GPU as soon as that
-            # one is ready (scan); anything else waits for all of them (workers)
-            pool = ThreadPoolExecutor(len(ids), thread_name_prefix="swgpu-worker")
-            self._starting = [pool.submit(ready, d) for d in ids]
-            pool.shutdown(wait=False)
-
-    @property
-    def workers(self) -> list[DeviceWorker]:
-        """Every device's worker, once all of them are ready."""
-        if self._workers is None:
-            self._workers = [f.result() for f in self._starting]
-        return self._workers
+            self.workers = [ready(ids[0])]
+        else:  # each GPU's context, kernels and first-use loading at once: the CUDA calls release the GIL
+            with ThreadPoolExecutor(len(ids)) as pool:
+                self.workers = list(pool.map(ready, ids))
 
     @property
     def device_names(self) -> list[str]:
@@ -947,27 +912,34 @@ class CudaBackend:
     def scan(self, db: Database, chunks: list[Chunk], queries: list[EncodedSequence], top: int, on_chunk=None, score_stats=None):
         """Per device batch, per query candidates, all devices driven from this thread.
 
-        With several GPUs, a selection that fits the first GPU ready and at least as many
-        queries as GPUs, every GPU that it fits holds the whole selection and they share the
-        queries, longest first, each taking the next when it has room (and joining once it is
-        ready: :meth:`_shared_steps`): the work stays in the one
+        With several GPUs, a selection that fits every one of them and at least as many
+        queries as GPUs, every GPU holds the whole selection and they share the queries,
+        longest first, each taking the next when it has room: the work stays in the one
         large batch a single GPU scans best, and the GPUs finish together (splitting the
         database instead gives batches whose subjects differ in length, so in speed: on two
         H200s it reached 1.19x of one, bench/RESULTS.md). Otherwise the database batches
         are dealt to the GPUs round robin, and each GPU scans its batches in one pipeline
         (:meth:`DeviceWorker.scan_steps`). ``on_chunk`` is called with each run of the
-        selection once its batch is scanned."""
-        n = len(self._starting)
+        selection once its batch is scanned.
+
+        The GPUs start together, once all are ready. Letting each join as soon as it was
+        ready (its contexts made in order, the others' set-up in threads) was no faster (2 x
+        H200, 72e7051, interleaved A/B: wall 7.51 against 7.58 s, within the runs' spread):
+        while the driver made the second GPU's context, the first GPU's kernels did not load
+        either (0.31 s instead of 0.09 s), so the first GPU was ready no sooner."""
+        n = len(self.workers)
         if n > 1 and len(queries) >= n:
-
-            def whole_on(worker: DeviceWorker) -> list[Batch]:
-                return device_batches(db, chunks, _usable(db, worker.budget) // BYTES_PER_RESIDUE)
-
-            whole = whole_on(next(as_completed(self._starting)).result())
+            whole = device_batches(db, chunks, _usable(db, min(w.budget for w in self.workers)) // BYTES_PER_RESIDUE)
             if len(whole) == 1:
+                # each GPU's copy queued from a thread of its own (the staging copies release the
+                # GIL), not one after the other as each generator's first step: else the last GPU
+                # starts (n - 1) uploads late (0.06 s per GPU for bench200M)
+                with ThreadPoolExecutor(n) as pool:
+                    list(pool.map(lambda w: w.upload(db, whole[0]), self.workers))
+                longest_first = iter(sorted(range(len(queries)), key=lambda q: -len(queries[q])))
                 found: list = [None] * len(queries)
-                for part in drive(self._shared_steps(db, whole, whole_on, queries, top, score_stats)):
-                    for q, candidates in part[0] if part else ():
+                for part in drive([w.scan_steps(db, whole, queries, top, score_stats, longest_first) for w in self.workers]):
+                    for q, candidates in part[0]:
                         found[q] = candidates
                 if on_chunk is not None:
                     for run in whole[0].runs:
@@ -988,39 +960,6 @@ class CudaBackend:
             for b, pairs in zip(mine[w], per_batch):
                 results[b] = [candidates for _, candidates in sorted(pairs, key=lambda p: p[0])]
         return results
-
-    def _shared_steps(self, db: Database, whole: list[Batch], whole_on: Callable[[DeviceWorker], list[Batch]],
-                      queries: list[EncodedSequence], top: int, score_stats) -> list[Generator]:  # fmt: skip
-        """The step generators of a search whose one batch every GPU holds whole, sharing the
-        queries longest first (see :meth:`scan`).
-
-        Each GPU joins as soon as it is ready and holds its copy, not once all are: the driver
-        makes the GPUs' contexts one after another (2 x H200: the second one's scan kernels
-        were ready 0.12 s after the first's), and the first GPU takes queries meanwhile. Each
-        copy is queued from a thread of its own (the staging copies release the GIL), so no
-        GPU's copy delays another's queries. A GPU too small for the batch (the batch was cut
-        for the first GPU ready) takes no query: the others scan them all."""
-        longest_first = iter(sorted(range(len(queries)), key=lambda q: -len(queries[q])))
-
-        def holding(starting: Future[DeviceWorker]) -> DeviceWorker | None:
-            worker = starting.result()
-            if whole_on(worker) != whole:
-                return None
-            worker.upload(db, whole[0])
-            return worker
-
-        pool = ThreadPoolExecutor(len(self._starting), thread_name_prefix="swgpu-upload")
-        joining = [pool.submit(holding, f) for f in self._starting]
-        pool.shutdown(wait=False)
-
-        def steps(join: Future[DeviceWorker | None]) -> Generator:
-            yield _Pending(join)
-            worker = join.result()
-            if worker is None:
-                return []
-            return (yield from worker.scan_steps(db, whole, queries, top, score_stats, longest_first))
-
-        return [steps(j) for j in joining]
 
     def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, score_stats=None):
         return self.workers[0].scan_chunk(db, chunk, queries, top, score_stats)
