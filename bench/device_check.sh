@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: the GPU tests (skips fail), where the command line's time goes, and the
 # side-by-side scoreboard against CUDASW++4.0; logs and JSON lines under $OUT.
-#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [memory] [seedsweep] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
+#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [memory] [seedsweep] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
 # Expects the wheels the device's python lacks under .whl/ and a copy of shared/ (data/,
 # tools/, anchors/) under .carry/ (both carried, both git-ignored).
 set -uo pipefail
@@ -155,6 +155,27 @@ for line in sys.stdin:
     print(r["kind"], *(p.get(k) for k in ("threshold", "window", "xdrop", "trigger")), "seed", r.get("seed_seconds"), "kernel", r.get("kernel_seconds"),
           "s", r.get("seconds"), "hits", r.get("hits"), "ext", r.get("extensions"), "cand/q", r.get("candidates_per_query"), "cells", r.get("candidate_share_of_cells"),
           "recall", r.get("recall_1e-05"), r.get("recall_0.001"))' || rc=1 ;;
+    intraprobe)
+      # the intra-task kernel alone over bench200M's 548 longest subjects (bench/intra_probe.py): ns per
+      # step per query length and block width, then Nsight Compute's view of two of them where ncu runs
+      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
+        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
+      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
+      for lw in 144:1 1000:1 1000:4 1000:8 2504:16 5478:16 5478:32; do
+        python3 bench/intra_probe.py "$W/sw_bench200M" .carry/data/cudasw_queries.fasta --length "${lw%%:*}" --warps "${lw##*:}" \
+          | tee -a "$OUT/intra_probe.jsonl" || rc=1
+      done
+      NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2> /dev/null | head -1)
+      if [ -n "$NCU" ]; then
+        for lw in 1000:4 5478:32; do
+          timeout 240 "$NCU" --kernel-name regex:sw_intra --launch-skip 1 --launch-count 1 --section SpeedOfLight --section Occupancy \
+            --section LaunchStats --section WarpStateStats --section SchedulerStats --section InstructionStats \
+            python3 bench/intra_probe.py "$W/sw_bench200M" .carry/data/cudasw_queries.fasta --length "${lw%%:*}" --warps "${lw##*:}" --reps 1 \
+            > "$OUT/ncu_intra_${lw/:/_}.txt" 2>&1; echo "ncu $lw: rc $?"; grep -E "Warp Cycles Per Issued|Stall|Issue Slots Busy|Achieved Occupancy|Theoretical Occupancy|Registers Per|Compute \(SM\) Throughput|Duration|Eligible Warps|No Eligible|ERR" "$OUT/ncu_intra_${lw/:/_}.txt" | head -30
+        done
+      else
+        echo "intraprobe: no ncu on this machine"
+      fi ;;
     intra)
       # the intra-task kernel per R (8 as compiled, 16 compiled for the test) over bench200M's 548 longest subjects (bench/intra_sweep.py)
       [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
