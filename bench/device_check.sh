@@ -162,8 +162,11 @@ for line in sys.stdin:
         "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
       [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
       for lw in 144:1 1000:1 1000:4 1000:8 2504:16 5478:16 5478:32; do
-        python3 bench/intra_probe.py "$W/sw_bench200M" .carry/data/cudasw_queries.fasta --length "${lw%%:*}" --warps "${lw##*:}" \
-          | tee -a "$OUT/intra_probe.jsonl" || rc=1
+        for tree in ab_old "$PWD"; do  # with an ab_old/ tree (see ab), the same for it first
+          [ -d "$tree/swgpu_core" ] || continue
+          PYTHONPATH=/tmp/site:$(cd "$tree" && pwd) python3 bench/intra_probe.py "$W/sw_bench200M" .carry/data/cudasw_queries.fasta \
+            --length "${lw%%:*}" --warps "${lw##*:}" | sed "s/^{/{\"tree\": \"$(basename "$tree")\", /" | tee -a "$OUT/intra_probe.jsonl" || rc=1
+        done
       done
       NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2> /dev/null | head -1)
       if [ -n "$NCU" ]; then

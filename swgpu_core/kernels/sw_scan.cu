@@ -391,10 +391,23 @@ __global__ void __launch_bounds__(kInterBlock, 3) sw_inter_tasks(SWGPU_TASK_PARA
 // ---------------------------------------------------------------- intra-task kernel
 // A block of W warps per group of kLanes (long) subjects: the pass is W * 32 * R columns
 // wide. Warp w runs kDelay steps behind warp w - 1 and takes its left input from a shared
-// ring written by warp w - 1's last lane; the block synchronises every kBatch steps, and
-// kDelay = 2 * kBatch guarantees every value is written in an earlier batch than it is read
+// ring written by warp w - 1's last lane; the block synchronises every kBatch steps
 // (kDelay from swgpu_core/kernel_abi.py, whose planner counts the same fill).
+//
+// Lane 0's inputs come in batches, as in inter_scan: at the start of each batch of
+// kBatch = 32 steps, lane l reads what lane 0 needs at step s0 + l (the codes of its row + 1,
+// and its left input: the ring's row, or for warp 0 the previous pass's boundary), all lanes
+// at once, and lane 0 takes them by shuffles. Read one step at a time by lane 0, they cost
+// the whole warp the issue slots of a lane's loads and bounds checks per step: a third of the
+// instructions of a step ran with one lane (Nsight Compute, H100: 22 active threads per warp
+// on average). Safe with kDelay = 2 * kBatch: lane 0 of warp w is at row s - w * kDelay, and
+// warp w - 1's last lane writes row r at step r + (w - 1) * kDelay + 31, so the rows a batch
+// reads at s0 (r <= s0 + 31 - w * kDelay) were written by step s0 - 2, in an earlier batch,
+// before the barrier that ends it; a ring slot is written again kRing rows later, 95 steps
+// after the batch that read it, in a later batch.
 static constexpr int kDelay = SWGPU_INTRA_DELAY, kBatch = kDelay / 2, kRing = 2 * kDelay;
+static_assert(kBatch == 32, "a batch of steps is a warp's worth of lane 0's inputs");
+static_assert((kRing & (kRing - 1)) == 0, "ring rows are taken modulo a power of two");
 
 template <class A, int R, int W>
 __global__ void __launch_bounds__(W * 32) sw_intra(SWGPU_SCAN_PARAMS) {
@@ -432,29 +445,27 @@ __global__ void __launch_bounds__(W * 32) sw_intra(SWGPU_SCAN_PARAMS) {
         }
         const bool first = pass == 0, last = pass == a.n_passes - 1;
         T out_g = neg_oe, out_e = neg_oe;
-        // lane 0 loads the codes of row + 1 itself, one step ahead: those of its first step's row + 1
-        uint32_t next_c = lane == 0 ? load_codes<A>(a, off, len, max(1 - lag, 0)) : pad_codes;
-        uint2 next_b = none;  // warp 0's lane 0 reads the previous pass's boundary one row ahead
-        if (warp == 0 && lane == 0 && !first && longest > 0) next_b = bnd[0];
         for (int s0 = 0; s0 < steps; s0 += kBatch) {
-            for (int s = s0; s < s0 + kBatch; ++s) {
-                const int row = s - lag;
+            // lane l: lane 0's inputs for step s0 + l, whose row is r
+            const int r = s0 + lane - warp * kDelay;
+            const uint32_t batch_c = r + 1 >= 0 ? load_codes<A>(a, off, len, r + 1) : pad_codes;
+            uint2 batch_b = none;
+            if (r >= 0 && r < longest) {
+                if (warp > 0) batch_b = ring[warp - 1][r & (kRing - 1)];
+                else if (!first) batch_b = bnd[r];
+            }
+            for (int t = 0; t < kBatch; ++t) {
+                const int row = s0 + t - lag;
                 T in_g = __shfl_up_sync(kAll, out_g, 1);
                 T in_e = __shfl_up_sync(kAll, out_e, 1);
                 uint32_t codes = __shfl_up_sync(kAll, out_c, 1);
-                const bool real = row >= 0 && row < longest;
+                const uint32_t own_c = __shfl_sync(kAll, batch_c, t);
+                const T own_g = (T)__shfl_sync(kAll, batch_b.x, t);
+                const T own_e = (T)__shfl_sync(kAll, batch_b.y, t);
                 if (lane == 0) {
-                    codes = row + 1 >= 0 ? next_c : pad_codes;
-                    if (row + 1 >= 0) next_c = load_codes<A>(a, off, len, row + 2);
-                    uint2 b = none;
-                    if (warp > 0) {
-                        if (real) b = ring[warp - 1][row % kRing];
-                    } else {
-                        b = next_b;
-                        next_b = !first && row + 1 < longest ? bnd[row + 1] : none;
-                    }
-                    in_g = (T)b.x;
-                    in_e = (T)b.y;
+                    codes = own_c;
+                    in_g = own_g;
+                    in_e = own_e;
                 }
                 RowProfile<A, R> rp;
                 rp.load(prof, a.qpad, codes, W * 32);
@@ -462,9 +473,9 @@ __global__ void __launch_bounds__(W * 32) sw_intra(SWGPU_SCAN_PARAMS) {
                 out_g = in_g;
                 out_e = in_e;
                 out_c = codes;
-                if (lane == 31 && real) {
+                if (lane == 31 && row >= 0 && row < longest) {
                     const uint2 v = make_uint2((uint32_t)out_g, (uint32_t)out_e);
-                    if (warp < W - 1) ring[warp][row % kRing] = v;
+                    if (warp < W - 1) ring[warp][row & (kRing - 1)] = v;
                     else if (!last) bnd[row] = v;
                 }
             }
