@@ -18,7 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+try:  # the tree on PYTHONPATH (device_check.sh's A/B runs an older one with this script), else this one
+    import swgpu_core  # noqa: F401
+except ImportError:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from swgpu_core.database import Chunk, Database  # noqa: E402
 from swgpu_core.device_batches import Batch  # noqa: E402
