@@ -93,7 +93,7 @@ class LowMark(Scoring):
 work = Path(sys.argv[1])
 rng = np.random.default_rng(11)
 letters = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
-queries = ["".join(rng.choice(letters, n)) for n in (70, 150, 333, 40, 260, 120)]  # more than PIPELINE_DEPTH
+queries = ["".join(rng.choice(letters, n)) for n in (70, 150, 333, 40, 260, 120, 90, 210, 55)]  # more than PIPELINE_DEPTH
 assert len(queries) > PIPELINE_DEPTH
 seqs = ["".join(rng.choice(letters, int(n))) for n in (*range(1, 4), *rng.integers(4, 300, 50), *rng.integers(300, 700, 6))]
 seqs += [q[: int(rng.integers(20, 300))] for q in queries]

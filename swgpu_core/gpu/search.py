@@ -50,13 +50,17 @@ STREAMED_BYTES_PER_RESIDUE = 2 * RESIDUE_BYTES + BOUNDARY_BYTES
 RESCORE_LISTED = 256
 #: the upload ring: pinned staging buffers and their size (a batch is copied in pieces)
 STAGING_BUFFERS, STAGING_BYTES = 2, 32 << 20
-#: queries of a batch in flight on one worker (see DeviceWorker.scan_steps): up to three
-#: being scanned (their long subjects each on its own stream), one whose candidates are
-#: being selected and copied back
-PIPELINE_DEPTH = 4
 #: steps after its launch at which a query's overflow count is awaited (then its rescoring and
-#: selection queued), and its selection (then the copies of its candidates)
-SELECT_LAG, FETCH_LAG = 2, 3
+#: selection queued), and its selection (then the copies of its candidates). Four, not two:
+#: five queries' long subjects in flight fill the GPU better where a streamed batch holds
+#: only long subjects (H100, bench200M x 20, three runs each: budget 1/32 2.428 against
+#: 2.493 s, 1/8 2.079 against 2.106 s, resident 1.91 s either way; commit 8e072d9)
+SELECT_LAG = 4
+FETCH_LAG = SELECT_LAG + 1
+#: queries of a batch in flight on one worker (see DeviceWorker.scan_steps): up to
+#: SELECT_LAG + 1 being scanned (their long subjects each on its own stream), one whose
+#: candidates are being selected and copied back
+PIPELINE_DEPTH = FETCH_LAG + 1
 #: streams for the long subjects' scans, one per query whose scans may be running at once
 LONG_STREAMS = SELECT_LAG + 1
 #: streams for the bulk's (inter-task) scans: a query's bulk is cut in this many parts of about
@@ -665,15 +669,16 @@ class DeviceWorker:
         small counts, never for a query's results, and the pipeline runs on from one batch
         into the next: the GPU never empties between batches (streamed, a batch of 1/32 of
         bench200M would otherwise pay a tail in each of its 38 batches). Everything
-        synchronises once, at the end. As a query's count is awaited two steps after its
-        launch, three queries' long subjects may be scanned at once, each on its own long
-        stream (:meth:`_launch`).
+        synchronises once, at the end. As a query's count is awaited SELECT_LAG steps after its
+        launch, SELECT_LAG + 1 queries' long subjects may be scanned at once, each on its own
+        long stream (:meth:`_launch`).
 
         Race-free because everything of a scan after its kernels is queued on the compute
         stream once the host has seen its overflow count, which its long stream copies after
-        all its kernels; so by step ``i`` the scans of every step up to ``i - 3`` are done,
-        and the selection and copies of step ``i - 4``, whose slot step ``i`` takes, were
-        awaited (selection, step ``i - 1``) or queued before (the copies, on the compute
+        all its kernels; so by step ``i`` the scans of every step up to ``i - SELECT_LAG - 1``
+        are done, and the selection and copies of step ``i - PIPELINE_DEPTH``, whose slot step
+        ``i`` takes, were awaited (its selection, at step ``i - PIPELINE_DEPTH + FETCH_LAG =
+        i - 1``) or queued before (the copies, on the compute
         stream, ahead of step ``i``'s selection; its scans write only the slot's scores and
         overflow list, which the copies do not read). Scans that overlap write disjoint rows of the
         shared boundary buffer (:meth:`_claim`, whatever their batch; a rescoring claims every
