@@ -394,17 +394,17 @@ __global__ void __launch_bounds__(kInterBlock, 3) sw_inter_tasks(SWGPU_TASK_PARA
 // ring written by warp w - 1's last lane; the block synchronises every kBatch steps
 // (kDelay from swgpu_core/kernel_abi.py, whose planner counts the same fill).
 //
-// Lane 0's residue codes come in batches, as in inter_scan: at the start of each batch of
-// kBatch = 32 steps, lane l loads the codes of the row after lane 0's row at step s0 + l, all
-// lanes at once, and lane 0 takes them by a shuffle. Loaded one step at a time by lane 0
-// (with bounds checks), they cost the whole warp the issue slots of one lane's work per step:
-// a third of a step's instructions ran with one lane (Nsight Compute, H100: 22 active threads
-// per warp on average, 28.6 since). Lane 0's left input is ring[warp][row]: written by warp
-// w - 1's last lane at step row + (w - 1) * kDelay + 31 and read kDelay - 31 = 33 steps later,
-// in a later batch, after the barrier that ends the earlier one; warp 0's ring holds the
-// previous pass's boundary, copied from global memory by the warp's lanes at the start of
-// each batch (all 32 rows in one load, then a warp barrier), so every warp reads its input
-// the same way. A ring slot is written again kRing rows later, in a later batch.
+// Lane 0's inputs come in batches, as in inter_scan: at the start of each batch of
+// kBatch = 32 steps, lane l reads what lane 0 needs at step s0 + l (the codes of its row + 1,
+// and its left input: the ring's row, or for warp 0 the previous pass's boundary), all lanes
+// at once, and lane 0 takes them by shuffles. Read one step at a time by lane 0, they cost
+// the whole warp the issue slots of a lane's loads and bounds checks per step: a third of the
+// instructions of a step ran with one lane (Nsight Compute, H100: 22 active threads per warp
+// on average). Safe with kDelay = 2 * kBatch: lane 0 of warp w is at row s - w * kDelay, and
+// warp w - 1's last lane writes row r at step r + (w - 1) * kDelay + 31, so the rows a batch
+// reads at s0 (r <= s0 + 31 - w * kDelay) were written by step s0 - 2, in an earlier batch,
+// before the barrier that ends it; a ring slot is written again kRing rows later, 95 steps
+// after the batch that read it, in a later batch.
 static constexpr int kDelay = SWGPU_INTRA_DELAY, kBatch = kDelay / 2, kRing = 2 * kDelay;
 static_assert(kBatch == 32, "a batch of steps is a warp's worth of lane 0's inputs");
 static_assert((kRing & (kRing - 1)) == 0, "ring rows are taken modulo a power of two");
@@ -415,7 +415,7 @@ __global__ void __launch_bounds__(W * 32) sw_intra(SWGPU_SCAN_PARAMS) {
     using T = typename A::T;
     static_assert(R % 8 == 0, "R is a multiple of 8");
     constexpr unsigned kAll = 0xffffffffu;
-    __shared__ uint2 ring[W][kRing];  // ring[w]: warp w's left inputs (warp 0: the previous pass's boundary)
+    __shared__ uint2 ring[W][kRing];
     __shared__ T warp_best[W];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, thread = threadIdx.x;
     const int n_groups = (a.n_subjects + A::kLanes - 1) / A::kLanes;
@@ -449,9 +449,10 @@ __global__ void __launch_bounds__(W * 32) sw_intra(SWGPU_SCAN_PARAMS) {
             // lane l: lane 0's inputs for step s0 + l, whose row is r
             const int r = s0 + lane - warp * kDelay;
             const uint32_t batch_c = r + 1 >= 0 ? load_codes<A>(a, off, len, r + 1) : pad_codes;
-            if (warp == 0) {  // r = s0 + lane >= 0
-                ring[0][r & (kRing - 1)] = !first && r < longest ? bnd[r] : none;
-                __syncwarp();
+            uint2 batch_b = none;
+            if (r >= 0 && r < longest) {
+                if (warp > 0) batch_b = ring[warp - 1][r & (kRing - 1)];
+                else if (!first) batch_b = bnd[r];
             }
             for (int t = 0; t < kBatch; ++t) {
                 const int row = s0 + t - lag;
@@ -459,11 +460,12 @@ __global__ void __launch_bounds__(W * 32) sw_intra(SWGPU_SCAN_PARAMS) {
                 T in_e = __shfl_up_sync(kAll, out_e, 1);
                 uint32_t codes = __shfl_up_sync(kAll, out_c, 1);
                 const uint32_t own_c = __shfl_sync(kAll, batch_c, t);
+                const T own_g = (T)__shfl_sync(kAll, batch_b.x, t);
+                const T own_e = (T)__shfl_sync(kAll, batch_b.y, t);
                 if (lane == 0) {
                     codes = own_c;
-                    const uint2 b = row >= 0 && row < longest ? ring[warp][row & (kRing - 1)] : none;
-                    in_g = (T)b.x;
-                    in_e = (T)b.y;
+                    in_g = own_g;
+                    in_e = own_e;
                 }
                 RowProfile<A, R> rp;
                 rp.load(prof, a.qpad, codes, W * 32);
@@ -473,7 +475,7 @@ __global__ void __launch_bounds__(W * 32) sw_intra(SWGPU_SCAN_PARAMS) {
                 out_c = codes;
                 if (lane == 31 && row >= 0 && row < longest) {
                     const uint2 v = make_uint2((uint32_t)out_g, (uint32_t)out_e);
-                    if (warp < W - 1) ring[warp + 1][row & (kRing - 1)] = v;
+                    if (warp < W - 1) ring[warp][row & (kRing - 1)] = v;
                     else if (!last) bnd[row] = v;
                 }
             }
