@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
-#   run: bash bench/device_multigpu.sh [tests] [probe] [phases] [search] [abwall] [workflow] [wfprofile] [long] [longphases]   (default: tests search workflow long)
+#   run: bash bench/device_multigpu.sh [tests] [probe] [phases] [search] [abwall] [concstart] [workflow] [wfprofile] [long] [longphases]   (default: tests search workflow long)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`), .carry (a copy of shared/)
 # Every step runs on 1, 2, 4 and 8 GPUs as far as the machine has them (and on all of them).
 # 1. search: `swgpu search --devices 0`, `0,1`, ... on bench200M x 500 queries (scan GCUPS as
@@ -209,6 +209,32 @@ PY
       done; done
       cmp -s "$W/abwall_ab_old.out" "$W/abwall_$(basename "$PWD").out" && echo "abwall: outputs identical" || { echo "abwall: outputs differ"; rc=1; }
       cp "$W/abwall.txt" "$OUT/" ;;
+    concstart)
+      # the workflow's first round starts one job per GPU at the same instant, and those jobs took
+      # 0.2-0.4 s longer than jobs started alone (RESULTS.md): here one process per GPU at once
+      # against one alone, each with CUDA_VISIBLE_DEVICES set as gpu-run sets it, three rounds:
+      # bench/startup_parts.py's pieces (cuInit, CuPy, context, kernels), then whole searches of
+      # uniprot20k x 20 (a scan of 0.1 s: the wall is start-up); per process one line in concstart.txt
+      zcat .carry/data/uniprot20k.fasta.gz > "$W/u20k.fasta"
+      [ -f "$W/u20k/manifest.json" ] || swgpu makedb "$W/u20k.fasta" "$W/u20k" --quiet || { rc=1; continue; }
+      swgpu search --db "$W/u20k" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
+      parts() { CUDA_VISIBLE_DEVICES=$2 python3 bench/startup_parts.py | sed "s/^/$1 parts /"; }
+      search1() {
+        local t0=$EPOCHREALTIME
+        CUDA_VISIBLE_DEVICES=$2 swgpu search --db "$W/u20k" --query .carry/data/cudasw_queries.fasta --backend cuda --top 10 \
+          --out "$W/conc_$2.tsv" --quiet
+        echo "$1 search_wall $(python3 -c "print(round($EPOCHREALTIME - $t0, 3))")"
+      }
+      : > "$OUT/concstart.txt"
+      for round in 1 2 3; do
+        for step in parts search1; do
+          $step alone 0 >> "$OUT/concstart.txt"
+          for d in $(seq 0 $((NG - 1))); do $step "together$d" "$d" > "$W/conc_out_$d.txt" & done
+          wait
+          cat "$W"/conc_out_*.txt >> "$OUT/concstart.txt"
+        done
+      done
+      grep search_wall "$OUT/concstart.txt" ;;
     workflow)
       wf_setup
       COUNTS=(); for devs in "${SETS[@]}"; do COUNTS+=("$(( $(tr -cd , <<< "$devs" | wc -c) + 1 ))"); done
