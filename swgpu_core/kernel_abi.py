@@ -39,6 +39,9 @@ INTER_BLOCK = 256
 #: Steps by which each warp of an intra-task block runs behind the one before it (``kDelay``:
 #: it reads the previous warp's last column from a ring of twice as many rows); a block of
 #: ``W`` warps needs ``intra_fill_steps(W)`` more steps per pass than its subject has rows.
+#: The block synchronises every ``INTRA_DELAY / 2`` steps, and its lanes read lane 0's inputs
+#: a batch of that many steps at a time, one per lane: so it is twice the warp size (the
+#: kernel asserts it).
 INTRA_DELAY = 64
 
 
