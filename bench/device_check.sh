@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: the GPU tests (skips fail), where the command line's time goes, and the
 # side-by-side scoreboard against CUDASW++4.0; logs and JSON lines under $OUT.
-#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [memory] [seedsweep] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
+#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
 # Expects the wheels the device's python lacks under .whl/ and a copy of shared/ (data/,
 # tools/, anchors/) under .carry/ (both carried, both git-ignored).
 set -uo pipefail
@@ -179,6 +179,26 @@ for line in sys.stdin:
       else
         echo "intraprobe: no ncu on this machine"
       fi ;;
+    racecheck)
+      # compute-sanitizer's racecheck, synccheck and memcheck over the intra-task kernel's shared ring,
+      # small cases (4 subjects of at most 600 residues) with several passes: 1,000 residues on 1
+      # warp (4 passes), 2,504 on 4 warps (3), 5,478 on 16 warps (2)
+      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
+        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
+      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
+      SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2> /dev/null | head -1)
+      for tool in racecheck synccheck memcheck; do
+        for lw in 1000:1 2504:4 5478:16; do
+          timeout 200 "$SAN" --tool $tool --error-exitcode 9 --print-limit 20 \
+            python3 bench/intra_probe.py "$W/sw_bench200M" .carry/data/cudasw_queries.fasta --length "${lw%%:*}" --warps "${lw##*:}" \
+            --longest 4 --max-length 600 --reps 1 > "$OUT/sanitizer_${tool}_${lw/:/_}.txt" 2>&1
+          r=$?; echo "$tool $lw: rc $r; $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard" "$OUT/sanitizer_${tool}_${lw/:/_}.txt" | head -3 | tr '\n' ' ')"
+          [ $r -eq 0 ] || rc=1
+        done
+      done ;;
+    select)
+      # what a query's candidate selection costs the GPU and the host (bench/select_probe.py)
+      python3 bench/select_probe.py | tee "$OUT/select_probe.jsonl" || rc=1 ;;
     intra)
       # the intra-task kernel per R (8 as compiled, 16 compiled for the test) over bench200M's 548 longest subjects (bench/intra_sweep.py)
       [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \

@@ -1,7 +1,7 @@
 """One query's intra-task scan of a database's longest subjects, for a profiler (device bench).
 
-``python bench/intra_probe.py DBDIR QUERIES.fasta --length 1000 --warps 4 [--longest 548] [--reps 3]``:
-the N longest subjects as one batch, all on the intra-task kernel (threshold 1), the query of
+``python bench/intra_probe.py DBDIR QUERIES.fasta --length 1000 --warps 4 [--longest 548] [--max-length L] [--reps 3]``:
+the N longest subjects (of at most L residues) as one batch, all on the intra-task kernel (threshold 1), the query of
 ``QUERIES.fasta`` nearest to ``--length`` residues scanned with blocks of ``--warps`` warps:
 one warm-up and ``--reps`` timed scans (CUDA events); prints the median seconds, the steps of
 the longest block and the nanoseconds per step. Run it under ``ncu --kernel-name regex:sw_intra
@@ -40,12 +40,15 @@ def main() -> None:
     ap.add_argument("--warps", type=int, default=4)
     ap.add_argument("--longest", type=int, default=548)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument(
+        "--max-length", type=int, help="the N longest subjects of at most this many residues (small cases, for compute-sanitizer)"
+    )
     args = ap.parse_args()
     db = Database(args.db)
     queries = read_sequences(args.queries, db.alphabet)
     query = min(queries, key=lambda q: abs(len(q) - args.length))
     worker = gpu_search.CudaBackend(Scoring.protein(), threshold=1).workers[0]
-    n = db.n_sequences
+    n = db.n_sequences if args.max_length is None else int(np.searchsorted(db.lengths, args.max_length, side="right"))
     first = n - args.longest
     dev = worker.upload(db, Batch.of(Chunk(0, first, n, int(db.offsets[first]), int(db.offsets[n]))))
     shape = next(s for s in kernels.INTRA_SHAPES if s.warps == args.warps)

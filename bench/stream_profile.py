@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a streamed scan loses against the resident one: kernel time per device batch.
 
-    python3 bench/stream_profile.py DB QUERIES.fasta [--budgets resident 1/8 1/32] [--inter-streams K ...] [--lag N ...] [--json OUT]
+    python3 bench/stream_profile.py DB QUERIES.fasta [--budgets resident 1/8 1/32] [--inter-streams K ...] [--lag N ...] [--order interleave] [--json OUT]
 
 For each memory budget (a fraction of 9 bytes per residue of the database) a fresh
 :class:`~swgpu_core.gpu.search.CudaBackend` scans every query once to warm up, then once
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from fractions import Fraction
 
 from swgpu_core.database import Database
@@ -40,10 +41,14 @@ def main() -> None:
                     help="run every budget with gpu.search.INTER_STREAMS set to each value (0: as it is)")  # fmt: skip
     ap.add_argument("--lag", type=int, nargs="+", default=[0],
                     help="run every budget with gpu.search.SELECT_LAG set to each value and the pipeline's other constants after it (0: as it is)")  # fmt: skip
+    ap.add_argument("--order", choices=["file", "interleave"], nargs="+", default=["file"],
+                    help="run every budget with the queries in the file's order, and/or longest, shortest, second longest, ... (interleave)")  # fmt: skip
     ap.add_argument("--json")
     args = ap.parse_args()
     db = Database(args.db)
-    queries, scoring = read_sequences(args.queries, db.alphabet), Scoring.protein()
+    in_file, scoring = read_sequences(args.queries, db.alphabet), Scoring.protein()
+    by_length = sorted(in_file, key=len)
+    orders = {"file": in_file, "interleave": [by_length[-1 - i // 2] if i % 2 == 0 else by_length[i // 2] for i in range(len(by_length))]}
     # budgets as fractions of 9 bytes per residue: the resident footprint until the boundary buffer
     # was halved (2026-11-25), so that a budget names the same memory in every session's runs
     full = 9 * db.n_residues
@@ -60,19 +65,37 @@ def main() -> None:
                      "thr": t["threshold"], "n_short": t["n_short"]})  # fmt: skip
 
     gpu_search.DeviceWorker._account = recording
+    # the host's own time in the worker's methods (waits for events happen outside them, in the
+    # driver, but a synchronising library call inside one counts here)
+    host: dict[str, float] = {}
+
+    def timed(name, method):
+        def wrapper(*a, **k):
+            t0 = time.perf_counter()
+            try:
+                return method(*a, **k)
+            finally:
+                host[name] = host.get(name, 0.0) + time.perf_counter() - t0
+
+        return wrapper
+
+    for name in ("_launch", "_rescore", "_select", "_fetch", "upload", "_forget_profiles"):
+        setattr(gpu_search.DeviceWorker, name, timed(name, getattr(gpu_search.DeviceWorker, name)))
     out = []
-    settings = [(k, lag, name) for k in args.inter_streams for lag in args.lag for name in args.budgets]
-    for k, lag, name in settings:
+    settings = [(k, lag, order, name) for k in args.inter_streams for lag in args.lag for order in args.order for name in args.budgets]
+    for k, lag, order, name in settings:
+        queries = orders[order]
         if k:
             gpu_search.INTER_STREAMS = k
         if lag:
             gpu_search.SELECT_LAG, gpu_search.FETCH_LAG, gpu_search.LONG_STREAMS = lag, lag + 1, lag + 1
             gpu_search.PIPELINE_DEPTH = gpu_search.UPLOAD_AT = lag + 2
-        print(f"== inter streams {getattr(gpu_search, 'INTER_STREAMS', 1)}, select lag {gpu_search.SELECT_LAG}")
+        print(f"== inter streams {getattr(gpu_search, 'INTER_STREAMS', 1)}, select lag {gpu_search.SELECT_LAG}, query order {order}")
         budget = None if name == "resident" else int(full * Fraction(name))
         backend = gpu_search.CudaBackend(scoring, memory_budget=budget)
         search(db, queries, scoring, backend, top=args.top, show_progress=False)  # warm-up
         rows.clear()
+        host.clear()
         r = search(db, queries, scoring, backend, top=args.top, show_progress=False)
         batches: dict[int, list[dict]] = {}
         for row in rows:
@@ -80,6 +103,7 @@ def main() -> None:
         print(f"== {name}: {len(batches)} batches, scan {r.seconds:.3f} s ({r.gcups:.0f} GCUPS), "
               f"kernels {sum(x['s'] for x in rows):.3f} s (inter {sum(x['inter'] for x in rows):.3f}, intra {sum(x['intra'] for x in rows):.3f}), "
               f"predicted {sum(x['pred'] for x in rows):.3f} s")  # fmt: skip
+        print(f"   host busy {sum(host.values()):.3f} s: " + ", ".join(f"{k} {v:.3f}" for k, v in sorted(host.items())))
         per_batch = []
         for first, fl in sorted(batches.items()):
             n = fl[0]["n"]
@@ -94,7 +118,7 @@ def main() -> None:
                 print(f"    query {x['q']:5d}: kernels {x['s'] * 1e3:7.2f} ms (inter {x['inter'] * 1e3:7.2f}, intra {x['intra'] * 1e3:7.2f}) "
                       f"predicted {x['pred'] * 1e3:7.2f} thr {x['thr']}")  # fmt: skip
         out.append({"budget": name, "inter_streams": getattr(gpu_search, "INTER_STREAMS", 1), "select_lag": gpu_search.SELECT_LAG, "batches": len(batches), "scan_s": r.seconds, "gcups": r.gcups,
-                    "kernel_s": sum(x["s"] for x in rows), "per_batch": per_batch})  # fmt: skip
+                    "kernel_s": sum(x["s"] for x in rows), "host_s": dict(host), "order": order, "per_batch": per_batch})  # fmt: skip
         del backend
         sys.stdout.flush()
     if args.json:
