@@ -187,15 +187,21 @@ for line in sys.stdin:
         "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
       [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
       SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2> /dev/null | head -1)
+      # a cache of their own, filled by one run outside the tools: the planner's model measured under
+      # a tool (ten times slower) would otherwise be kept for every later search on this machine
+      export SWGPU_CACHE=/tmp/sanitizer_cache; rm -rf "$SWGPU_CACHE"
+      python3 bench/intra_probe.py "$W/sw_bench200M" .carry/data/cudasw_queries.fasta --longest 4 --max-length 600 --reps 1 > /dev/null || rc=1
       for tool in racecheck synccheck memcheck; do
         for lw in 1000:1 2504:4 5478:16; do
           timeout 200 "$SAN" --tool $tool --error-exitcode 9 --print-limit 20 \
             python3 bench/intra_probe.py "$W/sw_bench200M" .carry/data/cudasw_queries.fasta --length "${lw%%:*}" --warps "${lw##*:}" \
-            --longest 4 --max-length 600 --reps 1 > "$OUT/sanitizer_${tool}_${lw/:/_}.txt" 2>&1
-          r=$?; echo "$tool $lw: rc $r; $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard" "$OUT/sanitizer_${tool}_${lw/:/_}.txt" | head -3 | tr '\n' ' ')"
+            --longest 4 --max-length 600 --reps 1 > "$W/sanitizer.txt" 2>&1
+          r=$?; echo "$tool $lw: rc $r; $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard" "$W/sanitizer.txt" | head -3 | tr '\n' ' ')"
+          { echo "== $tool $lw: rc $r"; cat "$W/sanitizer.txt"; } >> "$OUT/sanitizer.txt"
           [ $r -eq 0 ] || rc=1
         done
-      done ;;
+      done
+      unset SWGPU_CACHE ;;
     select)
       # what a query's candidate selection costs the GPU and the host (bench/select_probe.py)
       python3 bench/select_probe.py | tee "$OUT/select_probe.jsonl" || rc=1 ;;
