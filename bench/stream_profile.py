@@ -19,7 +19,9 @@ one process.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
+import pstats
 import sys
 import time
 from fractions import Fraction
@@ -43,6 +45,7 @@ def main() -> None:
                     help="run every budget with gpu.search.SELECT_LAG set to each value and the pipeline's other constants after it (0: as it is)")  # fmt: skip
     ap.add_argument("--order", choices=["file", "interleave"], nargs="+", default=["file"],
                     help="run every budget with the queries in the file's order, and/or longest, shortest, second longest, ... (interleave)")  # fmt: skip
+    ap.add_argument("--cprofile", type=int, default=0, help="print the host's N costliest functions (own time) of each streamed timed run")
     ap.add_argument("--json")
     args = ap.parse_args()
     db = Database(args.db)
@@ -96,7 +99,13 @@ def main() -> None:
         search(db, queries, scoring, backend, top=args.top, show_progress=False)  # warm-up
         rows.clear()
         host.clear()
+        profiler = cProfile.Profile() if args.cprofile and name != "resident" else None
+        if profiler is not None:
+            profiler.enable()
         r = search(db, queries, scoring, backend, top=args.top, show_progress=False)
+        if profiler is not None:
+            profiler.disable()
+            pstats.Stats(profiler).sort_stats("tottime").print_stats(args.cprofile)
         batches: dict[int, list[dict]] = {}
         for row in rows:
             batches.setdefault(row["batch"], []).append(row)

@@ -260,11 +260,14 @@ def evaluate(profile: LengthProfile, query_length: int, threshold: int, model: D
     )  # fmt: skip
 
 
+#: 256 x powers of two, and 1.5 times those (made once: the planner runs per query and batch)
+_THRESHOLD_GRID = np.array(sorted({int(b * m) for b in 2 ** np.arange(8, 20) for m in (1, 1.5)}))
+
+
 def candidate_thresholds(lengths: np.ndarray) -> np.ndarray:
     """Thresholds worth trying: 256 x powers of two, and 1.5 times those, up to the longest subject."""
     top = int(lengths[-1]) if len(lengths) else 1
-    grid = sorted({int(b * m) for b in 2 ** np.arange(8, 20) for m in (1, 1.5)})
-    return np.array([t for t in grid if t < top] + [top])
+    return np.append(_THRESHOLD_GRID[: np.searchsorted(_THRESHOLD_GRID, top)], top)
 
 
 def sweep(profile: LengthProfile, query_length: int, model: DeviceModel = H100_DEFAULT) -> list[Plan]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from swgpu_core.device_batches import Batch, device_batches
+from swgpu_core.device_batches import Batch, device_batches, streamed_query_order
 
 
 def _check(db, chunks, batches, limit):
@@ -70,3 +70,17 @@ def test_batch_of_one_chunk(bundled_db):
     assert b.n_sequences == chunk.n_sequences and b.n_residues == chunk.n_residues
     assert np.array_equal(b.offsets(bundled_db), np.asarray(bundled_db.offsets[chunk.first : chunk.stop + 1]) - chunk.residue_start)
     assert np.array_equal(b.to_database(np.array([0, chunk.n_sequences - 1])), [chunk.first, chunk.stop - 1])
+
+
+def test_streamed_query_order_alternates_long_and_short():
+    lengths = [144, 5478, 375, 1000, 222, 3005, 657]
+    order = streamed_query_order(lengths)
+    assert sorted(order) == list(range(len(lengths)))
+    assert [lengths[q] for q in order] == [5478, 144, 3005, 222, 1000, 375, 657]
+
+
+def test_streamed_query_order_ties_and_edges():
+    assert streamed_query_order([]) == []
+    assert streamed_query_order([7]) == [0]
+    # equal lengths keep their input order at each end
+    assert streamed_query_order([5, 5, 5, 5]) == [3, 0, 2, 1]

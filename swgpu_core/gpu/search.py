@@ -25,7 +25,7 @@ import cupy as cp
 import numpy as np
 
 from ..database import Chunk, Database
-from ..device_batches import Batch, device_batches, pieces
+from ..device_batches import Batch, device_batches, pieces, streamed_query_order
 from ..fasta import EncodedSequence
 from ..kernel_abi import boundary_rows, even_cuts, scan_rows
 from ..plan import DeviceModel, LengthProfile, Plan, choose_threshold, evaluate
@@ -655,9 +655,11 @@ class DeviceWorker:
         """Every query over every batch, as steps: it yields each event it is about to wait
         for and returns, per batch, (query index, candidates) pairs, so that one host thread
         can drive several GPUs (:func:`~swgpu_core.steps.drive`). ``order`` (one batch only)
-        hands out the indices of the queries to scan, all of them in order by default; when
-        several workers share one ``order``, each takes the next query whenever its pipeline
-        has room, so a faster GPU takes more. ``on_batch(b)`` is called once the copies of
+        hands out the indices of the queries to scan, all of them by default (in their order
+        over one batch; over several, streamed, alternately long and short, see
+        :func:`~swgpu_core.device_batches.streamed_query_order`); when several workers share
+        one ``order``, each takes the next query whenever its pipeline has room, so a faster
+        GPU takes more. ``on_batch(b)`` is called once the copies of
         batch ``b``'s last candidates are queued (for progress).
 
         The (batch, query) scans are one pipeline, PIPELINE_DEPTH in flight, each in a slot
@@ -684,8 +686,8 @@ class DeviceWorker:
         shared boundary buffer (:meth:`_claim`, whatever their batch; a rescoring claims every
         row), and the pinned counts are read after the event of their copy. A batch's last
         use is recorded on the compute stream behind its last scan's rescoring, once the host
-        has seen that scan's count (so after every kernel that reads its residues); the next batch is uploaded at the launch of query
-        UPLOAD_AT, when that record exists for every batch before, which the upload may drop
+        has seen that scan's count (so after every kernel that reads its residues); the next batch is uploaded at the launch of the batch's
+        query number UPLOAD_AT (in its order), when that record exists for every batch before, which the upload may drop
         to make room (it waits for the record; selections are taken early if a batch has too
         few queries). Yielding changes none of this order: a yield only lets the host queue
         another GPU's work before it waits.
@@ -698,9 +700,10 @@ class DeviceWorker:
         with cp.cuda.Device(self.device_id), self.compute:
             self._reserve(db, batches, score_stats is not None)
         if order is None:
-            todo = ((b, k) for b in range(len(batches)) for k in range(len(queries)))
+            per_batch = streamed_query_order([len(q) for q in queries]) if len(batches) > 1 else range(len(queries))
+            todo = ((b, at, k) for b in range(len(batches)) for at, k in enumerate(per_batch))
         else:
-            todo = ((0, k) for k in order)
+            todo = ((0, at, k) for at, k in enumerate(order))
         upload_at = min(UPLOAD_AT, len(queries) - 1)
         flights: list[_Flight] = []
         owner: list[int] = []  # each flight's batch
@@ -719,11 +722,11 @@ class DeviceWorker:
         while True:
             step = next(todo, None)
             if step is not None:
-                b, k = step
+                b, at, k = step  # batch, place in the batch's order, query
                 flights.append(self._launch(devs[b], queries[k], i % PIPELINE_DEPTH, k, cut=len(batches) > 1))
                 owner.append(b)
                 nxt = b + 1
-                if order is None and nxt < len(batches) and len(devs) == nxt and k == upload_at:
+                if order is None and nxt < len(batches) and len(devs) == nxt and at == upload_at:
                     while n_selected < len(flights) and owner[n_selected] < b:  # the batches before have their last use
                         yield from select(n_selected)
                         n_selected += 1
