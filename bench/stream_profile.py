@@ -26,11 +26,30 @@ import sys
 import time
 from fractions import Fraction
 
+import cupy as cp
+
 from swgpu_core.database import Database
 from swgpu_core.fasta import read_sequences
 from swgpu_core.gpu import search as gpu_search
 from swgpu_core.scoring import Scoring
 from swgpu_core.search import search
+
+
+def idle_gaps(rows: list[dict]) -> list[tuple[float, dict]]:
+    """The times when no scan of the run was running (from the flights' spans, each from its
+    first kernel's queueing point to its last scan's end): (seconds, the flight that began after
+    the gap, with its place in its batch's order)."""
+    places: dict[int, int] = {}
+    for row in rows:  # in launch order
+        row["place"] = places.get(row["batch"], 0)
+        places[row["batch"]] = row["place"] + 1
+    gaps, end = [], None
+    for row in sorted(rows, key=lambda r: r["span"][0]):
+        start, stop = row["span"]
+        if end is not None and start > end:
+            gaps.append((start - end, row))
+        end = stop if end is None else max(end, stop)
+    return gaps
 
 
 def main() -> None:
@@ -58,14 +77,19 @@ def main() -> None:
     rows: list[dict] = []
     account = gpu_search.DeviceWorker._account
 
+    base: list = []  # the timed run's first scan's start event
+
     def recording(self, dev, f, *previous) -> None:
         account(self, dev, f, *previous)
         t = self.last_timing
+        if not base:
+            base.append(f.marks[0])
+        span = (cp.cuda.get_elapsed_time(base[0], f.marks[0]) / 1e3, cp.cuda.get_elapsed_time(base[0], f.marks[-1]) / 1e3)
         runs = dev.batch.runs if hasattr(dev, "batch") else (dev.chunk,)
         rows.append({"batch": runs[0].first, "n": sum(r.n_sequences for r in runs), "residues": sum(r.n_residues for r in runs),
                      "q": f.query_length, "runs": len(runs), "lo": int(db.lengths[runs[0].first]), "hi": int(db.lengths[runs[-1].stop - 1]),
                      "s": t["seconds"], "inter": t["inter_seconds"], "intra": t["intra_seconds"], "pred": t["predicted_seconds"],
-                     "thr": t["threshold"], "n_short": t["n_short"]})  # fmt: skip
+                     "thr": t["threshold"], "n_short": t["n_short"], "span": span})  # fmt: skip
 
     gpu_search.DeviceWorker._account = recording
     # the host's own time in the worker's methods (waits for events happen outside them, in the
@@ -99,6 +123,7 @@ def main() -> None:
         search(db, queries, scoring, backend, top=args.top, show_progress=False)  # warm-up
         rows.clear()
         host.clear()
+        base.clear()
         profiler = cProfile.Profile() if args.cprofile and name != "resident" else None
         if profiler is not None:
             profiler.enable()
@@ -113,6 +138,10 @@ def main() -> None:
               f"kernels {sum(x['s'] for x in rows):.3f} s (inter {sum(x['inter'] for x in rows):.3f}, intra {sum(x['intra'] for x in rows):.3f}), "
               f"predicted {sum(x['pred'] for x in rows):.3f} s")  # fmt: skip
         print(f"   host busy {sum(host.values()):.3f} s: " + ", ".join(f"{k} {v:.3f}" for k, v in sorted(host.items())))
+        idle = idle_gaps(rows)
+        print(f"   no scan running: {sum(g for g, _ in idle):.3f} s in {len(idle)} gaps; before a batch's first scan "
+              f"{sum(g for g, r in idle if r['place'] == 0):.3f} s; before scans of queries <= 600 residues "
+              f"{sum(g for g, r in idle if r['place'] and r['q'] <= 600):.3f} s, of longer ones {sum(g for g, r in idle if r['place'] and r['q'] > 600):.3f} s")  # fmt: skip
         per_batch = []
         for first, fl in sorted(batches.items()):
             n = fl[0]["n"]
