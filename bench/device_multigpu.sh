@@ -225,14 +225,26 @@ PY
           --out "$W/conc_$2.tsv" --quiet
         echo "$1 search_wall $(python3 -c "print(round($EPOCHREALTIME - $t0, 3))")"
       }
-      : > "$OUT/concstart.txt"
-      for round in 1 2 3; do
-        for step in parts search1; do
-          $step alone 0 >> "$OUT/concstart.txt"
-          for d in $(seq 0 $((NG - 1))); do $step "together$d" "$d" > "$W/conc_out_$d.txt" & done
-          wait
-          cat "$W"/conc_out_*.txt >> "$OUT/concstart.txt"
+      # then the same with a "keeper": a process that holds the driver initialised (cuInit, no context)
+      # between the runs, as nvidia-persistenced would; without it and with persistence mode off, the
+      # driver may tear the GPUs' state down whenever the last process exits, and the next process
+      # sets it up again, which two processes starting at once may do one after the other
+      nvidia-smi --query-gpu=index,persistence_mode --format=csv,noheader | sed 's/^/persistence /' | tee "$OUT/concstart.txt"
+      for keeper in no yes; do
+        kp=
+        if [ $keeper = yes ]; then
+          python3 -c "import ctypes, time; ctypes.CDLL('libcuda.so.1').cuInit(0); time.sleep(3600)" & kp=$!
+          sleep 1
+        fi
+        for round in 1 2 3; do
+          for step in parts search1; do
+            $step "keeper=$keeper alone" 0 >> "$OUT/concstart.txt"
+            for d in $(seq 0 $((NG - 1))); do $step "keeper=$keeper together$d" "$d" > "$W/conc_out_$d.txt" & done
+            wait $(jobs -p | grep -v "^${kp:-none}$")
+            cat "$W"/conc_out_*.txt >> "$OUT/concstart.txt"
+          done
         done
+        [ -n "$kp" ] && kill $kp
       done
       grep search_wall "$OUT/concstart.txt" ;;
     workflow)
