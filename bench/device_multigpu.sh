@@ -111,8 +111,9 @@ search: {backend: cuda, threads: 4, top: 50, job_size: database}
 plan: {enabled: false}
 align: {enabled: true, formats: [tsv], threads: 4, outfmt: "6 qseqid sseqid pident length mismatch gapopen qstart qend sstart send evalue bitscore"}
 report: {enabled: false}
-gpu: {slot_dir: $W/wf/slots, devices: ""}
+gpu: {slot_dir: $W/wf/slots, devices: "", hold_driver: true}
 YAML
+  sed 's/hold_driver: true/hold_driver: false/' "$W/wf/config.yaml" > "$W/wf/config_nohold.yaml"
   [ -f "$W/wf/prepared" ] && return
   sm results/bench/dbstats/stats.txt results/queries/batches --resources gpu=1 > "$W/wf/prepare.log" 2>&1 || { tail -20 "$W/wf/prepare.log"; exit 1; }
   # a search on every GPU first: CuPy's kernel cache and the planner's calibration are filled once
@@ -121,7 +122,7 @@ YAML
     --out /dev/null --quiet || exit 1
   touch "$W/wf/prepared"
 }
-sm() { (cd "$W/wf" && snakemake -s "$R/workflow/Snakefile" --configfile "$W/wf/config.yaml" --cores 16 "$@"); }
+sm() { (cd "$W/wf" && snakemake -s "$R/workflow/Snakefile" --configfile "${WF_CONFIG:-$W/wf/config.yaml}" --cores 16 "$@"); }
 rc=0
 steps=("$@"); [ ${#steps[@]} -gt 0 ] || steps=(tests search workflow long)
 for what in "${steps[@]}"; do
@@ -248,58 +249,70 @@ PY
       done
       grep search_wall "$OUT/concstart.txt" ;;
     workflow)
+      # WF_HOLD="true false": the same runs with config gpu.hold_driver on and off, in turn
       wf_setup
       COUNTS=(); for devs in "${SETS[@]}"; do COUNTS+=("$(( $(tr -cd , <<< "$devs" | wc -c) + 1 ))"); done
-      : > "$W/wf/times.txt"
+      for hold in ${WF_HOLD:-true}; do : > "$W/wf/times_$hold.txt"; done
       for rep in $(seq "${WF_REPEATS:-1}"); do  # WF_REPEATS rounds of every GPU count in turn; medians
+      for hold in ${WF_HOLD:-true}; do
+      WF_CONFIG=$W/wf/config.yaml sfx=; [ "$hold" = true ] || { WF_CONFIG=$W/wf/config_nohold.yaml; sfx=_nohold; }
       for g in "${COUNTS[@]}"; do
         rm -rf "$W/wf/results/bench/hits" "$W/wf/results/bench/alignments" "$W/wf/results/bench/search" "$W/wf/results/bench/logs" \
           "$W/wf/results/bench/benchmarks"
-        nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used --format=csv,noheader -lms 200 > "$W/wf/smi_gpu$g.csv" &
+        nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used --format=csv,noheader -lms 200 > "$W/wf/smi_gpu$g$sfx.csv" &
         p1=$!
-        nvidia-smi --query-compute-apps=timestamp,gpu_bus_id,pid,used_memory --format=csv,noheader -lms 200 > "$W/wf/smi_apps$g.csv" &
+        nvidia-smi --query-compute-apps=timestamp,gpu_bus_id,pid,used_memory --format=csv,noheader -lms 200 > "$W/wf/smi_apps$g$sfx.csv" &
         p2=$!
+        # how many `swgpu gpu-hold` processes run during the run (one with gpu.hold_driver, none without)
+        (while :; do pgrep -fc "swgpu_core gpu-hold" || true; sleep 0.5; done) > "$W/wf/holders_$hold$g.txt" &
+        p3=$!
         t0=$(now)
         # every line of Snakemake's output with the seconds since the start: the jobs' starts and ends, to the millisecond
         { sm --resources gpu=$g --forcerun search 2>&1; echo "exit $?"; } | python3 -c '
 import sys, time
 t0 = float(sys.argv[1])
 for line in sys.stdin:
-    print(f"{time.time() - t0:8.3f} {line}", end="", flush=True)' "$t0" > "$W/wf/run_gpu$g.log"
+    print(f"{time.time() - t0:8.3f} {line}", end="", flush=True)' "$t0" > "$W/wf/run_gpu$g$sfx.log"
         t1=$(now)
-        grep -q " exit 0$" "$W/wf/run_gpu$g.log" || { tail -30 "$W/wf/run_gpu$g.log"; rc=1; }
-        kill $p1 $p2 2> /dev/null; wait $p1 $p2 2> /dev/null
-        echo "$g $(python3 -c "print(round($t1 - $t0, 3))")" >> "$W/wf/times.txt"
-        grep -rh "gpu-run: CUDA_VISIBLE_DEVICES" "$W/wf/results" "$W/wf/logs" 2> /dev/null | sort | uniq -c > "$W/wf/devices_gpu$g.txt"
-        (cd "$W/wf/results" && find . -path '*alignments*' -name '*.tsv' | sort | xargs cat) > "$W/wf/alignments_gpu$g.tsv"
-        (cd "$W/wf/results/bench" && tail -n +2 benchmarks/*/*.tsv) > "$W/wf/benchmarks_gpu$g.txt" 2> /dev/null
+        grep -q " exit 0$" "$W/wf/run_gpu$g$sfx.log" || { tail -30 "$W/wf/run_gpu$g$sfx.log"; rc=1; }
+        kill $p1 $p2 $p3 2> /dev/null; wait $p1 $p2 $p3 2> /dev/null
+        echo "$g $(python3 -c "print(round($t1 - $t0, 3))")" >> "$W/wf/times_$hold.txt"
+        echo "hold_driver=$hold gpu=$g: gpu-hold processes seen $(sort -n "$W/wf/holders_$hold$g.txt" | tail -1) at most; left after the run $(pgrep -fc "swgpu_core gpu-hold")"
+        grep -rh "gpu-run: CUDA_VISIBLE_DEVICES" "$W/wf/results" "$W/wf/logs" 2> /dev/null | sort | uniq -c > "$W/wf/devices_gpu$g$sfx.txt"
+        (cd "$W/wf/results" && find . -path '*alignments*' -name '*.tsv' | sort | xargs cat) > "$W/wf/alignments_gpu$g$sfx.tsv"
+        (cd "$W/wf/results/bench" && tail -n +2 benchmarks/*/*.tsv) > "$W/wf/benchmarks_gpu$g$sfx.txt" 2> /dev/null
         # each search job's own account: scan, traceback and writing seconds (the rest of its time is start-up)
-        (cd "$W/wf/results/bench/logs/search" && grep -H "swgpu search:" ./*.log) > "$W/wf/joblogs_gpu$g.txt" 2> /dev/null
-        cp "$W/wf/joblogs_gpu$g.txt" "$OUT/" 2> /dev/null
-        cp "$W/wf/smi_gpu$g.csv" "$W/wf/smi_apps$g.csv" "$W/wf/run_gpu$g.log" "$W/wf/benchmarks_gpu$g.txt" "$OUT/" 2> /dev/null
+        (cd "$W/wf/results/bench/logs/search" && grep -H "swgpu search:" ./*.log) > "$W/wf/joblogs_gpu$g$sfx.txt" 2> /dev/null
+        if [ -n "${WF_LOGS:-}" ]; then  # the runs' own files (at most 8 files come back from a call)
+          cp "$W/wf/joblogs_gpu$g$sfx.txt" "$OUT/" 2> /dev/null
+          cp "$W/wf/smi_gpu$g$sfx.csv" "$W/wf/smi_apps$g$sfx.csv" "$W/wf/run_gpu$g$sfx.log" "$W/wf/benchmarks_gpu$g$sfx.txt" "$OUT/" 2> /dev/null
+        fi
       done
       done
+      done
+      for hold in ${WF_HOLD:-true}; do
+      sfx=; [ "$hold" = true ] || sfx=_nohold
       same=true
-      for g in "${COUNTS[@]}"; do cmp -s "$W/wf/alignments_gpu1.tsv" "$W/wf/alignments_gpu$g.tsv" || same=false; done
-      rec=$(python3 - "$W/wf" "$same" "${COUNTS[@]}" <<'PY'
+      for g in "${COUNTS[@]}"; do cmp -s "$W/wf/alignments_gpu1.tsv" "$W/wf/alignments_gpu$g$sfx.tsv" || same=false; done
+      rec=$(python3 - "$W/wf" "$same" "$hold" "$sfx" "${COUNTS[@]}" <<'PY'
 import collections, csv, datetime, json, re, statistics, sys
-w, same, counts = sys.argv[1], sys.argv[2] == "true", sys.argv[3:]
-runs = [line.split() for line in open(f"{w}/times.txt")]
+w, same, hold, sfx, counts = sys.argv[1], sys.argv[2] == "true", sys.argv[3], sys.argv[4], sys.argv[5:]
+runs = [line.split() for line in open(f"{w}/times_{hold}.txt")]
 times = {g: statistics.median(float(t) for c, t in runs if c == g) for g in counts}
 rec = {"workload": "workflow, bench200M x 500 queries in 4 batches of about 62,000 residues, search + alignments (BLAST 12 columns, top 50)",
        "command": "snakemake --cores 16 --resources gpu=G --forcerun search (database built before)",
-       "wall_s": {g: times[g] for g in counts}, "runs": runs, "outputs_identical": same}
+       "hold_driver": hold == "true", "wall_s": {g: times[g] for g in counts}, "runs": runs, "outputs_identical": same}
 rec["wall_ratio"] = rec["wall_s"][counts[-1]] / rec["wall_s"]["1"]  # all GPUs against one
 rec["wall_ratio_per_gpus"] = {g: round(rec["wall_s"][g] / rec["wall_s"]["1"], 3) for g in counts}
 for g in counts:
     busy = collections.defaultdict(int); samples = collections.defaultdict(int)
-    for row in csv.reader(open(f"{w}/smi_gpu{g}.csv")):
+    for row in csv.reader(open(f"{w}/smi_gpu{g}{sfx}.csv")):
         if len(row) < 3: continue
         samples[row[1].strip()] += 1
         busy[row[1].strip()] += float(row[2].split()[0]) > 0
     # one sample = the rows nvidia-smi wrote within a few ms of each other (each row has its own time)
     per_ts, last = [], None
-    for row in csv.reader(open(f"{w}/smi_apps{g}.csv")):
+    for row in csv.reader(open(f"{w}/smi_apps{g}{sfx}.csv")):
         if len(row) >= 3 and row[2].strip().isdigit():
             t = datetime.datetime.strptime(row[0].strip(), "%Y/%m/%d %H:%M:%S.%f").timestamp()
             if last is None or t - last > 0.1:
@@ -308,7 +321,7 @@ for g in counts:
             per_ts[-1][row[1].strip()] += 1
     # the jobs' spans from Snakemake's timestamped output: "rule NAME:" ... "jobid: N" starts, "Finished jobid: N" ends
     starts, spans, rule, first = {}, [], None, None
-    for line in open(f"{w}/run_gpu{g}.log"):
+    for line in open(f"{w}/run_gpu{g}{sfx}.log"):
         t, _, text = line.strip().partition(" ")
         text = text.strip()
         if m := re.match(r"(?:local)?(?:rule|checkpoint) (\w+):", text):
@@ -323,12 +336,13 @@ for g in counts:
     rec[f"gpu{g}"] = {"busy_share_per_device": {d: round(busy[d] / samples[d], 3) for d in samples},
                       "max_processes_on_one_device": max((max(c.values()) for c in per_ts), default=None),
                       "samples_with_processes_on_every_device": sum(len(c) == int(g) for c in per_ts), "samples_with_processes": len(per_ts),
-                      "job_devices": open(f"{w}/devices_gpu{g}.txt").read().split("\n")[:-1],
+                      "job_devices": open(f"{w}/devices_gpu{g}{sfx}.txt").read().split("\n")[:-1],
                       "dag_at_s": first, "jobs": spans}
 print(json.dumps(rec))
 PY
 )
-      record workflow "$rec" ;;
+      record workflow "$rec"
+      done ;;
     wfprofile)
       # where a workflow run's own time goes (not its jobs'): cProfile of a real run that re-runs only gather_hits
       wf_setup

@@ -18,7 +18,9 @@ importing it costs nothing.
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
+import time
 from collections.abc import Sequence
 
 _LOCK = threading.Lock()
@@ -79,3 +81,28 @@ def start() -> None:
             return
         _STARTED.append(threading.Thread(target=initialise, name="swgpu-cuinit", daemon=True))
     _STARTED[0].start()
+
+
+def hold(while_pid: int, poll: float = 0.5) -> bool:
+    """Keep the driver initialised in this process (``cuInit``, no context, no GPU memory) for
+    as long as process ``while_pid`` lives; False at once where there is no usable driver.
+
+    Why: while no process holds the driver, each new one initialises it again, and two
+    starting at once do it one after the other. Measured on two H200s (persistence mode
+    reported on; bench/RESULTS.md): ``cuInit`` 0.12 s alone and 0.14-0.36 s for two processes
+    started together, against 0.03 s and 0.03-0.07 s while another process held it; a search
+    of uniprot20k x 20 took 0.89-1.08 s alone and 1.14-1.31 s beside another one, against
+    0.82-0.96 s and 0.85-1.00 s. So a workflow, whose GPU jobs each start a process (and on
+    several GPUs start them together), keeps one holder for its run (``swgpu gpu-hold``).
+    Polls the process rather than waiting for a signal, so a holder whose workflow was
+    killed outright ends too."""
+    if _driver() is None:
+        return False
+    while True:
+        try:
+            os.kill(while_pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:  # alive, another user's: keep holding
+            pass
+        time.sleep(poll)

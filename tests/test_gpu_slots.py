@@ -112,3 +112,25 @@ def test_devices_come_from_nvidia_smi(tmp_path, monkeypatch):
 def test_gpu_run_without_command_is_an_error(tmp_path):
     proc = subprocess.run([*SWGPU, "gpu-run", "--slot-dir", str(tmp_path)], capture_output=True, text=True)
     assert proc.returncode == 2 and "no command" in proc.stderr
+
+
+def test_gpu_hold_ends_with_the_process_it_serves(monkeypatch):
+    """`swgpu gpu-hold` holds the driver while its workflow's process lives and ends by itself
+    after it (a killed workflow leaves no holder behind); with no driver it ends at once."""
+    import threading
+    import time
+
+    from swgpu_core import cli, cuda_driver
+
+    monkeypatch.setattr(cuda_driver, "_driver", lambda: None)
+    t0 = time.monotonic()
+    assert cuda_driver.hold(os.getpid()) is False and time.monotonic() - t0 < 1
+    monkeypatch.setattr(cuda_driver, "_driver", lambda: object())
+    served = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.6)"])
+    reaper = threading.Thread(target=served.wait)  # as init reaps a dead workflow: no zombie stays
+    reaper.start()
+    t0 = time.monotonic()
+    assert cuda_driver.hold(served.pid, poll=0.05) is True
+    assert 0.4 < time.monotonic() - t0 < 5
+    reaper.join()
+    assert cli.main(["gpu-hold", "--while-pid", str(served.pid)]) == 0  # gone already: returns at once

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shlex
+import subprocess
 import tempfile
 import threading
 import urllib.parse
@@ -174,6 +175,42 @@ def gpu_run(backend):
     if config["gpu"]["devices"]:
         args += ["--devices", config["gpu"]["devices"]]
     return args + ["--"]
+
+
+_DRIVER_HOLDERS = []
+
+
+def hold_gpu_driver():
+    """Start `swgpu gpu-hold` for this run (`onstart`): while it holds CUDA's driver, the GPU
+    jobs do not each initialise it again, and jobs starting together on several GPUs do not
+    wait for one another (swgpu_core.cuda_driver.hold gives the measurements). Only where the
+    jobs run on this host and may use a GPU; a holder that cannot start is no error (it only
+    saves time), and it ends by itself if this process is killed."""
+    gpu_jobs = uses_gpu() or (
+        config["align_long"]["enabled"] and uses_gpu(config["align_long"]["backend"])
+    )
+    if not (config["gpu"]["hold_driver"] and workflow.local_exec and gpu_jobs):
+        return
+    try:
+        _DRIVER_HOLDERS.append(
+            subprocess.Popen(
+                ["swgpu", "gpu-hold", "--while-pid", str(os.getpid())],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        )
+    except OSError:
+        pass
+
+
+def release_gpu_driver():
+    """Stop the run's `swgpu gpu-hold` (`onsuccess`, `onerror`)."""
+    while _DRIVER_HOLDERS:
+        holder = _DRIVER_HOLDERS.pop()
+        holder.terminate()
+        holder.wait()
 
 
 def search_job_size():
