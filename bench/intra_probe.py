@@ -16,15 +16,14 @@ import json
 import sys
 from pathlib import Path
 
-import numpy as np
-
 try:  # the tree on PYTHONPATH (device_check.sh's A/B runs an older one with this script), else this one
     import swgpu_core  # noqa: F401
 except ImportError:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from swgpu_core.database import Chunk, Database  # noqa: E402
-from swgpu_core.device_batches import Batch  # noqa: E402
+from intra_timing import longest_batch, time_intra  # noqa: E402
+
+from swgpu_core.database import Database  # noqa: E402
 from swgpu_core.fasta import read_sequences  # noqa: E402
 from swgpu_core.gpu import kernels  # noqa: E402
 from swgpu_core.gpu import search as gpu_search  # noqa: E402
@@ -48,20 +47,11 @@ def main() -> None:
     queries = read_sequences(args.queries, db.alphabet)
     query = min(queries, key=lambda q: abs(len(q) - args.length))
     worker = gpu_search.CudaBackend(Scoring.protein(), threshold=1).workers[0]
-    n = db.n_sequences if args.max_length is None else int(np.searchsorted(db.lengths, args.max_length, side="right"))
-    first = n - args.longest
-    dev = worker.upload(db, Batch.of(Chunk(0, first, n, int(db.offsets[first]), int(db.offsets[n]))))
+    dev = longest_batch(worker, db, args.longest, args.max_length)
     shape = next(s for s in kernels.INTRA_SHAPES if s.warps == args.warps)
-    default_pick = kernels.pick_shapes
-    gpu_search.pick_shapes = lambda ql, ns, bt, ic: (default_pick(ql, ns, bt, 256)[0], shape)
-    times = []
-    for rep in range(args.reps + 1):
-        worker.scores(dev, query)
-        if rep:
-            times.append(worker.last_timing["intra_seconds"])
-    seconds = float(np.median(times))
+    seconds, _scores = time_intra(worker, dev, query, shape, args.reps)
     passes = -(-len(query) // shape.cols)
-    steps = passes * (int(db.lengths[n - 1]) + intra_fill_steps(shape.warps))
+    steps = passes * (int(dev.rows[-1] - dev.rows[-2]) + intra_fill_steps(shape.warps))
     cells = len(query) * dev.batch.n_residues
     print(json.dumps({"kind": "intra-probe", "device": worker.name, "query_length": len(query), "warps": shape.warps,
                       "subjects": args.longest, "residues": dev.batch.n_residues, "blocks": -(-args.longest // 2),

@@ -19,8 +19,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from swgpu_core.database import Chunk, Database  # noqa: E402
-from swgpu_core.device_batches import Batch  # noqa: E402
+from intra_timing import longest_batch, time_intra  # noqa: E402
+
+from swgpu_core.database import Database  # noqa: E402
 from swgpu_core.fasta import read_sequences  # noqa: E402
 from swgpu_core.gpu import kernels  # noqa: E402
 from swgpu_core.gpu import search as gpu_search  # noqa: E402
@@ -41,10 +42,7 @@ def main() -> None:
     queries = read_sequences(args.queries, db.alphabet)
     backend = gpu_search.CudaBackend(Scoring.protein(), threshold=1)
     worker = backend.workers[0]
-    n = db.n_sequences
-    first = n - args.longest
-    dev = worker.upload(db, Batch.of(Chunk(0, first, n, int(db.offsets[first]), int(db.offsets[n]))))
-    default_pick = kernels.pick_shapes
+    dev = longest_batch(worker, db, args.longest)
     totals: dict[str, float] = {"R8": 0.0, "R16": 0.0}
     for q in queries:
         row: dict = {"length": len(q)}
@@ -54,21 +52,14 @@ def main() -> None:
             for shape in shapes:
                 if shape.warps > 1 and shape.cols // 2 >= len(q):
                     continue  # a narrower block covers the query in one pass already
-                gpu_search.pick_shapes = lambda ql, ns, bt, ic, s=shape: (default_pick(ql, ns, bt, 256)[0], s)
-                times = []
-                for rep in range(args.reps + 1):
-                    scores = worker.scores(dev, q).get()
-                    if rep:
-                        times.append(worker.last_timing["intra_seconds"])
+                t, scores = time_intra(worker, dev, q, shape, args.reps)
                 if ref is None:
                     ref = scores
                 assert np.array_equal(ref, scores), (q.id, shape)
-                t = float(np.median(times))
                 row[f"{r}x{shape.warps}"] = round(t, 5)
                 best = t if best is None else min(best, t)
             row[r] = best
             totals[r] += best
-        gpu_search.pick_shapes = default_pick
         print(json.dumps(row), flush=True)
     cells = sum(len(q) for q in queries) * dev.batch.n_residues
     print(json.dumps({"kind": "intra-sweep", "device": worker.name, "subjects": args.longest, "residues": dev.batch.n_residues,
