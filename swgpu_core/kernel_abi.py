@@ -51,6 +51,24 @@ def intra_fill_steps(warps: int) -> int:
     return (warps - 1) * INTRA_DELAY + 31
 
 
+# ---------------------------------------------------------------- select.cu
+#: Widest digit of the candidate selection's radix select (a histogram of 2^bits bins in
+#: shared memory per block), and the threads of its one-block pick (each takes whole bins).
+SELECT_BITS = 11
+SELECT_PICK_THREADS = 1024
+
+
+def select_passes() -> tuple[tuple[int, int], ...]:
+    """The radix select's digits, (shift, bits) from the most significant: 32 bits in digits
+    of at most SELECT_BITS ((21, 11), (10, 11), (0, 10))."""
+    passes, top = [], 32
+    while top > 0:
+        bits = min(SELECT_BITS, top)
+        passes.append((top - bits, bits))
+        top -= bits
+    return tuple(passes)
+
+
 # ---------------------------------------------------------------- traceback.cu
 #: Residue codes the traceback kernels' shared-memory profiles hold.
 MAX_CODES = 32
@@ -194,6 +212,8 @@ def compile_options() -> tuple[str, ...]:
         f"-DSWGPU_PAD_RESIDUE={PAD_RESIDUE}",
         f"-DSWGPU_INTER_BLOCK={INTER_BLOCK}",
         f"-DSWGPU_INTRA_DELAY={INTRA_DELAY}",
+        f"-DSWGPU_SELECT_BITS={SELECT_BITS}",
+        f"-DSWGPU_SELECT_PICK_THREADS={SELECT_PICK_THREADS}",
         f"-DSWGPU_MAX_CODES={MAX_CODES}",
         *(f"-DSWGPU_TB_WARPS_{r}={w}" for r, w in TB_WARPS.items()),
         *_enum_defines("STATUS", Status),

@@ -57,6 +57,31 @@ def test_candidates_equal_the_cpu(bundled_db, queries, cpu_scores, scoring, top)
         _same(got, want, f"chunk {chunk.index}, top {top}")
 
 
+def test_kth_largest_on_the_device(scoring):
+    """The selection's radix select (kernels/select.cu) against numpy on arrays of a database's
+    size: small scores (their high digits all equal), scores past 16 bits, all of int32, ties;
+    k from 1 to n, many blocks, the worker's scratch reused from one call to the next."""
+    import cupy as cp
+
+    from swgpu_core.gpu.search import DeviceWorker
+
+    worker = DeviceWorker(0, scoring, None, None, None)
+    rng = np.random.default_rng(11)
+    arrays = [
+        rng.gamma(8.0, 5.0, 408_000).astype(np.int32),
+        np.concatenate([rng.integers(0, 60, 1_000_000), rng.integers(32_768, 3_000_000, 50)]).astype(np.int32),
+        rng.integers(-(2**31), 2**31 - 1, 30_000, dtype=np.int64).astype(np.int32),
+        np.full(5_000, 7, np.int32),
+    ]
+    for scores in arrays:
+        ordered = np.sort(scores)
+        device = cp.asarray(scores)
+        for k in (1, 2, 10, 50, 51, 500, scores.size // 2, scores.size - 1):
+            with cp.cuda.Device(0), worker.compute:
+                got = int(worker._kth_largest(device, k).get(stream=worker.compute)[0])
+            assert got == int(ordered[-k]), (scores.size, k)
+
+
 def test_streamed_batches_equal_the_cpu(bundled_db, queries, cpu_scores, scoring):
     """A budget of a sixteenth of the database: many batches, each uploaded while the previous
     one is scanned, every batch's candidates equal to the CPU's on the same subjects."""

@@ -24,10 +24,11 @@ from dataclasses import dataclass, field, replace
 import cupy as cp
 import numpy as np
 
+from .. import kernel_abi
 from ..database import Chunk, Database
 from ..device_batches import Batch, device_batches, pieces, streamed_query_order
 from ..fasta import EncodedSequence
-from ..kernel_abi import boundary_rows, even_cuts, scan_rows
+from ..kernel_abi import SELECT_PICK_THREADS, boundary_rows, even_cuts, scan_rows, select_passes
 from ..plan import DeviceModel, LengthProfile, Plan, choose_threshold, evaluate
 from ..score_stats import ScoreHistograms
 from ..scoring import Scoring
@@ -132,6 +133,10 @@ class DeviceWorker:
             free, _total = cp.cuda.runtime.memGetInfo()
             self._counts_memory = cp.cuda.alloc_pinned_memory(16 * PIPELINE_DEPTH)
             self._listed_memory = cp.cuda.alloc_pinned_memory(4 * RESCORE_LISTED * PIPELINE_DEPTH)
+            # the selection's radix select (_kth_largest): its histogram (zero between passes),
+            # its state (prefix, rank) and the k-th largest score; made and used in order on the compute stream
+            with self.compute:
+                self._select_scratch = (cp.zeros(1 << kernel_abi.SELECT_BITS, np.uint32), cp.zeros(2, np.uint32), cp.zeros(1, np.int32))
         self._counts = [np.frombuffer(self._counts_memory, np.int32, 4, offset=16 * k) for k in range(PIPELINE_DEPTH)]
         # per slot, the first RESCORE_LISTED entries of a query's overflow list, copied with its count
         self._listed = [
@@ -468,7 +473,7 @@ class DeviceWorker:
         n = f.scores.size
         with cp.cuda.Device(self.device_id), self.compute:
             if n > top:
-                kth = cp.partition(f.scores, n - top)[n - top : n - top + 1]
+                kth = self._kth_largest(f.scores, top)
             else:
                 kth = cp.full(1, np.iinfo(np.int32).min, np.int32)
             index, value, count = (self._slot_buffer(name, f.slot, n) for name in ("index", "value", "count"))
@@ -486,6 +491,23 @@ class DeviceWorker:
                 _to_host(f.dense, dense, self.compute)
                 _to_host(f.counts[2:3], n_high, self.compute)
             f.selected = _record(self.compute)
+
+    def _kth_largest(self, scores: cp.ndarray, k: int) -> cp.ndarray:
+        """The ``k``-th largest of ``scores`` (device int32, more than ``k`` of them), as a
+        one-element device array, queued on the current stream (the compute stream) without a
+        host wait: ``kernels/select.cu``'s radix select, a counting pass and a one-block pick
+        per digit. Why not ``cupy.partition``: for the k-th largest it sorts every score (a
+        radix sort through Thrust), and the call cost the host 0.15-0.4 ms per query and batch
+        (bench/select_probe.py, H100), time the host needs to queue the next scans of a
+        streamed batch. The scratch is the worker's, used in order on the compute stream."""
+        count, pick = _select_kernels(self.device_id)
+        hist, state, kth = self._select_scratch
+        n = int(scores.size)
+        blocks = max(1, min(-(-n // (SELECT_COUNT_BLOCK * SELECT_KEYS_PER_THREAD)), 4 * self.geometry.sms))
+        for p, (shift, bits) in enumerate(select_passes()):
+            count((blocks,), (SELECT_COUNT_BLOCK,), (scores, np.int64(n), state, hist, np.int32(shift), np.int32(bits)))
+            pick((1,), (SELECT_PICK_THREADS,), (hist, state, np.int32(shift), np.int32(bits), np.int32(p == 0), np.uint32(k), kth))
+        return kth
 
     def prepare(self) -> None:
         """Do before any timed scan what the first query's scan would otherwise do on first use:
@@ -844,6 +866,20 @@ def _to_host(dst: np.ndarray, src: cp.ndarray, stream: cp.cuda.Stream) -> None:
     """Queue a copy of contiguous ``src`` into ``dst`` (pinned host memory) on ``stream``."""
     if src.nbytes:
         cp.cuda.runtime.memcpyAsync(dst.ctypes.data, src.data.ptr, src.nbytes, cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+
+
+#: threads per block of the selection's counting passes, and the keys each counts at least
+#: (so a short batch takes few blocks: each clears and flushes a histogram of 2,048 bins)
+SELECT_COUNT_BLOCK, SELECT_KEYS_PER_THREAD = 256, 8
+
+
+@functools.cache
+def _select_kernels(device_id: int) -> tuple[cp.RawKernel, cp.RawKernel]:
+    """``select_count`` and ``select_pick`` of ``kernels/select.cu`` on ``device_id``, compiled
+    once per process (CuPy keeps the binary on disk, keyed by the source and the options)."""
+    with cp.cuda.Device(device_id):
+        module = cp.RawModule(code=kernel_abi.kernel_source("select.cu"), options=("-std=c++17", *kernel_abi.compile_options()))
+        return module.get_function("select_count"), module.get_function("select_pick")
 
 
 @functools.cache

@@ -34,6 +34,10 @@ enum : int { kProfileRows = SWGPU_PROFILE_ROWS, kPadResidue = SWGPU_PAD_RESIDUE 
 // Threads per block of the inter-task kernel.
 enum : int { kInterBlock = SWGPU_INTER_BLOCK };
 
+// ---------------------------------------------------------------- select.cu
+// The radix select's widest digit and its bins, and the threads of its one-block pick.
+enum : int { kSelectBits = SWGPU_SELECT_BITS, kSelectBins = 1 << SWGPU_SELECT_BITS, kSelectPickThreads = SWGPU_SELECT_PICK_THREADS };
+
 // ---------------------------------------------------------------- traceback.cu
 // Residue codes a traceback profile holds (27 for proteins).
 enum : int { kMaxCodes = SWGPU_MAX_CODES };

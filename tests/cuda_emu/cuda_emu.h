@@ -2,7 +2,7 @@
 // the keywords, the built-in indices, the warp intrinsics, barriers and atomics a kernel uses.
 //
 // A block runs as one fiber (ucontext) per CUDA thread on one OS thread. A fiber runs until it
-// reaches a warp intrinsic (__shfl*_sync, __ballot_sync, __any_sync, __syncwarp) or
+// reaches a warp intrinsic (__shfl*_sync, __ballot_sync, __any_sync, __match_any_sync, __syncwarp) or
 // __syncthreads, where it waits; a warp operation completes when every live lane of the warp
 // waits at it (they must all be at the same kind of operation: a divergent warp operation
 // aborts, as does a deadlock), a block barrier when every live thread does. Between those
@@ -53,7 +53,7 @@ struct int4 {
 namespace emu {
 
 enum State { kReady, kAtWarp, kAtBlock, kDone };
-enum Op { kShfl, kShflUp, kShflXor, kBallot, kReduceOr, kReduceAdd, kSync };
+enum Op { kShfl, kShflUp, kShflXor, kBallot, kReduceOr, kReduceAdd, kMatchAny, kSync };
 
 struct Thread {
     ucontext_t ctx;
@@ -129,6 +129,12 @@ inline bool resolve_warp(int w, int n_threads) {
             default: break;
         }
         if (first + src >= last) fail("shuffle from a lane past the block's end");
+        if (op == kMatchAny) {  // the lanes whose value equals this lane's
+            uint64_t peers = 0;
+            for (int m = first; m < last; ++m) peers |= (uint64_t)(threads[m].value == t.value) << (m - first);
+            t.result = peers;
+            continue;
+        }
         t.result = op == kBallot ? ballot : op == kReduceOr || op == kReduceAdd ? reduced : threads[first + src].value;
     }
     for (int k = first; k < last; ++k) threads[k].state = kReady;
@@ -226,6 +232,7 @@ inline T __shfl_xor_sync(unsigned, T v, int mask, int width = 32) {
 inline unsigned __ballot_sync(unsigned, int pred) { return (unsigned)emu::warp_op(emu::kBallot, pred != 0, 0); }
 inline unsigned __reduce_or_sync(unsigned, unsigned value) { return (unsigned)emu::warp_op(emu::kReduceOr, value, 0); }
 inline unsigned __reduce_add_sync(unsigned, unsigned value) { return (unsigned)emu::warp_op(emu::kReduceAdd, value, 0); }
+inline unsigned __match_any_sync(unsigned, unsigned value) { return (unsigned)emu::warp_op(emu::kMatchAny, value, 0); }
 inline int __any_sync(unsigned mask, int pred) { return __ballot_sync(mask, pred) != 0; }
 inline int __all_sync(unsigned mask, int pred) { return __ballot_sync(mask, !pred) == 0; }
 inline void __syncwarp(unsigned = 0xffffffffu) { emu::warp_op(emu::kSync, 0, 0); }

@@ -5,7 +5,8 @@ Device arrays are numpy arrays (their ``data.ptr`` the host address, so the back
 ``memcpyAsync`` calls are plain copies), streams and events do nothing (everything is done
 when it returns: races between streams cannot show here), the candidate compaction is done
 in numpy, and the kernels run through the g++ emulation of their CUDA source
-(``tests/cuda_emu``: ``seed_candidates``, ``sw_inter_tasks``, ``sw_inter`` and ``sw_intra``),
+(``tests/cuda_emu``: ``seed_candidates``, ``sw_inter_tasks``, ``sw_inter``, ``sw_intra``, and the
+selection's ``select_count`` and ``select_pick``),
 compiled with the options the backend gives CuPy. Anything else raises.
 """
 
@@ -21,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 #: kernel launches so far, by kernel
-CALLS = {"seed_candidates": 0, "sw_inter_tasks": 0, "sw_inter": 0, "sw_intra": 0}
+CALLS = {"seed_candidates": 0, "sw_inter_tasks": 0, "sw_inter": 0, "sw_intra": 0, "select_count": 0, "select_pick": 0}
 _arrays: dict[int, np.ndarray] = {}  # device pointer -> array (the task kernel's profile pointers)
 _binaries: dict[tuple, str] = {}
 
@@ -175,6 +176,8 @@ class RawKernel:
                 self._tasks(work, args)
             elif self.name.startswith(("sw_inter<", "sw_intra<")):
                 self._scan(work, grid, block, args)
+            elif self.name in ("select_count", "select_pick"):
+                self._select(work, grid, block, args)
             else:
                 raise NotImplementedError(f"fake cupy: no emulation of {self.name}")
         finally:
@@ -232,6 +235,22 @@ class RawKernel:
         subprocess.run([_binary("scan_main.cpp", self.options), str(work), "7"], check=True)
         scores[:] = np.fromfile(work / "scores.bin", np.int32)
         overflow[:] = np.fromfile(work / "overflow.bin", np.int32)
+
+    def _select(self, work: Path, grid, block, args) -> None:
+        CALLS[self.name] += 1
+        if self.name == "select_count":
+            scores, n, state, hist, shift, bits = args
+            first, k, kth = 0, 0, np.zeros(1, np.int32)
+        else:
+            hist, state, shift, bits, first, k, kth = args
+            scores, n = np.zeros(0, np.int32), 0
+        _write(work, dict(scores=scores, state=state, hist=hist, kth=kth))
+        scalars = [int(self.name == "select_pick"), grid[0], block[0], int(n), int(shift), int(bits), int(first), int(k)]
+        (work / "scalars.txt").write_text(" ".join(map(str, scalars)) + "\n")
+        subprocess.run([_binary("select_main.cpp", self.options), str(work), "7"], check=True)
+        state[:] = np.fromfile(work / "state.bin", np.uint32)
+        hist[:] = np.fromfile(work / "hist.bin", np.uint32)
+        kth[:] = np.fromfile(work / "kth.bin", np.int32)
 
 
 class RawModule:
