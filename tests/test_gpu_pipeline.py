@@ -75,11 +75,11 @@ def test_kth_largest_on_the_device(scoring):
     ]
     for scores in arrays:
         ordered = np.sort(scores)
-        device = cp.asarray(scores)
-        for k in (1, 2, 10, 50, 51, 500, scores.size // 2, scores.size - 1):
-            with cp.cuda.Device(0), worker.compute:
+        with cp.cuda.Device(0), worker.compute:  # the scores copied on the stream that selects from them
+            device = cp.asarray(scores)
+            for k in (1, 2, 10, 50, 51, 500, scores.size // 2, scores.size - 1):
                 got = int(worker._kth_largest(device, k).get(stream=worker.compute)[0])
-            assert got == int(ordered[-k]), (scores.size, k)
+                assert got == int(ordered[-k]), (scores.size, k)
 
 
 def test_streamed_batches_equal_the_cpu(bundled_db, queries, cpu_scores, scoring):
