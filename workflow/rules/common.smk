@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shlex
-import subprocess
 import tempfile
 import threading
 import urllib.parse
@@ -185,7 +184,11 @@ def hold_gpu_driver():
     jobs do not each initialise it again, and jobs starting together on several GPUs do not
     wait for one another (swgpu_core.cuda_driver.hold gives the measurements). Only where the
     jobs run on this host and may use a GPU; a holder that cannot start is no error (it only
-    saves time), and it ends by itself if this process is killed."""
+    saves time), and it ends by itself if this process is killed. `subprocess` is imported
+    here, at the run's start: parsing the workflow starts no process (tests/test_workflow.py).
+    """
+    import subprocess
+
     gpu_jobs = uses_gpu() or (
         config["align_long"]["enabled"] and uses_gpu(config["align_long"]["backend"])
     )
