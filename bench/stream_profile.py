@@ -69,6 +69,8 @@ def main() -> None:
     args = ap.parse_args()
     db = Database(args.db)
     in_file, scoring = read_sequences(args.queries, db.alphabet), Scoring.protein()
+    # device_batches.streamed_query_order's rule, written out: this script also runs against
+    # older trees (device_check.sh's A/B), which lack that function
     by_length = sorted(in_file, key=len)
     orders = {"file": in_file, "interleave": [by_length[-1 - i // 2] if i % 2 == 0 else by_length[i // 2] for i in range(len(by_length))]}
     # budgets as fractions of 9 bytes per residue: the resident footprint until the boundary buffer
