@@ -360,7 +360,13 @@ class DeviceWorker:
         query's first part (the same stream) and runs while its second part drains (bench200M
         x 20 on an H100, budget 1/8: 2.25 -> 2.20 s; 1/32: 2.77 -> 2.68 s). A resident
         database is not cut: its scans are many waves long, and cut it ran 0.5% slower with
-        500 queries (bench/RESULTS.md).
+        500 queries (bench/RESULTS.md). Two boundary buffers, consecutive queries alternating
+        between them and between two sets of inter streams so that their scans need not wait
+        for each other, were slower: at the same budget a batch holds 40% fewer residues (H100,
+        bench200M x 20, three runs each, 2ced053: 1/32 2.61-2.65 s in 36 batches against
+        2.39-2.44 s in 22; 1/8 2.11-2.15 against 2.10-2.13 s). Putting one-pass scans (which
+        write no boundary rows) on inter streams of their own changed nothing (2.37-2.39
+        against 2.39-2.41 s at 1/32).
 
         What the scans of different queries (of this batch or the one before) share is the
         boundary buffer: a scan with more than one pass writes its subjects' rows (the
