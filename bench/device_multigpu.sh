@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
-#   run: bash bench/device_multigpu.sh [tests] [probe] [phases] [search] [abwall] [concstart] [workflow] [wfprofile] [long] [longphases]   (default: tests search workflow long)
+#   run: bash bench/device_multigpu.sh [tests] [jobstart] [probe] [phases] [search] [abwall] [concstart] [workflow] [wfprofile] [long] [longphases]   (default: tests search workflow long)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`), .carry (a copy of shared/)
 # Every step runs on 1, 2, 4 and 8 GPUs as far as the machine has them (and on all of them).
 # 1. search: `swgpu search --devices 0`, `0,1`, ... on bench200M x 500 queries (scan GCUPS as
@@ -131,6 +131,11 @@ for what in "${steps[@]}"; do
       # the multi-device and slot tests, with every device visible (a skip fails)
       timeout 240 python3 -m pytest -q -m gpu tests/test_gpu_scores.py tests/test_gpu_slots.py tests/test_gpu_align_long.py \
         -p no:cacheprovider -rs 2>&1 | tee "$OUT/multigpu_tests.log" | tail -8 || rc=1 ;;
+    jobstart)
+      # what a workflow GPU job pays before its command's work, alone and two at once, with and
+      # without a driver holder (bench/job_start.py); and how the GPUs sit on the host
+      python3 bench/job_start.py "$W/js_slots" --json "$OUT/job_start.json" || rc=1
+      { nvidia-smi topo -m; lscpu | grep -i 'numa\|socket\|model name'; } 2>&1 | tee "$OUT/topology.txt" ;;
     probe)
       # where a two-GPU search loses time: per device, the kernel seconds and the wall of its
       # batches, for devices 0, 1 and both, on the first 100 queries
