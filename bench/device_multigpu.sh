@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
-#   run: bash bench/device_multigpu.sh [tests] [jobstart] [probe] [phases] [search] [abwall] [concstart] [workflow] [wfprofile] [long] [longphases]   (default: tests search workflow long)
+#   run: bash bench/device_multigpu.sh [tests] [jobstart] [concphases] [probe] [phases] [search] [abwall] [concstart] [workflow] [wfprofile] [long] [longphases]   (default: tests search workflow long)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`), .carry (a copy of shared/)
 # Every step runs on 1, 2, 4 and 8 GPUs as far as the machine has them (and on all of them).
 # 1. search: `swgpu search --devices 0`, `0,1`, ... on bench200M x 500 queries (scan GCUPS as
@@ -136,6 +136,31 @@ for what in "${steps[@]}"; do
       # without a driver holder (bench/job_start.py); and how the GPUs sit on the host
       python3 bench/job_start.py "$W/js_slots" --json "$OUT/job_start.json" || rc=1
       { nvidia-smi topo -m; lscpu | grep -i 'numa\|socket\|model name'; } 2>&1 | tee "$OUT/topology.txt" ;;
+    concphases)
+      # a workflow search job (125 queries, alignments) in phases (bench/phase_times.py), alone on GPU 0
+      # and as two started together on GPUs 0 and 1, while `swgpu gpu-hold` holds the driver as in the workflow
+      bench_db
+      python3 -c "import sys; t=open(sys.argv[1]).read().split('>')[1:126]; open(sys.argv[2],'w').write(''.join('>'+r for r in t))" "$W/q500.fasta" "$W/q125.fasta"
+      swgpu gpu-hold --while-pid $$ & holder=$!; sleep 1
+      job() { CUDA_VISIBLE_DEVICES=$1 python3 bench/phase_times.py search --db "$W/db" --query "$W/q125.fasta" --backend cuda --top 50 \
+        --outfmt "6 qseqid sseqid pident length mismatch gapopen qstart qend sstart send evalue bitscore" --out "$W/cp$1.out" 2> /dev/null \
+        | python3 -c "import json,sys; d=json.loads(sys.stdin.read()); d['mode']='$2'; d['gpu']=$1; print(json.dumps(d))" >> "$OUT/concphases.jsonl"; }
+      for round in 1 2 3; do
+        job 0 alone; job 0 together & p0=$!; job 1 together & p1=$!
+        wait $p0 $p1  # not a bare wait: that would wait for the holder too
+      done
+      kill $holder; python3 - "$OUT/concphases.jsonl" <<'PY'
+import json, sys, collections
+acc = collections.defaultdict(lambda: collections.defaultdict(list))
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    acc[d["mode"]]["end"].append(d["end"])
+    for name, a, b, thread in d["spans"]:
+        acc[d["mode"]][name].append(round(b - a, 3))
+for mode, spans in acc.items():
+    print(mode, {k: v for k, v in spans.items() if max(v) >= 0.02})
+PY
+      ;;
     probe)
       # where a two-GPU search loses time: per device, the kernel seconds and the wall of its
       # batches, for devices 0, 1 and both, on the first 100 queries
