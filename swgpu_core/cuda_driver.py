@@ -21,7 +21,7 @@ import ctypes
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 _LOCK = threading.Lock()
 _STARTED: list[threading.Thread] = []
@@ -83,7 +83,7 @@ def start() -> None:
     _STARTED[0].start()
 
 
-def hold(while_pid: int, poll: float = 0.5, on_ready: Callable[[], None] | None = None) -> bool:
+def hold(while_pid: int, poll: float = 0.5) -> bool:
     """Keep the driver initialised in this process (``cuInit``, no context, no GPU memory) for
     as long as process ``while_pid`` lives; False at once where there is no usable driver.
 
@@ -95,11 +95,9 @@ def hold(while_pid: int, poll: float = 0.5, on_ready: Callable[[], None] | None 
     0.82-0.96 s and 0.85-1.00 s. So a workflow, whose GPU jobs each start a process (and on
     several GPUs start them together), keeps one holder for its run (``swgpu gpu-hold``).
     Polls the process rather than waiting for a signal, so a holder whose workflow was
-    killed outright ends too. ``on_ready`` is called once the driver is initialised."""
+    killed outright ends too."""
     if _driver() is None:
         return False
-    if on_ready is not None:
-        on_ready()
     while True:
         try:
             os.kill(while_pid, 0)

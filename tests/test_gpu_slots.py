@@ -114,10 +114,9 @@ def test_gpu_run_without_command_is_an_error(tmp_path):
     assert proc.returncode == 2 and "no command" in proc.stderr
 
 
-def test_gpu_hold_ends_with_the_process_it_serves(monkeypatch, capsys):
+def test_gpu_hold_ends_with_the_process_it_serves(monkeypatch):
     """`swgpu gpu-hold` holds the driver while its workflow's process lives and ends by itself
-    after it (a killed workflow leaves no holder behind); with no driver it ends at once.
-    Holding, it says so ("ready", which the workflow waits for); without a driver, nothing."""
+    after it (a killed workflow leaves no holder behind); with no driver it ends at once."""
     import threading
     import time
 
@@ -134,9 +133,4 @@ def test_gpu_hold_ends_with_the_process_it_serves(monkeypatch, capsys):
     assert cuda_driver.hold(served.pid, poll=0.05) is True
     assert 0.4 < time.monotonic() - t0 < 5
     reaper.join()
-    capsys.readouterr()
     assert cli.main(["gpu-hold", "--while-pid", str(served.pid)]) == 0  # gone already: returns at once
-    assert capsys.readouterr().out == "ready\n"
-    monkeypatch.setattr(cuda_driver, "_driver", lambda: None)
-    assert cli.main(["gpu-hold", "--while-pid", str(os.getpid())]) == 0
-    assert capsys.readouterr().out == ""

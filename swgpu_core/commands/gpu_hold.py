@@ -6,9 +6,6 @@ other (:func:`swgpu_core.cuda_driver.hold` gives the measurements). The workflow
 holder when its jobs start and stops it when they end; the holder also ends by itself once
 process ``PID`` has gone. It makes no context, so it takes no GPU memory and no device slot.
 Where there is no usable driver it exits at once, with status 0: holding is an optimisation.
-Once the driver is initialised it prints ``ready`` on its standard output, so that the
-workflow can let its first jobs start only then (their own initialisation would otherwise
-run beside the holder's, one waiting for the other).
 """
 
 from __future__ import annotations
@@ -26,5 +23,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    cuda_driver.hold(args.while_pid, on_ready=lambda: print("ready", flush=True))
+    cuda_driver.hold(args.while_pid)
     return 0
