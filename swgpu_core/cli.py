@@ -33,7 +33,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     of ``swgpu gpu-run``'s own run, which every GPU job of the workflow pays before its
     command starts). The one command's parser is the same object as in the full parser, so
     its options, help and errors are the same; a name that is no command's (``--help``, a
-    typo) gets the full parser and its list of commands.
+    typo) gets the full parser and its list of commands. ``only=""`` builds no command's
+    parser: ``swgpu --version`` needs none (0.26 s -> 0.05 s on the CPU machine, for
+    pipelines that record each tool's version).
     """
     parser = argparse.ArgumentParser(prog="swgpu", description="Exact Smith-Waterman database search on GPUs and CPUs.")
     parser.add_argument("--version", action="version", version=f"swgpu {__version__}")
@@ -60,7 +62,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] and argv[0] in commands.GPU_COMMANDS:
         cuda_driver.start()  # in the background, while the commands are imported (see its docstring)
-    args = build_parser(command_module(argv[0]) if argv else None).parse_args(argv)
+    only = "" if argv[:1] == ["--version"] else command_module(argv[0]) if argv else None
+    args = build_parser(only).parse_args(argv)
     try:
         return int(args._run(args) or 0)
     except SwgpuError as exc:

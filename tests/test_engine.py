@@ -153,6 +153,24 @@ def test_swgpu_starts_the_driver_before_it_imports_its_commands(monkeypatch, tmp
     assert len(cuda_driver._STARTED) == 1
 
 
+def test_version_imports_no_command():
+    """``swgpu --version`` prints the version without importing any command (nor numpy)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, contextlib\n"
+        "from swgpu_core import cli\n"
+        "with contextlib.suppress(SystemExit):\n"
+        "    cli.main(['--version'])\n"
+        "print(sorted(m for m in sys.modules if m.startswith('swgpu_core.commands.') or m == 'numpy'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    from swgpu_core import __version__
+
+    assert out == [f"swgpu {__version__}", "[]"]
+
+
 def test_the_commands_that_may_use_a_gpu_are_the_ones_listed():
     """commands.GPU_COMMANDS (read before the commands are imported) names exactly the command
     modules that start the GPU (``start_gpu``)."""
