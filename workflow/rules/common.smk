@@ -181,8 +181,10 @@ _DRIVER_HOLDERS = []
 
 def hold_gpu_driver():
     """Start `swgpu gpu-hold` for this run (`onstart`): while it holds CUDA's driver, the GPU
-    jobs do not each initialise it again, and jobs starting together on several GPUs do not
-    wait for one another (swgpu_core.cuda_driver.hold gives the measurements). Only where the
+    jobs do not each initialise it again, and jobs starting together on several GPUs wait
+    less for one another (swgpu_core.cuda_driver.hold gives the measurements; two searches
+    started together still lose 0.15 s each, and over whole workflow runs on two GPUs the
+    difference has stayed within the runs' spread: bench/RESULTS.md). Only where the
     jobs run on this host and may use a GPU; a holder that cannot start is no error (it only
     saves time), and it ends by itself if this process is killed. The first jobs do not
     wait for it to hold the driver: that was measured (2 x H200, 8de9610) to start them
