@@ -65,6 +65,9 @@ def main() -> None:
     ap.add_argument("--order", choices=["file", "interleave"], nargs="+", default=["file"],
                     help="run every budget with the queries in the file's order, and/or longest, shortest, second longest, ... (interleave)")  # fmt: skip
     ap.add_argument("--cprofile", type=int, default=0, help="print the host's N costliest functions (own time) of each streamed timed run")
+    ap.add_argument("--busy-per-sm", type=int, nargs="+", default=[0],
+                    help="run every budget with DeviceGeometry.busy_threads (the inter-task lanes' target) set to SMs x each value (0: as it is)")  # fmt: skip
+    ap.add_argument("--timeline", action="store_true", help="print each query's intra-task scan span on batches of mostly long subjects")
     ap.add_argument("--json")
     args = ap.parse_args()
     db = Database(args.db)
@@ -87,11 +90,14 @@ def main() -> None:
         if not base:
             base.append(f.marks[0])
         span = (cp.cuda.get_elapsed_time(base[0], f.marks[0]) / 1e3, cp.cuda.get_elapsed_time(base[0], f.marks[-1]) / 1e3)
+        intra_span = tuple(cp.cuda.get_elapsed_time(base[0], m) / 1e3 for m in f.marks[1:3])
+        shapes = getattr(f, "shapes", None)
         runs = dev.batch.runs if hasattr(dev, "batch") else (dev.chunk,)
         rows.append({"batch": runs[0].first, "n": sum(r.n_sequences for r in runs), "residues": sum(r.n_residues for r in runs),
                      "q": f.query_length, "runs": len(runs), "lo": int(db.lengths[runs[0].first]), "hi": int(db.lengths[runs[-1].stop - 1]),
                      "s": t["seconds"], "inter": t["inter_seconds"], "intra": t["intra_seconds"], "pred": t["predicted_seconds"],
-                     "thr": t["threshold"], "n_short": t["n_short"], "span": span})  # fmt: skip
+                     "thr": t["threshold"], "n_short": t["n_short"], "span": span, "intra_span": intra_span,
+                     "intra_cols": shapes[1].cols if shapes else 0, "inter_cols": shapes[0].cols if shapes else 0})  # fmt: skip
 
     gpu_search.DeviceWorker._account = recording
     # the host's own time in the worker's methods (waits for events happen outside them, in the
@@ -111,15 +117,22 @@ def main() -> None:
     for name in ("_launch", "_rescore", "_select", "_fetch", "upload", "_forget_profiles"):
         setattr(gpu_search.DeviceWorker, name, timed(name, getattr(gpu_search.DeviceWorker, name)))
     out = []
-    settings = [(k, lag, order, name) for k in args.inter_streams for lag in args.lag for order in args.order for name in args.budgets]
-    for k, lag, order, name in settings:
+    from swgpu_core import plan as plan_module
+
+    busy_default = plan_module.DeviceGeometry.busy_threads
+    settings = [(k, lag, order, busy, name) for k in args.inter_streams for lag in args.lag for order in args.order
+                for busy in args.busy_per_sm for name in args.budgets]  # fmt: skip
+    for k, lag, order, busy, name in settings:
+        plan_module.DeviceGeometry.busy_threads = property(lambda g, b=busy: g.sms * b) if busy else busy_default
         queries = orders[order]
         if k:
             gpu_search.INTER_STREAMS = k
         if lag:
             gpu_search.SELECT_LAG, gpu_search.FETCH_LAG, gpu_search.LONG_STREAMS = lag, lag + 1, lag + 1
             gpu_search.PIPELINE_DEPTH = gpu_search.UPLOAD_AT = lag + 2
-        print(f"== inter streams {getattr(gpu_search, 'INTER_STREAMS', 1)}, select lag {gpu_search.SELECT_LAG}, query order {order}")
+        print(
+            f"== inter streams {getattr(gpu_search, 'INTER_STREAMS', 1)}, select lag {gpu_search.SELECT_LAG}, query order {order}, busy threads per SM {busy or 'as is'}"
+        )
         budget = None if name == "resident" else int(full * Fraction(name))
         backend = gpu_search.CudaBackend(scoring, memory_budget=budget)
         search(db, queries, scoring, backend, top=args.top, show_progress=False)  # warm-up
@@ -153,11 +166,18 @@ def main() -> None:
             per_batch.append(b)
             print(f"  {first:8d} n {n:7d} runs {b['runs']} res {b['residues']:10d} len {b['min_len']:6d}-{b['max_len']:6d} kernels {b['kernel_s']:.3f} "
                   f"(inter {b['inter_s']:.3f} intra {b['intra_s']:.3f}) predicted {b['pred_s']:.3f} thr {b['thresholds'][:4]}")  # fmt: skip
+        for first, fl in sorted(batches.items()):
+            if args.timeline and fl[0]["n_short"] < fl[0]["n"] // 2:  # mostly long subjects: each query's intra-task scan in time
+                print(f"  batch {first}: per query (launch order), intra-task scan's start-end in ms from the run's first scan")
+                for x in fl:
+                    q, cols = x["q"], x["intra_cols"]
+                    print(f"    query {q:5d} n_short {x['n_short']:6d} intra {cols // 256:2d} warps {-(-q // cols) if cols else 0} pass(es) "
+                          f"{x['intra_span'][0] * 1e3:9.2f}-{x['intra_span'][1] * 1e3:9.2f} ({x['intra'] * 1e3:6.2f} ms)")  # fmt: skip
         if len(batches) == 1 and len(rows) <= 50:  # resident: per query, to see which scan is each query's critical path
             for x in rows:
                 print(f"    query {x['q']:5d}: kernels {x['s'] * 1e3:7.2f} ms (inter {x['inter'] * 1e3:7.2f}, intra {x['intra'] * 1e3:7.2f}) "
                       f"predicted {x['pred'] * 1e3:7.2f} thr {x['thr']}")  # fmt: skip
-        out.append({"budget": name, "inter_streams": getattr(gpu_search, "INTER_STREAMS", 1), "select_lag": gpu_search.SELECT_LAG, "batches": len(batches), "scan_s": r.seconds, "gcups": r.gcups,
+        out.append({"budget": name, "busy_per_sm": busy, "inter_streams": getattr(gpu_search, "INTER_STREAMS", 1), "select_lag": gpu_search.SELECT_LAG, "batches": len(batches), "scan_s": r.seconds, "gcups": r.gcups,
                     "kernel_s": sum(x["s"] for x in rows), "host_s": dict(host), "order": order, "per_batch": per_batch})  # fmt: skip
         del backend
         sys.stdout.flush()

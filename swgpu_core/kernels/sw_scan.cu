@@ -277,6 +277,13 @@ __device__ __forceinline__ int64_t boundary_row(const int64_t (&off)[A::kLanes],
 // longest subjects (the list is sorted by length) start first and the tail stays short.
 // The groups of a warp run the same number of rows (the longest of the warp, padding the
 // others), so every shuffle is a whole-warp one.
+// Each pass pays G - 1 steps of wavefront fill and drain. Running a query's passes as one
+// wavefront instead (a lane going on to row 0 of the next pass while the lanes after it finish
+// the pass before, each pass at least 3G - 1 steps so that the boundary row is written a batch
+// before lane 0's lanes read it) saves those steps, one in eleven for 32 lanes over ~300-residue
+// subjects, but was slower: the lanes' pass and row bookkeeping and a __syncwarp per batch cost
+// more per step than it saved (H100, bench200M x 20, one call each against this loop: resident
+// 1.97 / 1.99 against 1.93 / 1.93 s, a 1/32 budget 2.44 / 2.47 against 2.45 / 2.46 s).
 // The scan of one group by its G lanes (the body of sw_inter and sw_inter_tasks). `bnd_row`: the
 // group's rows in the boundary buffer, -1 for those of boundary_row (a whole-batch scan).
 template <class A, int R, int G>

@@ -63,9 +63,13 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "scan_emu: no kernel for kind %d, %d x %d\n", kind, width, r);
         return 2;
     }
-    // a guard band past the rows the host gave: a kernel writing there fails the run
+    // a guard band past the rows the host gave: a kernel writing there fails the run. The rows
+    // given start out as a poison, a large positive value in every arithmetic: a kernel that
+    // reads a row before its pass wrote it raises that subject's score far above the truth.
     constexpr size_t kGuard = 1 << 16;
+    constexpr uint2 kPoison{0x40004000u, 0x40004000u};
     std::vector<uint2> boundary((size_t)std::max(boundary_rows, 1) + kGuard, uint2{0xdeadbeefu, 0xdeadbeefu});
+    std::fill(boundary.begin(), boundary.begin() + std::max(boundary_rows, 1), kPoison);
     std::vector<int32_t> scores((size_t)std::max(n_scores, 1), -1), overflow((size_t)n_scores + 1, 0);
     for (auto [name, out] : {std::pair{"/scores.bin", &scores}, std::pair{"/overflow.bin", &overflow}}) {
         std::ifstream in(dir + name, std::ios::binary);

@@ -46,7 +46,9 @@ int main(int argc, char** argv) {
     const size_t n_queries = qpads.size() - 1;
     std::vector<unsigned long long> pointers(n_queries);
     for (size_t q = 0; q < n_queries; ++q) pointers[q] = (unsigned long long)(uintptr_t)(profiles.data() + prof_offsets[q]);
-    std::vector<uint2> boundary((size_t)std::max(boundary_rows, 1), uint2{0xdeadbeefu, 0xdeadbeefu});
+    // a poison (large and positive in every arithmetic): a row read before its pass wrote it
+    // raises that entry's score far above the truth
+    std::vector<uint2> boundary((size_t)std::max(boundary_rows, 1), uint2{0x40004000u, 0x40004000u});
     std::vector<int32_t> scores((size_t)std::max(n_slots, 1), -1), overflow((size_t)n_slots + 1, 0);
     const int per_group = arith == 2 ? 1 : 2;
     const int groups = (n_slots + per_group - 1) / per_group;
