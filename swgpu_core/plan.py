@@ -133,6 +133,11 @@ class Plan:
     intra_cols: int  # the intra-task block's pass width (columns; INTRA_COLS_PER_WARP per warp)
 
     @property
+    def intra_multipass(self) -> bool:
+        """Whether its intra-task scan takes several passes, so writes boundary rows."""
+        return self.intra.sequences > 0 and self.query_length > self.intra_cols
+
+    @property
     def predicted_gcups(self) -> float:
         return self.query_length * (self.inter.residues + self.intra.residues) / self.predicted_seconds / 1e9
 
@@ -155,7 +160,14 @@ class Plan:
 
 def inter_lanes(n_pairs: int, busy_threads: int) -> int:
     """Lanes per pair of subjects in the inter-task kernel (as the CUDA backend picks them):
-    more lanes while the pairs alone would not fill ``busy_threads`` threads."""
+    more lanes while the pairs alone would not fill ``busy_threads`` threads.
+
+    ``busy_threads`` is all the SMs' resident threads, though the kernel's launch bounds keep
+    only 512-768 of an SM's 2,048 resident: two to three waves of groups, whose lengths differ,
+    end together better than one. A target of half was 1.5% faster at a streamed budget of 1/32
+    (bench200M x 20, fewer lanes for its small batches of longer subjects) but slower at 1/8
+    (2.09 -> 2.14-2.18 s) and on uniprot20k x 20 (kernels 0.12 -> 0.13 s; H100, one call,
+    bench/RESULTS.md), so the target stays whole."""
     lanes = 8
     while lanes < 32 and n_pairs * lanes < busy_threads:
         lanes *= 2
@@ -280,7 +292,9 @@ def sweep(profile: LengthProfile, query_length: int, model: DeviceModel = H100_D
 TOLERANCE = 0.03
 
 
-def choose_threshold(profile: LengthProfile, query_length: int, model: DeviceModel = H100_DEFAULT, tolerance: float = TOLERANCE) -> Plan:
+def choose_threshold(
+    profile: LengthProfile, query_length: int, model: DeviceModel = H100_DEFAULT, tolerance: float = TOLERANCE, streamed: bool = False
+) -> Plan:
     """The smallest threshold predicted within ``tolerance`` of the fastest.
 
     Why not simply the fastest: the model's error is about 5% and one-sided at large
@@ -291,6 +305,21 @@ def choose_threshold(profile: LengthProfile, query_length: int, model: DeviceMod
     their default width (:func:`intra_cols`) unless a wider one is predicted faster by more
     than ``tolerance`` (a wider block is as fast in the model wherever the bulk binds, and
     measured 2% slower there: more warps to synchronise).
+
+    ``streamed``: the profile is one of several streamed batches, whose queries' scans the
+    pipeline runs side by side. Where the chosen plan puts every subject on the intra-task
+    kernel (a batch of only long subjects, with no bulk to fill the GPU beside them) in several
+    passes, a plan of one pass within ``tolerance`` of the fastest is taken instead: a
+    multi-pass scan writes the batch's boundary rows, so the next query's scan waits for all
+    of it, and consecutive queries' scans run one after another. H100, bench200M x 20 at a
+    budget of 1/32: on the batch of 424 subjects of 13-31 k residues, the scans of the eight
+    queries of 2,504-5,478 residues (8-warp blocks, two or three passes) ran back to back,
+    17-40 ms each, beside the overlapping one-pass scans of the shorter queries; with 16-warp
+    blocks in one pass for the queries of 2,504-4,061 residues (the same cells and fill as
+    8-warp blocks in two passes) the batch took 0.181-0.188 s against 0.213-0.220 s, and the
+    whole scan 2.375-2.380 s against 2.389-2.413 s (three runs each in one call). The rule
+    is not applied where the plan keeps a bulk on the inter-task kernel: there a one-pass
+    plan meant a larger threshold, and the same call's 1/8 budget lost 0.02 s on such a batch.
     """
 
     def smallest_near_fastest(plans: list[Plan]) -> Plan:
@@ -298,9 +327,16 @@ def choose_threshold(profile: LengthProfile, query_length: int, model: DeviceMod
         return min((p for p in plans if p.predicted_seconds <= fastest * (1 + tolerance)), key=lambda p: (p.threshold, p.intra_cols))
 
     plans = sweep(profile, query_length, model)
+    fastest = min(p.predicted_seconds for p in plans)
     chosen = smallest_near_fastest([p for p in plans if p.intra_cols == intra_cols(query_length)])
-    if chosen.predicted_seconds > min(p.predicted_seconds for p in plans) * (1 + tolerance):
+    if chosen.predicted_seconds > fastest * (1 + tolerance):
         chosen = smallest_near_fastest(plans)
+    if streamed and chosen.inter.sequences == 0 and chosen.intra_multipass:
+        one_pass = [
+            p for p in plans if p.inter.sequences == 0 and not p.intra_multipass and p.predicted_seconds <= fastest * (1 + tolerance)
+        ]
+        if one_pass:
+            chosen = min(one_pass, key=lambda p: (p.threshold, p.intra_cols))
     return chosen
 
 

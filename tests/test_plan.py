@@ -91,6 +91,26 @@ def test_wider_intra_blocks_only_where_the_long_subjects_bind(profile: LengthPro
     assert intra_widths(144) == [256] and intra_widths(5478) == [2048, 4096, 8192]
 
 
+def test_a_streamed_batch_of_long_subjects_takes_one_pass_where_it_costs_nothing() -> None:
+    """On a streamed batch of only long subjects (bench200M's at a 1/32 budget: 424 of 13-31 k
+    residues), a multi-pass intra-task plan is traded for a one-pass one predicted as fast
+    (16-warp blocks do a 2,504-4,096-residue query's cells in one pass as 8-warp blocks do in
+    two); where one pass costs more, or the plan keeps a bulk on the inter-task kernel, the
+    choice is the one of a resident scan."""
+    rng = np.random.default_rng(11)
+    long_only = LengthProfile(np.sort(rng.integers(13_400, 31_000, 424)))
+    for qlen in (2_504, 3_005, 4_061):
+        resident, streamed = choose_threshold(long_only, qlen), choose_threshold(long_only, qlen, streamed=True)
+        assert resident.inter.sequences == 0 and resident.intra_multipass and resident.intra_cols == 8 * INTRA_COLS_PER_WARP
+        assert streamed.inter.sequences == 0 and not streamed.intra_multipass and streamed.intra_cols == 16 * INTRA_COLS_PER_WARP
+        assert streamed.predicted_seconds <= resident.predicted_seconds * (1 + TOLERANCE)
+    five = choose_threshold(long_only, 5_478, streamed=True)  # one pass would be 32 warps and a third more cells
+    assert five == choose_threshold(long_only, 5_478) and five.intra_multipass
+    with_bulk = LengthProfile(np.sort(np.concatenate([rng.integers(1_244, 3_000, 5_000), rng.integers(3_000, 15_452, 1_500)])))
+    for qlen in (2_504, 4_548, 5_478):
+        assert choose_threshold(with_bulk, qlen, streamed=True) == choose_threshold(with_bulk, qlen)
+
+
 def test_the_intra_tail_counts_the_kernels_wavefront_fill() -> None:
     """One long subject alone: its row steps are the kernel's (passes x (length + fill))."""
     one = LengthProfile(np.array([30_000]))

@@ -289,16 +289,17 @@ class DeviceWorker:
             return dev
 
     # -- scan ----------------------------------------------------------------------------
-    def plan(self, dev: DeviceChunk, query_length: int) -> Plan:
+    def plan(self, dev: DeviceChunk, query_length: int, streamed: bool = False) -> Plan:
         """Threshold for this batch and query: fixed by the user, or the planner's choice
-        (pure, so computed once per batch and query length)."""
+        (pure, so computed once per batch and query length; ``streamed``: the batch is one of
+        several, see :func:`~swgpu_core.plan.choose_threshold`)."""
         key = (query_length, self.threshold)
         found = dev.plans.get(key)
         if found is None:
             if self.threshold is not None:
                 found = evaluate(dev.lengths, query_length, self.threshold, self.model)
             else:
-                found = choose_threshold(dev.lengths, query_length, self.model)
+                found = choose_threshold(dev.lengths, query_length, self.model, streamed=streamed)
             dev.plans[key] = found
         return found
 
@@ -378,7 +379,7 @@ class DeviceWorker:
         are free when they start (:meth:`scan_steps`).
         """
         n = dev.batch.n_sequences
-        plan = self.plan(dev, len(query))
+        plan = self.plan(dev, len(query), streamed=cut)
         n_short = dev.lengths.split(plan.threshold)
         n_short += n_short % 2 if n_short < n else 0
         inter, intra = pick_shapes(len(query), n_short, self.geometry.busy_threads, plan.intra_cols)
