@@ -204,7 +204,7 @@ def test_overlapping_scans_with_changing_splits(uniprot20k, scoring, cpu, shared
     classic = {len(q): q for q in read_sequences(shared("cudasw_queries.fasta"))}
     queries = [classic[n] for n in (5478, 3005, 4548, 2504, 5147, 3564)] + [classic[5478], classic[144]]
     split = {5478: 1, 3005: 100_000, 4548: 2000, 2504: 1, 5147: 100_000, 3564: 400, 144: 1}
-    monkeypatch.setattr(DeviceWorker, "plan", lambda self, dev, n: evaluate(dev.lengths, n, split[n], self.model))
+    monkeypatch.setattr(DeviceWorker, "plan", lambda self, dev, n, streamed=False: evaluate(dev.lengths, n, split[n], self.model))
     backend = CudaBackend(scoring)
     results = backend.scan(uniprot20k, uniprot20k.chunks, queries, 10**9)
     assert len(results) == 1, "the database is one resident batch"
