@@ -158,18 +158,33 @@ class Plan:
         return "\n".join(lines)
 
 
-def inter_lanes(n_pairs: int, busy_threads: int) -> int:
-    """Lanes per pair of subjects in the inter-task kernel (as the CUDA backend picks them):
-    more lanes while the pairs alone would not fill ``busy_threads`` threads.
+#: The longest inter-task subject (residues) up to which a scan's pairs count as filling the GPU
+#: with half its resident threads (:func:`inter_lanes`).
+SHORT_ROWS = 1024
 
-    ``busy_threads`` is all the SMs' resident threads, though the kernel's launch bounds keep
-    only 512-768 of an SM's 2,048 resident: two to three waves of groups, whose lengths differ,
-    end together better than one. A target of half was 1.5% faster at a streamed budget of 1/32
-    (bench200M x 20, fewer lanes for its small batches of longer subjects) but slower at 1/8
-    (2.09 -> 2.14-2.18 s) and on uniprot20k x 20 (kernels 0.12 -> 0.13 s; H100, one call,
-    bench/RESULTS.md), so the target stays whole."""
+
+def inter_lanes(n_pairs: int, busy_threads: int, longest: int = 1 << 30) -> int:
+    """Lanes per pair of subjects in the inter-task kernel (as the CUDA backend picks them):
+    more lanes while the pairs alone would not fill ``busy_threads`` threads, or half of them
+    where no subject is longer than SHORT_ROWS (``longest``: the longest inter-task subject).
+
+    More lanes per pair cost a pass lanes - 1 steps of wavefront fill and drain beside its rows,
+    and pad the query to wider passes; fewer lanes leave fewer groups, so SMs idle at the
+    scan's end, and lengthen each group's run of passes, the scan's critical path. The kernel's
+    launch bounds keep 512-768 of an SM's 2,048 threads resident, so ``busy_threads`` (all
+    of them) is two to three waves of groups. Where the subjects are short, the fill is the
+    larger cost (32 lanes over 300 residues: one step in eleven) and the groups are short, so
+    one and a half waves end together well enough; where they are long, a pair's passes are
+    the critical path. This matters where a scan has few pairs: a streamed batch. H100,
+    bench200M x 20, three runs each in one call (bench/RESULTS.md): a 1/32 budget 2.331-2.334
+    against 2.366-2.381 s, 1/8 2.062-2.072 against 2.085-2.097 s, resident 1.91 s and
+    uniprot20k x 20 (0.14 s) unchanged. Half the threads for every scan instead gained as much
+    at 1/32, but lost at 1/8 (2.09 -> 2.14-2.18 s: its batches of 1-15 k residues got fewer
+    lanes and their long subjects, larger thresholds) and on uniprot20k (kernels 0.12 -> 0.13 s).
+    """
     lanes = 8
-    while lanes < 32 and n_pairs * lanes < busy_threads:
+    target = busy_threads // 2 if longest <= SHORT_ROWS else busy_threads
+    while lanes < 32 and n_pairs * lanes < target:
         lanes *= 2
     return lanes
 
@@ -252,13 +267,13 @@ def evaluate(profile: LengthProfile, query_length: int, threshold: int, model: D
     intra-task blocks ``intra_pass`` columns wide (default :func:`intra_cols`)."""
     n = profile.lengths.size
     cut = profile.split(threshold)
-    lanes = inter_lanes(cut // 2, model.geometry.busy_threads)
+    longest_short = int(profile.lengths[cut - 1]) if cut else 0
+    lanes = inter_lanes(cut // 2, model.geometry.busy_threads, longest_short)
     inter_pass, intra_pass = lanes * INTER_COLS_PER_LANE, intra_pass or intra_cols(query_length)
     q_inter, q_intra = _padded(query_length, inter_pass), _padded(query_length, intra_pass)
     inter_cells = float(q_inter) * float(profile.prefix[cut])
     intra_cells = float(q_intra) * float(profile.prefix[n] - profile.prefix[cut])
     t_inter, t_intra = inter_cells / model.inter_rate, intra_cells / model.intra_rate
-    longest_short = int(profile.lengths[cut - 1]) if cut else 0
     longest = int(profile.lengths[-1]) if n > cut else 0
     bulk = t_inter + t_intra
     rows_inter = (q_inter // inter_pass) * (longest_short + lanes) if cut else 0

@@ -172,11 +172,16 @@ def test_geometry_comes_with_the_model(profile: LengthProfile) -> None:
     fewer threads, so pairs keep 8 lanes where an H100 gives them 32."""
     from dataclasses import replace
 
-    from swgpu_core.plan import H100_GEOMETRY, DeviceGeometry, inter_lanes
+    from swgpu_core.plan import H100_GEOMETRY, SHORT_ROWS, DeviceGeometry, inter_lanes
 
     small = DeviceGeometry("small", 20, 1024, 8 << 30)
     assert small.busy_threads == 20 * 1024 and H100_GEOMETRY.busy_threads == 132 * 2048
     assert inter_lanes(5_000, small.busy_threads) == 8 and inter_lanes(5_000, H100_GEOMETRY.busy_threads) == 32
+    # short subjects count as filling the GPU with half its threads (a streamed batch of 339-380
+    # residues: 13,000 pairs get 16 lanes, not 32); longer ones, with all of them
+    assert inter_lanes(13_000, H100_GEOMETRY.busy_threads, longest=380) == 16
+    assert inter_lanes(13_000, H100_GEOMETRY.busy_threads, longest=SHORT_ROWS + 1) == 32
+    assert inter_lanes(13_000, H100_GEOMETRY.busy_threads) == 32
     model = replace(H100_DEFAULT, geometry=small)
     a, b = evaluate(profile, 1000, 1_000_000, H100_DEFAULT), evaluate(profile, 1000, 1_000_000, model)
     assert a.inter.sequences == b.inter.sequences and a.predicted_seconds != b.predicted_seconds  # other lanes, other rows

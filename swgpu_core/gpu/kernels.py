@@ -63,17 +63,18 @@ INTER_SHAPES = tuple(Shape("inter", INTER_COLS_PER_LANE, g) for g in (8, 16, 32)
 INTRA_SHAPES = tuple(Shape("intra", 8, 32, w) for w in INTRA_WARPS)
 
 
-def pick_shapes(query_length: int, n_short: int, busy_threads: int, intra_cols: int) -> tuple[Shape, Shape]:
+def pick_shapes(query_length: int, n_short: int, busy_threads: int, intra_cols: int, longest_short: int = 1 << 30) -> tuple[Shape, Shape]:
     """(inter, intra) shapes for a query and the number of short subjects, on a GPU that
     ``busy_threads`` threads fill (:attr:`~swgpu_core.plan.DeviceGeometry.busy_threads`), the
     intra-task blocks ``intra_cols`` wide (the plan's choice, :attr:`~swgpu_core.plan.Plan.intra_cols`).
 
     Inter: the fewest lanes per pair of subjects that still give the GPU enough threads
-    (fewer lanes mean less wavefront fill and drain per pass), 16 columns per lane (the
-    most efficient step) or 8 where that is faster for the query's length
-    (:func:`swgpu_core.plan.inter_cols_per_lane`, which says why).
+    (fewer lanes mean less wavefront fill and drain per pass; how many are enough depends on
+    ``longest_short``, the longest of those subjects: :func:`swgpu_core.plan.inter_lanes`),
+    16 columns per lane (the most efficient step) or 8 where that is faster for the query's
+    length (:func:`swgpu_core.plan.inter_cols_per_lane`, which says why).
     """
-    lanes = inter_lanes(n_short // 2, busy_threads)
+    lanes = inter_lanes(n_short // 2, busy_threads, longest_short)
     r = inter_cols_per_lane(query_length, lanes)
     inter = next(s for s in INTER_SHAPES if s.r == r and s.lanes == lanes)
     intra = next(s for s in INTRA_SHAPES if s.cols == intra_cols)
