@@ -331,10 +331,12 @@ def choose_threshold(
     queries of 2,504-5,478 residues (8-warp blocks, two or three passes) ran back to back,
     17-40 ms each, beside the overlapping one-pass scans of the shorter queries; with 16-warp
     blocks in one pass for the queries of 2,504-4,061 residues (the same cells and fill as
-    8-warp blocks in two passes) the batch took 0.181-0.188 s against 0.213-0.220 s, and the
-    whole scan 2.375-2.380 s against 2.389-2.413 s (three runs each in one call). The rule
-    is not applied where the plan keeps a bulk on the inter-task kernel: there a one-pass
-    plan meant a larger threshold, and the same call's 1/8 budget lost 0.02 s on such a batch.
+    8-warp blocks in two passes) the batch took 0.181-0.188 s against 0.213-0.220 s (three
+    runs each in one call). That call applied the rule to every streamed batch, and at a 1/8
+    budget a batch of 1-15 k residues, which keeps a bulk on the inter-task kernel, lost
+    0.02 s (there one pass meant a larger threshold), so the rule is limited to batches of
+    only long subjects: the whole scan at 1/32 then took 2.386 / 2.389 / 2.402 s against
+    2.403 / 2.404 / 2.414 s, 1/8 unchanged (another call, bench/RESULTS.md).
     """
 
     def smallest_near_fastest(plans: list[Plan]) -> Plan:
