@@ -382,9 +382,7 @@ class DeviceWorker:
         plan = self.plan(dev, len(query), streamed=cut)
         n_short = dev.lengths.split(plan.threshold)
         n_short += n_short % 2 if n_short < n else 0
-        inter, intra = pick_shapes(
-            len(query), n_short, self.geometry.busy_threads, plan.intra_cols, int(dev.lengths.lengths[n_short - 1]) if n_short else 0
-        )
+        inter, intra = pick_shapes(len(query), n_short, self.geometry.busy_threads, plan.intra_cols, plan.inter.max_length)
         long = self.longs[self._launches % LONG_STREAMS]
         self._launches += 1
         streams = self.inters if cut else [self.compute]
