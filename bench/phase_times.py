@@ -60,7 +60,10 @@ _loader.source_to_code = _counting
 
 
 def timed(owner, name: str, label: str) -> None:
+    """Record each call of ``owner.name`` as a span; a label starting "first " records only the
+    first call per device (its ``self.device_id``, the label then ending in the device)."""
     original = getattr(owner, name)
+    seen: set = set()
 
     @functools.wraps(original)
     def wrapper(*a, **k):
@@ -70,7 +73,15 @@ def timed(owner, name: str, label: str) -> None:
         try:
             return original(*a, **k)
         finally:
-            spans.append((label, round(s - T0, 3), round(time.time() - T0, 3), threading.current_thread().name))
+            tag = label
+            if label.startswith("first "):
+                device = getattr(a[0], "device_id", None)
+                tag = f"{label} {device}"
+                if device in seen:
+                    tag = None
+                seen.add(device)
+            if tag is not None:
+                spans.append((tag, round(s - T0, 3), round(time.time() - T0, 3), threading.current_thread().name))
 
     setattr(owner, name, wrapper)
 
@@ -92,7 +103,9 @@ PATCHES = {
     "swgpu_core.long.trace": [("trace_on_gpu", "trace_on_gpu"), ("trace_end_points", "trace_end_points (CPU)")],
     "cupy": [],  # its import, as a span
     "swgpu_core.gpu.search": [("CudaBackend.__init__", "CudaBackend()"), ("CudaBackend.scan", "CudaBackend.scan"),
-                              ("DeviceWorker.prepare", "DeviceWorker.prepare"), ("DeviceWorker.upload", "DeviceWorker.upload")],
+                              ("DeviceWorker.prepare", "DeviceWorker.prepare"), ("DeviceWorker.upload", "DeviceWorker.upload"),
+                              ("DeviceWorker._copy_from", "DeviceWorker._copy_from"), ("DeviceWorker._launch", "first launch on GPU"),
+                              ("DeviceWorker.__init__", "DeviceWorker()")],
     "swgpu_core.gpu.kernels": [("ScanKernels.__init__", "ScanKernels()")],
     "swgpu_core.gpu.long_scan": [("scan_sections", "gpu scan_sections")],
     "swgpu_core.gpu.traceback": [("align_packed", "align_packed"), ("pack_sequences", "pack_sequences"), ("_ends", "tb _ends"),

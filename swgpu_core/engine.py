@@ -105,12 +105,12 @@ def warm_up(devices: Sequence[int] | None = None, *, scan: bool = True) -> None:
     """Begin, in a background thread, what a process's first GPU operation would wait for.
 
     That is importing CuPy, CUDA's initialisation (``cuInit``: 0.44 s on an H200 host) and, for
-    each of ``devices`` (None: every visible one), its context and, with ``scan`` (a database
-    search), its scan kernels and the routines of the candidate selection
+    each of ``devices`` (None: every visible one) in turn, its context and, with ``scan`` (a
+    database search), its scan kernels and the routines of the candidate selection
     (:func:`swgpu_core.gpu.search.warm_up_device`). The CUDA calls release the GIL, so they run
-    while the command reads its database and queries (``cuInit`` and the contexts are made
-    through :mod:`swgpu_core.cuda_driver`: CuPy's device count keeps the GIL, and its
-    contexts wait for its import); the operation then finds them done (or
+    while the command reads its database and queries (``cuInit`` and the first device's
+    context are made through :mod:`swgpu_core.cuda_driver`: CuPy's device count keeps the GIL,
+    and its contexts wait for its import); the operation then finds them done (or
     waits for them, never doing them twice). Once per process; nothing is reported from the
     thread: a GPU that fails fails again, loudly, in the operation that needs it.
     """
@@ -122,7 +122,11 @@ def warm_up(devices: Sequence[int] | None = None, *, scan: bool = True) -> None:
 
 
 def _warm(devices: Sequence[int] | None, scan: bool) -> None:
-    cuda_driver.open_contexts(devices)  # in threads of their own, while CuPy is imported below
+    # the first GPU's context in a thread of its own while CuPy is imported below; the others'
+    # only after the first GPU's kernels (in the loop): a search starts on the first GPU as soon
+    # as it is ready (CudaBackend), and while the driver makes a context it loads no kernels for
+    # another GPU (2 x H200: the first GPU's kernels took 0.2 s instead of 0.08 s, bench/RESULTS.md)
+    cuda_driver.open_contexts([devices[0]] if devices else [0])
     count, _why = probe_gpu()
     if not count:
         return

@@ -257,6 +257,19 @@ def test_the_warm_up_makes_the_contexts_before_it_imports_cupy(monkeypatch):
     assert order == ["contexts [1]", "probe"]
 
 
+@pytest.mark.parametrize(("devices", "first"), [([1, 0], [1]), (None, [0])])
+def test_the_warm_up_makes_only_the_first_gpus_context_ahead(monkeypatch, devices, first):
+    """The other GPUs' contexts wait until the first GPU's kernels are loaded (a search starts on
+    it meanwhile, and the driver loads no kernels while it makes a context)."""
+    from swgpu_core import cuda_driver
+
+    order: list[str] = []
+    monkeypatch.setattr(cuda_driver, "open_contexts", lambda devices: order.append(f"contexts {devices}"))
+    monkeypatch.setattr(eng, "probe_gpu", lambda: order.append("probe") or (0, "no CUDA device"))
+    eng._warm(devices, True)
+    assert order == [f"contexts {first}", "probe"]
+
+
 def test_the_driver_initialisation_is_harmless_without_a_driver():
     from swgpu_core import cuda_driver
 

@@ -65,6 +65,7 @@ print("ok", cupy.CALLS)
 
 EXACT = """
 import sys
+import threading
 from dataclasses import fields, replace
 from pathlib import Path
 import numpy as np
@@ -129,6 +130,16 @@ def counted_copy(dst, src, size, kind, stream):
 
 
 cupy.cuda.alloc_pinned_memory, cupy.cuda.runtime.memcpyAsync = counted_alloc, counted_copy
+d2d = []  # the sizes of the copies from one worker's GPU memory to another's
+
+
+def counted_d2d(dst, src, size, kind, stream):
+    if kind == cupy.cuda.runtime.memcpyDeviceToDevice:
+        d2d.append(size)
+    return counted_copy(dst, src, size, kind, stream)
+
+
+cupy.cuda.runtime.memcpyAsync = counted_d2d
 # streamed: batches scanned in one pipeline that runs on from batch to batch, with the upload of
 # the next batch evicting the one before; one query (too few to reach the upload's step:
 # selections taken early) and two workers sharing the batches; resident, two workers share the
@@ -150,12 +161,40 @@ for budget, threshold, top, devices in cases:
         for g, w in zip(got.hits, want[top].hits):
             assert np.array_equal(g.subjects, w.subjects) and np.array_equal(g.scores, w.scores), (budget, threshold, top, g.query.id)
     assert all(w.resident_bytes <= w.budget for w in backend.workers)
-    assert len(staging) == gpu_search.STAGING_BUFFERS * len(backend.workers), staging
+    # sharing the queries, the second worker copies the first one's database GPU to GPU (here: the same GPU)
+    shared = devices is not None and budget is None
+    assert len(staging) == gpu_search.STAGING_BUFFERS * (1 if shared else len(backend.workers)), staging
     assert max(h2d) <= gpu_search.STAGING_BYTES < db.n_residues and sum(h2d) >= db.n_residues, (len(h2d), sum(h2d))
+    assert (sum(d2d) >= db.n_residues) == shared, (shared, sum(d2d))
     staging.clear()
     h2d.clear()
+    d2d.clear()
     assert sum(rescored) > 0, "no subject was rescored in 32 bits"
     rescored.clear()
+# a GPU joins a search shared by several as soon as it is ready: here the second worker's set-up
+# waits until the first one has launched a scan (for 20 s, in vain, were the search to wait for both)
+launched, waited, prepared = threading.Event(), [], []
+launch = DeviceWorker._launch
+
+
+def launching(self, *args, **kwargs):
+    launched.set()
+    return launch(self, *args, **kwargs)
+
+
+def preparing(self):
+    prepared.append(self)
+    if len(prepared) == 2:
+        waited.append(launched.wait(20))
+
+
+DeviceWorker._launch, DeviceWorker.prepare = launching, preparing
+backend = CudaBackend(scoring, [0, 0], threshold=280)
+got = search(db, records, scoring, backend, top=everyone, show_progress=False, score_stats=False)
+assert waited == [True], "the search waited for every GPU before it started on the first"
+assert len(backend.workers) == 2
+for g, w in zip(got.hits, want[everyone].hits):
+    assert np.array_equal(g.subjects, w.subjects) and np.array_equal(g.scores, w.scores), g.query.id
 assert cupy.CALLS["sw_inter"] > 0 and cupy.CALLS["sw_intra"] > 0
 print("ok", cupy.CALLS)
 """

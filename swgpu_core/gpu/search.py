@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Generator, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 
 import cupy as cp
@@ -240,9 +240,17 @@ class DeviceWorker:
             )
             self._staged[k] = _record(self.copy)
 
-    def upload(self, db: Database, batch: Batch | Chunk, keep: DeviceChunk | None = None) -> DeviceChunk:
+    def upload(
+        self, db: Database, batch: Batch | Chunk, keep: DeviceChunk | None = None, peer: tuple[int, DeviceChunk] | None = None
+    ) -> DeviceChunk:
         """Copy a batch (or a chunk) to the device on the copy stream (through the pinned ring),
         or reuse it.
+
+        ``peer``: (device, its copy of the same batch, whose residues were verified as they
+        went there), to copy from GPU to GPU instead: over NVLink a 200 M-residue database
+        takes milliseconds, where the host's staging ring takes about 0.1 s and the host
+        thread that drives the other GPUs. Through the host where the two GPUs cannot
+        reach each other's memory.
 
         Under the budget, the oldest resident batches (never ``keep``) are dropped first.
         Race-free without synchronising the streams: a dropped batch's device memory goes back
@@ -269,6 +277,10 @@ class DeviceWorker:
                 victim.ready.synchronize()
                 if victim.last_use is not None:
                     victim.last_use.synchronize()
+            if peer is not None and self._reaches(peer[0]):
+                dev = self._copy_from(*peer)
+                self.resident[key] = dev
+                return dev
             host_off = batch.offsets(db)
             with self.copy:  # from the copy stream's part of CuPy's pool, which its copies use in order
                 residues = cp.empty(size, dtype=np.uint8)
@@ -287,6 +299,38 @@ class DeviceWorker:
             dev = DeviceChunk(batch, residues, offsets, lengths, host_off, subjects, ready)
             self.resident[key] = dev
             return dev
+
+    def _reaches(self, device: int) -> bool:
+        """Whether this GPU can copy from ``device``'s memory directly (peer access enabled
+        here if needed; the same GPU always can)."""
+        if device == self.device_id:
+            return True
+        if not cp.cuda.runtime.deviceCanAccessPeer(self.device_id, device):
+            return False
+        with cp.cuda.Device(self.device_id):
+            try:
+                cp.cuda.runtime.deviceEnablePeerAccess(device)
+            except cp.cuda.runtime.CUDARuntimeError as exc:  # enabled before, in this process
+                if "PeerAccessAlreadyEnabled" not in str(exc):
+                    raise
+        return True
+
+    def _copy_from(self, device: int, peer: DeviceChunk) -> DeviceChunk:
+        """A copy of ``peer`` (resident on ``device``) made on this GPU's copy stream, GPU to GPU.
+        The host waits for the peer's own copy first (this runs in a thread of its own)."""
+        peer.ready.synchronize()
+        with self.copy:
+            residues, offsets = cp.empty(peer.residues.size, np.uint8), cp.empty(peer.offsets.size, np.int64)
+            subjects = cp.arange(peer.batch.n_sequences, dtype=np.int32)
+        for dst, src in ((residues, peer.residues), (offsets, peer.offsets)):
+            if device == self.device_id:
+                kind = cp.cuda.runtime.memcpyDeviceToDevice
+                cp.cuda.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, src.nbytes, kind, self.copy.ptr)
+            else:
+                cp.cuda.runtime.memcpyPeerAsync(dst.data.ptr, self.device_id, src.data.ptr, device, src.nbytes, self.copy.ptr)
+        ready = cp.cuda.Event()
+        ready.record(self.copy)
+        return DeviceChunk(peer.batch, residues, offsets, peer.lengths, peer.rows, subjects, ready)
 
     # -- scan ----------------------------------------------------------------------------
     def plan(self, dev: DeviceChunk, query_length: int, streamed: bool = False) -> Plan:
@@ -907,6 +951,27 @@ def _compact_kernel() -> cp.ElementwiseKernel:
     )  # fmt: skip
 
 
+class _Pending:
+    """Host work running in a thread, as an event :func:`~swgpu_core.steps.drive` can wait for."""
+
+    def __init__(self, future: Future) -> None:
+        self.future = future
+
+    @property
+    def done(self) -> bool:
+        return self.future.done()
+
+    def synchronize(self) -> None:
+        wait([self.future])
+
+
+def _done(value: object) -> Future:
+    """A future that holds ``value`` already."""
+    future: Future = Future()
+    future.set_result(value)
+    return future
+
+
 def _record(stream: cp.cuda.Stream, timing: bool = False) -> cp.cuda.Event:
     ev = cp.cuda.Event(disable_timing=not timing)
     ev.record(stream)
@@ -941,11 +1006,21 @@ class CudaBackend:
             worker.prepare()
             return worker
 
-        if len(ids) == 1:
-            self.workers = [ready(ids[0])]
-        else:  # each GPU's context, kernels and first-use loading at once: the CUDA calls release the GIL
-            with ThreadPoolExecutor(len(ids)) as pool:
-                self.workers = list(pool.map(ready, ids))
+        # the first GPU here; the others one after another in a thread, while the first one
+        # already scans (a search shared by the GPUs takes each as soon as it is ready, scan)
+        self._starting: list[Future[DeviceWorker]] = [_done(ready(ids[0]))]
+        if len(ids) > 1:
+            pool = ThreadPoolExecutor(1, thread_name_prefix="swgpu-worker")
+            self._starting += [pool.submit(ready, d) for d in ids[1:]]
+            pool.shutdown(wait=False)
+        self._workers: list[DeviceWorker] | None = None
+
+    @property
+    def workers(self) -> list[DeviceWorker]:
+        """Every device's worker, once all of them are ready (a set-up error is raised here)."""
+        if self._workers is None:
+            self._workers = [f.result() for f in self._starting]
+        return self._workers
 
     @property
     def device_names(self) -> list[str]:
@@ -964,34 +1039,28 @@ class CudaBackend:
     def scan(self, db: Database, chunks: list[Chunk], queries: list[EncodedSequence], top: int, on_chunk=None, score_stats=None):
         """Per device batch, per query candidates, all devices driven from this thread.
 
-        With several GPUs, a selection that fits every one of them and at least as many
-        queries as GPUs, every GPU holds the whole selection and they share the queries,
-        longest first, each taking the next when it has room: the work stays in the one
-        large batch a single GPU scans best, and the GPUs finish together (splitting the
-        database instead gives batches whose subjects differ in length, so in speed: on two
-        H200s it reached 1.19x of one, bench/RESULTS.md). Otherwise the database batches
-        are dealt to the GPUs round robin, and each GPU scans its batches in one pipeline
+        With several GPUs, a selection that fits the first GPU and at least as many queries
+        as GPUs, every GPU that it fits holds the whole selection and they share the
+        queries, longest first, each taking the next when it has room (:meth:`_shared_steps`):
+        the work stays in the one large batch a single GPU scans best, and the GPUs finish
+        together (splitting the database instead gives batches whose subjects differ in
+        length, so in speed: on two H200s it reached 1.19x of one, bench/RESULTS.md).
+        Otherwise the database batches are dealt to the GPUs round robin, once all are
+        ready, and each GPU scans its batches in one pipeline
         (:meth:`DeviceWorker.scan_steps`). ``on_chunk`` is called with each run of the
-        selection once its batch is scanned.
-
-        The GPUs start together, once all are ready. Letting each join as soon as it was
-        ready (its contexts made in order, the others' set-up in threads) was no faster (2 x
-        H200, 72e7051, interleaved A/B: wall 7.51 against 7.58 s, within the runs' spread):
-        while the driver made the second GPU's context, the first GPU's kernels did not load
-        either (0.31 s instead of 0.09 s), so the first GPU was ready no sooner."""
-        n = len(self.workers)
+        selection once its batch is scanned."""
+        n = len(self._starting)
         if n > 1 and len(queries) >= n:
-            whole = device_batches(db, chunks, _usable(db, min(w.budget for w in self.workers)) // BYTES_PER_RESIDUE)
+            first = self._starting[0].result()
+
+            def whole_on(worker: DeviceWorker) -> list[Batch]:
+                return device_batches(db, chunks, _usable(db, worker.budget) // BYTES_PER_RESIDUE)
+
+            whole = whole_on(first)
             if len(whole) == 1:
-                # each GPU's copy queued from a thread of its own (the staging copies release the
-                # GIL), not one after the other as each generator's first step: else the last GPU
-                # starts (n - 1) uploads late (0.06 s per GPU for bench200M)
-                with ThreadPoolExecutor(n) as pool:
-                    list(pool.map(lambda w: w.upload(db, whole[0]), self.workers))
-                longest_first = iter(sorted(range(len(queries)), key=lambda q: -len(queries[q])))
                 found: list = [None] * len(queries)
-                for part in drive([w.scan_steps(db, whole, queries, top, score_stats, longest_first) for w in self.workers]):
-                    for q, candidates in part[0]:
+                for part in drive(self._shared_steps(db, whole, whole_on, queries, top, score_stats)):
+                    for q, candidates in part[0] if part else ():
                         found[q] = candidates
                 if on_chunk is not None:
                     for run in whole[0].runs:
@@ -1012,6 +1081,43 @@ class CudaBackend:
             for b, pairs in zip(mine[w], per_batch):
                 results[b] = [candidates for _, candidates in sorted(pairs, key=lambda p: p[0])]
         return results
+
+    def _shared_steps(self, db: Database, whole: list[Batch], whole_on: Callable[[DeviceWorker], list[Batch]],
+                      queries: list[EncodedSequence], top: int, score_stats) -> list[Generator]:  # fmt: skip
+        """The step generators of a search whose one batch every GPU holds whole, sharing the
+        queries longest first (see :meth:`scan`).
+
+        The first GPU starts at once; each other GPU joins as soon as its set-up (a thread of
+        the constructor's) is done and it holds its copy, which it takes from the first GPU's
+        (:meth:`DeviceWorker.upload`'s ``peer``), not from the host again. The order matters
+        on the driver's side: while it makes one GPU's context it loads no kernels for
+        another, so making every context first (until 2026-11-26) held the first GPU back
+        by 0.1-0.2 s on 2 x H200 (bench/RESULTS.md), and so did letting a GPU join early
+        while the contexts were still made together (72e7051). A GPU too small for the batch
+        (the batch is cut for the first GPU) takes no query: the others scan them all."""
+        first = self._starting[0].result()
+        held = first.upload(db, whole[0])  # queued from here before any GPU's scan, as a lone GPU does
+        longest_first = iter(sorted(range(len(queries)), key=lambda q: -len(queries[q])))
+
+        def holding(starting: Future[DeviceWorker]) -> DeviceWorker | None:
+            worker = starting.result()
+            if whole_on(worker) != whole:
+                return None
+            worker.upload(db, whole[0], peer=(first.device_id, held))
+            return worker
+
+        pool = ThreadPoolExecutor(1, thread_name_prefix="swgpu-join")
+        joining = [pool.submit(holding, f) for f in self._starting[1:]]
+        pool.shutdown(wait=False)
+
+        def joined(join: Future[DeviceWorker | None]) -> Generator:
+            yield _Pending(join)
+            worker = join.result()
+            if worker is None:
+                return []
+            return (yield from worker.scan_steps(db, whole, queries, top, score_stats, longest_first))
+
+        return [first.scan_steps(db, whole, queries, top, score_stats, longest_first), *(joined(j) for j in joining)]
 
     def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, score_stats=None):
         return self.workers[0].scan_chunk(db, chunk, queries, top, score_stats)

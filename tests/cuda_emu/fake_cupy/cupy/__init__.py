@@ -144,6 +144,9 @@ cuda = types.SimpleNamespace(
     runtime=types.SimpleNamespace(
         getDeviceCount=lambda: 1, getDeviceProperties=lambda device_id: dict(_PROPERTIES), memGetInfo=lambda: (8 << 30, 8 << 30),
         memcpyAsync=lambda dst, src, size, kind, stream: ctypes.memmove(dst, src, size), memcpyHostToDevice=1, memcpyDeviceToHost=2,
+        memcpyDeviceToDevice=3, memcpyPeerAsync=lambda dst, dst_device, src, src_device, size, stream: ctypes.memmove(dst, src, size),
+        deviceCanAccessPeer=lambda device, peer: int(device != peer), deviceEnablePeerAccess=lambda peer: None,
+        CUDARuntimeError=RuntimeError,
     ),
 )  # fmt: skip
 
