@@ -105,9 +105,10 @@ def warm_up(devices: Sequence[int] | None = None, *, scan: bool = True) -> None:
     """Begin, in a background thread, what a process's first GPU operation would wait for.
 
     That is importing CuPy, CUDA's initialisation (``cuInit``: 0.44 s on an H200 host) and, for
-    each of ``devices`` (None: every visible one) in turn, its context and, with ``scan`` (a
-    database search), its scan kernels and the routines of the candidate selection
-    (:func:`swgpu_core.gpu.search.warm_up_device`). The CUDA calls release the GIL, so they run
+    each of ``devices`` (None: every visible one) in turn, its context, or with ``scan`` (a
+    database search) only the first device's context, scan kernels and the routines of the
+    candidate selection (:func:`swgpu_core.gpu.search.warm_up_device`; the search sets up the
+    others once the first one scans). The CUDA calls release the GIL, so they run
     while the command reads its database and queries (``cuInit`` and the first device's
     context are made through :mod:`swgpu_core.cuda_driver`: CuPy's device count keeps the GIL,
     and its contexts wait for its import); the operation then finds them done (or
@@ -122,10 +123,11 @@ def warm_up(devices: Sequence[int] | None = None, *, scan: bool = True) -> None:
 
 
 def _warm(devices: Sequence[int] | None, scan: bool) -> None:
-    # the first GPU's context in a thread of its own while CuPy is imported below; the others'
-    # only after the first GPU's kernels (in the loop): a search starts on the first GPU as soon
-    # as it is ready (CudaBackend), and while the driver makes a context it loads no kernels for
-    # another GPU (2 x H200: the first GPU's kernels took 0.2 s instead of 0.08 s, bench/RESULTS.md)
+    # the first GPU's context in a thread of its own while CuPy is imported below. A search
+    # (scan) warms only that GPU: it starts on it as soon as it is ready, and sets up the
+    # others itself once its first queries are queued (CudaBackend), because while the driver
+    # makes a context it does little else for the process (2 x H200: the first GPU's kernels
+    # took 0.2 s instead of 0.08 s beside the second's context, bench/RESULTS.md)
     cuda_driver.open_contexts([devices[0]] if devices else [0])
     count, _why = probe_gpu()
     if not count:
@@ -133,7 +135,8 @@ def _warm(devices: Sequence[int] | None, scan: bool) -> None:
     from .gpu.device import open_context
     from .gpu.search import warm_up_device
 
-    for d in devices if devices is not None else range(count):
+    wanted = list(devices) if devices is not None else list(range(count))
+    for d in wanted[:1] if scan else wanted:
         if 0 <= d < count:
             try:
                 warm_up_device(d) if scan else open_context(d)

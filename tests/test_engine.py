@@ -5,6 +5,7 @@ needs a GPU to be seen); ``test_gpu_engine.py`` compares the two engines on a de
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 import time
 
@@ -340,3 +341,20 @@ def test_require_gpu_turns_skips_into_failures():
     assert relaxed.returncode == 0 and "1 skipped" in relaxed.stdout, relaxed.stdout[-2000:]
     strict = subprocess.run(cmd, cwd=root, env={**env, "SWGPU_REQUIRE_GPU": "1"}, capture_output=True, text=True, timeout=300)
     assert strict.returncode == 1 and "SWGPU_REQUIRE_GPU=1 but this gpu test was skipped" in strict.stdout, strict.stdout[-2000:]
+
+
+@pytest.mark.parametrize(("scan", "warmed"), [(True, ["scan 1"]), (False, ["context 1", "context 0"])])
+def test_a_search_warms_only_its_first_gpu(monkeypatch, scan, warmed):
+    """A search sets up its other GPUs itself, once the first one scans (CudaBackend); other
+    commands (align-long: every GPU at once) get every context, in the order given."""
+    import types
+
+    from swgpu_core import cuda_driver
+
+    done: list[str] = []
+    monkeypatch.setattr(cuda_driver, "open_contexts", lambda devices: None)
+    monkeypatch.setattr(eng, "probe_gpu", lambda: (2, None))
+    monkeypatch.setitem(sys.modules, "swgpu_core.gpu.search", types.SimpleNamespace(warm_up_device=lambda d: done.append(f"scan {d}")))
+    monkeypatch.setitem(sys.modules, "swgpu_core.gpu.device", types.SimpleNamespace(open_context=lambda d: done.append(f"context {d}")))
+    eng._warm([1, 0], scan)
+    assert done == warmed

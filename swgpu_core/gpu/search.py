@@ -17,6 +17,7 @@ before it waits for anything of the previous one.
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
@@ -1006,12 +1007,20 @@ class CudaBackend:
             worker.prepare()
             return worker
 
-        # the first GPU here; the others one after another in a thread, while the first one
-        # already scans (a search shared by the GPUs takes each as soon as it is ready, scan)
+        # the first GPU here; the others one after another in a thread, once the first one scans
+        # (_shared_steps) or all are needed (workers): while the driver makes a context it runs
+        # nothing else of the process's, and the first GPU's set-up took 0.15 s longer beside it
+        # (2 x H100, bench/RESULTS.md)
         self._starting: list[Future[DeviceWorker]] = [_done(ready(ids[0]))]
+        self._others = threading.Event()
         if len(ids) > 1:
+
+            def later(d: int) -> DeviceWorker:
+                self._others.wait()
+                return ready(d)
+
             pool = ThreadPoolExecutor(1, thread_name_prefix="swgpu-worker")
-            self._starting += [pool.submit(ready, d) for d in ids[1:]]
+            self._starting += [pool.submit(later, d) for d in ids[1:]]
             pool.shutdown(wait=False)
         self._workers: list[DeviceWorker] | None = None
 
@@ -1019,6 +1028,7 @@ class CudaBackend:
     def workers(self) -> list[DeviceWorker]:
         """Every device's worker, once all of them are ready (a set-up error is raised here)."""
         if self._workers is None:
+            self._others.set()
             self._workers = [f.result() for f in self._starting]
         return self._workers
 
@@ -1087,14 +1097,16 @@ class CudaBackend:
         """The step generators of a search whose one batch every GPU holds whole, sharing the
         queries longest first (see :meth:`scan`).
 
-        The first GPU starts at once; each other GPU joins as soon as its set-up (a thread of
-        the constructor's) is done and it holds its copy, which it takes from the first GPU's
+        The first GPU starts at once. Only once its first queries are queued do the other
+        GPUs' contexts and set-up begin (a thread of the constructor's); each joins as soon as
+        it is ready and holds its copy, which it takes from the first GPU's
         (:meth:`DeviceWorker.upload`'s ``peer``), not from the host again. The order matters
-        on the driver's side: while it makes one GPU's context it loads no kernels for
-        another, so making every context first (until 2026-11-26) held the first GPU back
-        by 0.1-0.2 s on 2 x H200 (bench/RESULTS.md), and so did letting a GPU join early
-        while the contexts were still made together (72e7051). A GPU too small for the batch
-        (the batch is cut for the first GPU) takes no query: the others scan them all."""
+        on the driver's side: while it makes one GPU's context it does little else for the
+        process, so making every context first (until 2026-11-26) held the first GPU back by
+        0.1-0.2 s on 2 x H200 (bench/RESULTS.md), and so did letting a GPU join early while
+        the contexts were still made together (72e7051), or making the second context while
+        the first GPU was still being set up (2ba4a39). A GPU too small for the batch (the
+        batch is cut for the first GPU) takes no query: the others scan them all."""
         first = self._starting[0].result()
         held = first.upload(db, whole[0])  # queued from here before any GPU's scan, as a lone GPU does
         longest_first = iter(sorted(range(len(queries)), key=lambda q: -len(queries[q])))
@@ -1111,6 +1123,7 @@ class CudaBackend:
         pool.shutdown(wait=False)
 
         def joined(join: Future[DeviceWorker | None]) -> Generator:
+            self._others.set()  # drive() runs this after the first GPU's first step: its first queries are queued
             yield _Pending(join)
             worker = join.result()
             if worker is None:
