@@ -304,7 +304,7 @@ class CudaEngine:
         from .gpu.search import CudaBackend
 
         backend = CudaBackend(scoring, self.devices(devices), threshold=threshold, memory_budget=memory_budget)
-        self._scanners[tuple(w.device_id for w in backend.workers)] = backend
+        self._scanners[tuple(backend.device_ids)] = backend  # not its workers: all of them are ready only later
         return backend
 
     def seeder(self, scoring: Scoring, queries: list[EncodedSequence], params: SeedParams, *, threads: int = 0, devices=None) -> Seeder:

@@ -72,6 +72,7 @@ import numpy as np
 import cupy
 from swgpu_core.backends.cpu import CpuBackend
 from swgpu_core.database import build_database
+from swgpu_core.engine import CudaEngine, EngineChoice
 from swgpu_core.fasta import read_sequences
 from swgpu_core.gpu import search as gpu_search
 from swgpu_core.gpu.search import BYTES_PER_RESIDUE, PIPELINE_DEPTH, CudaBackend, DeviceWorker
@@ -189,7 +190,7 @@ def preparing(self):
 
 
 DeviceWorker._launch, DeviceWorker.prepare = launching, preparing
-backend = CudaBackend(scoring, [0, 0], threshold=280)
+backend = CudaEngine(EngineChoice("cuda", None, 1)).scanner(scoring, devices=[0, 0], threshold=280)  # as a search makes it
 got = search(db, records, scoring, backend, top=everyone, show_progress=False, score_stats=False)
 assert waited == [True], "the search waited for every GPU before it started on the first"
 assert len(backend.workers) == 2

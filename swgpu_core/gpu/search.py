@@ -1001,6 +1001,7 @@ class CudaBackend:
 
             raise BackendUnavailable(f"no CUDA device {bad[0]} (this machine has {n_devices})")
         self.scoring = scoring
+        self.device_ids = list(ids)
 
         def ready(d: int) -> DeviceWorker:  # set-up, not scan time
             worker = DeviceWorker(d, scoring, threshold, memory_budget, arith)
@@ -1133,7 +1134,7 @@ class CudaBackend:
         return [first.scan_steps(db, whole, queries, top, score_stats, longest_first), *(joined(j) for j in joining)]
 
     def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, score_stats=None):
-        return self.workers[0].scan_chunk(db, chunk, queries, top, score_stats)
+        return self._starting[0].result().scan_chunk(db, chunk, queries, top, score_stats)  # the first GPU's, never waiting for the others
 
     def scan_subset(
         self, db: Database, chunk: Chunk, queries: list[EncodedSequence], subjects: list[np.ndarray], top: int
