@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
-#   run: bash bench/device_multigpu.sh [tests] [jobstart] [concphases] [probe] [phases] [search] [abwall] [concstart] [workflow] [wfprofile] [long] [longphases]   (default: tests search workflow long)
+#   run: bash bench/device_multigpu.sh [tests] [jobstart] [concphases] [probe] [phases] [order] [search] [abworkflow] [abwall] [concstart] [workflow] [wfprofile] [long] [longphases]   (default: tests search workflow long)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`), .carry (a copy of shared/)
 # Every step runs on 1, 2, 4 and 8 GPUs as far as the machine has them (and on all of them).
 # 1. search: `swgpu search --devices 0`, `0,1`, ... on bench200M x 500 queries (scan GCUPS as
@@ -209,6 +209,60 @@ PY
         python3 bench/phase_times.py search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$devs" --top 50 \
           --outfmt "6 qseqid sseqid score evalue bitscore" --out "$W/phases.out" 2> "$W/phases.log" | tee -a "$OUT/multigpu_phases.jsonl" || rc=1
         tail -1 "$W/phases.log"
+      done ;;
+    abworkflow)
+      # the workflow on one GPU (gpu=1) and on all (gpu=NG), A/B on one machine: the workflow/ of ab_old/ (an
+      # earlier tree, copied there untracked for the call) against this one, interleaved, WF_REPEATS rounds
+      # (default 2); per tree the medians and their ratio, and the alignments compared
+      wf_setup
+      [ -d ab_old/workflow ] || { echo "abworkflow: no ab_old/workflow"; rc=1; continue; }
+      : > "$OUT/abworkflow.txt"
+      for rep in $(seq "${WF_REPEATS:-2}"); do for tree in "$R/ab_old" "$R"; do for g in 1 "$NG"; do
+        rm -rf "$W/wf/results/bench/hits" "$W/wf/results/bench/alignments" "$W/wf/results/bench/search" "$W/wf/results/bench/logs" \
+          "$W/wf/results/bench/benchmarks"
+        t0=$(now)
+        (cd "$W/wf" && snakemake -s "$tree/workflow/Snakefile" --configfile "$W/wf/config.yaml" --cores 16 --resources gpu=$g \
+          --forcerun search > "$W/wf/ab.log" 2>&1) || { tail -20 "$W/wf/ab.log"; rc=1; }
+        t1=$(now)
+        (cd "$W/wf/results" && find . -path '*alignments*' -name '*.tsv' | sort | xargs cat) > "$W/wf/ab_$(basename "$tree")_$g.tsv"
+        echo "$(basename "$tree") $g $(python3 -c "print(round($t1 - $t0, 3))")" | tee -a "$OUT/abworkflow.txt"
+      done; done; done
+      python3 - "$OUT/abworkflow.txt" <<'PY'
+import collections, statistics, sys
+runs = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    tree, g, t = line.split()
+    runs[(tree, g)].append(float(t))
+for tree in sorted({t for t, _ in runs}):
+    med = {g: statistics.median(v) for (t, g), v in runs.items() if t == tree}
+    one, alls = med["1"], med[max(med, key=int)]
+    print(f"abworkflow {tree}: gpu=1 {one:.3f} s, gpu={max(med, key=int)} {alls:.3f} s, ratio {alls / one:.3f}; runs {dict((g, v) for (t, g), v in runs.items() if t == tree)}")
+PY
+      same=true; for f in "$W"/wf/ab_*.tsv; do cmp -s "$f" "$W/wf/ab_$(basename "$R")_1.tsv" || same=false; done
+      echo "abworkflow: alignments identical: $same"; [ "$same" = true ] || rc=1 ;;
+    order)
+      # does a search's start-up depend on what ran before it? The searches of `phases` (phase_times.py) in
+      # the order 0 0 ALL ALL 0 ALL 0 (ORDER overrides it), each with its wall, its end in the process, its
+      # cuInit and each GPU's first launch; one line per run in order.txt
+      bench_db
+      : > "$OUT/order.txt"
+      for devs in ${ORDER:-0 0 $ALL $ALL 0 $ALL 0}; do
+        t0=$(now)
+        PHASE_EXIT=${PHASE_EXIT:-} python3 bench/phase_times.py search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$devs" --top 50 \
+          --outfmt "6 qseqid sseqid score evalue bitscore" --out "$W/order.out" 2> /dev/null > "$W/order.json" || rc=1
+        t1=$(now)
+        python3 - "$devs" "$(python3 -c "print(round($t1 - $t0, 3))")" "$W/order.json" <<'PY' | tee -a "$OUT/order.txt"
+import json, sys
+d = json.load(open(sys.argv[3]))
+spans = {}
+for name, a, b, _thread in d["spans"]:
+    spans.setdefault(name, (a, b))
+cu = spans.get("cuInit (ctypes)", (0, 0))
+launches = " ".join(f"{n[-1]}@{a}" for n, (a, b) in spans.items() if n.startswith("first launch"))
+write = spans.get("write_output", (0, 0))
+import os
+print(f"exit {os.environ.get('PHASE_EXIT') or 'normal'} devices {sys.argv[1]} wall {sys.argv[2]} end {d['end']} cuInit {cu[0]}-{cu[1]} launches {launches} write {write[0]}-{write[1]}")
+PY
       done ;;
     longphases)
       # where align-long's wall goes (bench/phase_times.py), on GPU 0 and on all GPUs, twice

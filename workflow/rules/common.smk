@@ -176,48 +176,37 @@ def gpu_run(backend):
     return args + ["--"]
 
 
-_DRIVER_HOLDERS = []
+_DRIVER = []  # the driver library, once initialised in this process (kept for the run)
 
 
-def hold_gpu_driver():
-    """Start `swgpu gpu-hold` for this run (`onstart`): while it holds CUDA's driver, the GPU
-    jobs do not each initialise it again, and jobs starting together on several GPUs wait
-    less for one another (swgpu_core.cuda_driver.hold gives the measurements; two searches
-    started together still lose 0.15 s each, and over whole workflow runs on two GPUs the
-    difference has stayed within the runs' spread: bench/RESULTS.md). Only where the
-    jobs run on this host and may use a GPU; a holder that cannot start is no error (it only
-    saves time), and it ends by itself if this process is killed. The first jobs do not
-    wait for it to hold the driver: that was measured (2 x H200, 8de9610) to start them
-    0.9 s after the DAG instead of 0.3 s, with jobs no faster. `subprocess` is imported
-    here, at the run's start: parsing the workflow starts no process (tests/test_workflow.py).
-    """
-    import subprocess
-
+def initialise_gpu_driver():
+    """Initialise CUDA's driver in this Snakemake process, in a daemon thread, while the
+    workflow is read (config gpu.hold_driver): while one process on the host has it
+    initialised, each GPU job's own initialisation takes 0.03 s instead of 0.1-0.4 s, and
+    jobs starting together wait less for one another (swgpu_core.cuda_driver.hold gives the
+    measurements). Begun at parse time, it is done before the first jobs start, 0.3 s after
+    the DAG at the earliest; the `swgpu gpu-hold` process that an `onstart` handler started
+    until 2026-11-26 initialised the driver at the same instant as the first jobs, and the
+    first job paid for it (0.3 s, bench/RESULTS.md). `cuInit` through ctypes releases the
+    GIL, creates no context and takes no GPU memory; without a driver library (a CPU host)
+    it does nothing. Not in a job that Snakemake runs itself (a cluster job re-reads the
+    workflow), nor where no job may use a GPU."""
     gpu_jobs = uses_gpu() or (
         config["align_long"]["enabled"] and uses_gpu(config["align_long"]["backend"])
     )
-    if not (config["gpu"]["hold_driver"] and workflow.local_exec and gpu_jobs):
-        return
+    if config["gpu"]["hold_driver"] and workflow.is_main_process and gpu_jobs:
+        threading.Thread(target=_cuinit, name="swgpu-cuda-driver", daemon=True).start()
+
+
+def _cuinit():
+    import ctypes
+
     try:
-        _DRIVER_HOLDERS.append(
-            subprocess.Popen(
-                ["swgpu", "gpu-hold", "--while-pid", str(os.getpid())],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        )
-    except OSError:
+        driver = ctypes.CDLL("libcuda.so.1")
+        if driver.cuInit(0) == 0:
+            _DRIVER.append(driver)
+    except (OSError, AttributeError):  # no driver installed here
         pass
-
-
-def release_gpu_driver():
-    """Stop the run's `swgpu gpu-hold` (`onsuccess`, `onerror`)."""
-    while _DRIVER_HOLDERS:
-        holder = _DRIVER_HOLDERS.pop()
-        holder.terminate()
-        holder.wait()
 
 
 def search_job_size():
