@@ -182,7 +182,9 @@ print(
         }
     )
 )
-if os.environ.get("PHASE_EXIT") == "os":  # skip the interpreter's finalisation (CuPy's frees, module teardown): what is left is the driver's
+if (
+    os.environ.get("PHASE_EXIT") == "os"
+):  # skip the interpreter's finalisation (CuPy's frees, module teardown): what is left is the driver's
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(rc)
