@@ -347,7 +347,7 @@ PY
         p1=$!
         nvidia-smi --query-compute-apps=timestamp,gpu_bus_id,pid,used_memory --format=csv,noheader -lms 200 > "$W/wf/smi_apps$g$sfx.csv" &
         p2=$!
-        # how many `swgpu gpu-hold` processes run during the run (one with gpu.hold_driver, none without)
+        # how many `swgpu gpu-hold` processes run during the run (none since c754295: Snakemake's process initialises the driver itself)
         (while :; do pgrep -fc "swgpu_core gpu-hold" || true; sleep 0.5; done) > "$W/wf/holders_$hold$g.txt" &
         p3=$!
         t0=$(now)
