@@ -201,6 +201,26 @@ print("ok", cupy.CALLS)
 """
 
 
+UNUSED = """
+from swgpu_core.gpu.search import CudaBackend, DeviceWorker
+from swgpu_core.scoring import Scoring
+
+DeviceWorker.__init__ = lambda self, device_id, *args: setattr(self, "device_id", device_id)
+DeviceWorker.prepare = lambda self: None
+backend = CudaBackend(Scoring.protein(), [0, 0])  # never scans: the second GPU's set-up never begins
+print("ok", len(backend._starting))
+"""
+
+
+def test_an_unused_multi_gpu_backend_lets_the_process_end(tmp_path):
+    """The second GPU's set-up waits (for the first GPU's scan) in a daemon thread: a backend
+    that never scans, say after an error, must not keep the process from ending."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(TESTS / "cuda_emu" / "fake_cupy"), str(TESTS.parent), env.get("PYTHONPATH", "")])
+    done = subprocess.run([sys.executable, "-c", UNUSED], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.split() == ["ok", "2"], done.stdout + done.stderr
+
+
 def _run(script: str, tmp_path: Path) -> str:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(TESTS / "cuda_emu" / "fake_cupy"), str(TESTS), str(TESTS.parent), env.get("PYTHONPATH", "")])

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable, Generator, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, field, replace
 
 import cupy as cp
@@ -973,6 +973,15 @@ def _done(value: object) -> Future:
     return future
 
 
+def _settle(future: Future, fn: Callable, *args) -> None:
+    """``future`` gets what ``fn(*args)`` returns or raises (its caller's thread is a daemon
+    thread of the process: a pool's worker threads would be joined at exit)."""
+    try:
+        future.set_result(fn(*args))
+    except BaseException as exc:  # noqa: BLE001 -- handed to whoever waits for the future
+        future.set_exception(exc)
+
+
 def _record(stream: cp.cuda.Stream, timing: bool = False) -> cp.cuda.Event:
     ev = cp.cuda.Event(disable_timing=not timing)
     ev.record(stream)
@@ -1008,21 +1017,23 @@ class CudaBackend:
             worker.prepare()
             return worker
 
-        # the first GPU here; the others one after another in a thread, once the first one scans
+        # the first GPU here; the others one after another in a daemon thread (a backend that
+        # never scans must not keep the process from ending), once the first one scans
         # (_shared_steps) or all are needed (workers): while the driver makes a context it runs
         # nothing else of the process's, and the first GPU's set-up took 0.15 s longer beside it
         # (2 x H100, bench/RESULTS.md)
         self._starting: list[Future[DeviceWorker]] = [_done(ready(ids[0]))]
         self._others = threading.Event()
         if len(ids) > 1:
+            others: list[Future[DeviceWorker]] = [Future() for _ in ids[1:]]
 
-            def later(d: int) -> DeviceWorker:
+            def later() -> None:
                 self._others.wait()
-                return ready(d)
+                for d, future in zip(ids[1:], others):
+                    _settle(future, ready, d)
 
-            pool = ThreadPoolExecutor(1, thread_name_prefix="swgpu-worker")
-            self._starting += [pool.submit(later, d) for d in ids[1:]]
-            pool.shutdown(wait=False)
+            threading.Thread(target=later, name="swgpu-workers", daemon=True).start()
+            self._starting += others
         self._workers: list[DeviceWorker] | None = None
 
     @property
@@ -1106,8 +1117,11 @@ class CudaBackend:
         process, so making every context first (until 2026-11-26) held the first GPU back by
         0.1-0.2 s on 2 x H200 (bench/RESULTS.md), and so did letting a GPU join early while
         the contexts were still made together (72e7051), or making the second context while
-        the first GPU was still being set up (2ba4a39). A GPU too small for the batch (the
-        batch is cut for the first GPU) takes no query: the others scan them all."""
+        the first GPU was still being set up (2ba4a39). Measured against starting together
+        (A/B in one call each, bench200M x 500): 4 x H100 4.83-4.86 s against 5.09-5.35 s;
+        2 x H100 within the runs' spread, since the second GPU's start moves as much later
+        as the first one's moves earlier. A GPU too small for the batch (the batch is cut
+        for the first GPU) takes no query: the others scan them all."""
         first = self._starting[0].result()
         held = first.upload(db, whole[0])  # queued from here before any GPU's scan, as a lone GPU does
         longest_first = iter(sorted(range(len(queries)), key=lambda q: -len(queries[q])))
@@ -1119,9 +1133,13 @@ class CudaBackend:
             worker.upload(db, whole[0], peer=(first.device_id, held))
             return worker
 
-        pool = ThreadPoolExecutor(1, thread_name_prefix="swgpu-join")
-        joining = [pool.submit(holding, f) for f in self._starting[1:]]
-        pool.shutdown(wait=False)
+        joining: list[Future[DeviceWorker | None]] = [Future() for _ in self._starting[1:]]
+
+        def join_all() -> None:
+            for starting, future in zip(self._starting[1:], joining):
+                _settle(future, holding, starting)
+
+        threading.Thread(target=join_all, name="swgpu-join", daemon=True).start()
 
         def joined(join: Future[DeviceWorker | None]) -> Generator:
             self._others.set()  # drive() runs this after the first GPU's first step: its first queries are queued
