@@ -260,8 +260,8 @@ def test_the_warm_up_makes_the_contexts_before_it_imports_cupy(monkeypatch):
 
 @pytest.mark.parametrize(("devices", "first"), [([1, 0], [1]), (None, [0])])
 def test_the_warm_up_makes_only_the_first_gpus_context_ahead(monkeypatch, devices, first):
-    """The other GPUs' contexts wait until the first GPU's kernels are loaded (a search starts on
-    it meanwhile, and the driver loads no kernels while it makes a context)."""
+    """Only the first GPU's context is made ahead; the other GPUs' are made later (a search
+    starts on the first one meanwhile, and the driver does little else while it makes one)."""
     from swgpu_core import cuda_driver
 
     order: list[str] = []

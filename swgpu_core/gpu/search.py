@@ -973,13 +973,24 @@ def _done(value: object) -> Future:
     return future
 
 
-def _settle(future: Future, fn: Callable, *args) -> None:
-    """``future`` gets what ``fn(*args)`` returns or raises (its caller's thread is a daemon
-    thread of the process: a pool's worker threads would be joined at exit)."""
-    try:
-        future.set_result(fn(*args))
-    except BaseException as exc:  # noqa: BLE001 -- handed to whoever waits for the future
-        future.set_exception(exc)
+def _one_after_another(name: str, fn: Callable, items: list, after: threading.Event | None = None) -> list[Future]:
+    """``fn(item)`` for each of ``items`` in turn (once ``after`` is set), in a daemon thread:
+    per item a future of what it returns or raises. A daemon thread, not a pool: a pool's
+    threads are joined at the process's exit, so one still waiting for ``after`` (a backend
+    that never scanned) would keep the process from ending."""
+    futures: list[Future] = [Future() for _ in items]
+
+    def run() -> None:
+        if after is not None:
+            after.wait()
+        for item, future in zip(items, futures):
+            try:
+                future.set_result(fn(item))
+            except BaseException as exc:  # noqa: BLE001 -- handed to whoever waits for the future
+                future.set_exception(exc)
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return futures
 
 
 def _record(stream: cp.cuda.Stream, timing: bool = False) -> cp.cuda.Event:
@@ -1017,23 +1028,14 @@ class CudaBackend:
             worker.prepare()
             return worker
 
-        # the first GPU here; the others one after another in a daemon thread (a backend that
-        # never scans must not keep the process from ending), once the first one scans
+        # the first GPU here; the others one after another in a daemon thread, once the first one scans
         # (_shared_steps) or all are needed (workers): while the driver makes a context it runs
         # nothing else of the process's, and the first GPU's set-up took 0.15 s longer beside it
         # (2 x H100, bench/RESULTS.md)
         self._starting: list[Future[DeviceWorker]] = [_done(ready(ids[0]))]
         self._others = threading.Event()
         if len(ids) > 1:
-            others: list[Future[DeviceWorker]] = [Future() for _ in ids[1:]]
-
-            def later() -> None:
-                self._others.wait()
-                for d, future in zip(ids[1:], others):
-                    _settle(future, ready, d)
-
-            threading.Thread(target=later, name="swgpu-workers", daemon=True).start()
-            self._starting += others
+            self._starting += _one_after_another("swgpu-workers", ready, ids[1:], after=self._others)
         self._workers: list[DeviceWorker] | None = None
 
     @property
@@ -1133,13 +1135,7 @@ class CudaBackend:
             worker.upload(db, whole[0], peer=(first.device_id, held))
             return worker
 
-        joining: list[Future[DeviceWorker | None]] = [Future() for _ in self._starting[1:]]
-
-        def join_all() -> None:
-            for starting, future in zip(self._starting[1:], joining):
-                _settle(future, holding, starting)
-
-        threading.Thread(target=join_all, name="swgpu-join", daemon=True).start()
+        joining = _one_after_another("swgpu-join", holding, self._starting[1:])
 
         def joined(join: Future[DeviceWorker | None]) -> Generator:
             self._others.set()  # drive() runs this after the first GPU's first step: its first queries are queued

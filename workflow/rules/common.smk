@@ -199,6 +199,7 @@ def initialise_gpu_driver():
 
 
 def _cuinit():
+    # swgpu_core.cuda_driver's call, written again: the workflow is read without swgpu_core
     import ctypes
 
     try:
