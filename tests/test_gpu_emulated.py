@@ -208,7 +208,7 @@ from swgpu_core.scoring import Scoring
 DeviceWorker.__init__ = lambda self, device_id, *args: setattr(self, "device_id", device_id)
 DeviceWorker.prepare = lambda self: None
 backend = CudaBackend(Scoring.protein(), [0, 0])  # never scans: the second GPU's set-up never begins
-print("ok", len(backend._starting))
+print("ok", 1 + len(backend._later))
 """
 
 

@@ -966,13 +966,6 @@ class _Pending:
         wait([self.future])
 
 
-def _done(value: object) -> Future:
-    """A future that holds ``value`` already."""
-    future: Future = Future()
-    future.set_result(value)
-    return future
-
-
 def _one_after_another(name: str, fn: Callable, items: list, after: threading.Event | None = None) -> list[Future]:
     """``fn(item)`` for each of ``items`` in turn (once ``after`` is set), in a daemon thread:
     per item a future of what it returns or raises. A daemon thread, not a pool: a pool's
@@ -1032,10 +1025,11 @@ class CudaBackend:
         # (_shared_steps) or all are needed (workers): while the driver makes a context it runs
         # nothing else of the process's, and the first GPU's set-up took 0.15 s longer beside it
         # (2 x H100, bench/RESULTS.md)
-        self._starting: list[Future[DeviceWorker]] = [_done(ready(ids[0]))]
+        self._first = ready(ids[0])
         self._others = threading.Event()
-        if len(ids) > 1:
-            self._starting += _one_after_another("swgpu-workers", ready, ids[1:], after=self._others)
+        self._later: list[Future[DeviceWorker]] = (
+            _one_after_another("swgpu-workers", ready, ids[1:], after=self._others) if len(ids) > 1 else []
+        )
         self._workers: list[DeviceWorker] | None = None
 
     @property
@@ -1043,7 +1037,7 @@ class CudaBackend:
         """Every device's worker, once all of them are ready (a set-up error is raised here)."""
         if self._workers is None:
             self._others.set()
-            self._workers = [f.result() for f in self._starting]
+            self._workers = [self._first, *(f.result() for f in self._later)]
         return self._workers
 
     @property
@@ -1073,14 +1067,13 @@ class CudaBackend:
         ready, and each GPU scans its batches in one pipeline
         (:meth:`DeviceWorker.scan_steps`). ``on_chunk`` is called with each run of the
         selection once its batch is scanned."""
-        n = len(self._starting)
+        n = len(self.device_ids)
         if n > 1 and len(queries) >= n:
-            first = self._starting[0].result()
 
             def whole_on(worker: DeviceWorker) -> list[Batch]:
                 return device_batches(db, chunks, _usable(db, worker.budget) // BYTES_PER_RESIDUE)
 
-            whole = whole_on(first)
+            whole = whole_on(self._first)
             if len(whole) == 1:
                 found: list = [None] * len(queries)
                 for part in drive(self._shared_steps(db, whole, whole_on, queries, top, score_stats)):
@@ -1124,7 +1117,7 @@ class CudaBackend:
         2 x H100 within the runs' spread, since the second GPU's start moves as much later
         as the first one's moves earlier. A GPU too small for the batch (the batch is cut
         for the first GPU) takes no query: the others scan them all."""
-        first = self._starting[0].result()
+        first = self._first
         held = first.upload(db, whole[0])  # queued from here before any GPU's scan, as a lone GPU does
         longest_first = iter(sorted(range(len(queries)), key=lambda q: -len(queries[q])))
 
@@ -1135,7 +1128,7 @@ class CudaBackend:
             worker.upload(db, whole[0], peer=(first.device_id, held))
             return worker
 
-        joining = _one_after_another("swgpu-join", holding, self._starting[1:])
+        joining = _one_after_another("swgpu-join", holding, self._later)
 
         def joined(join: Future[DeviceWorker | None]) -> Generator:
             self._others.set()  # drive() runs this after the first GPU's first step: its first queries are queued
@@ -1148,7 +1141,7 @@ class CudaBackend:
         return [first.scan_steps(db, whole, queries, top, score_stats, longest_first), *(joined(j) for j in joining)]
 
     def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, score_stats=None):
-        return self._starting[0].result().scan_chunk(db, chunk, queries, top, score_stats)  # the first GPU's, never waiting for the others
+        return self._first.scan_chunk(db, chunk, queries, top, score_stats)  # the first GPU's, never waiting for the others
 
     def scan_subset(
         self, db: Database, chunk: Chunk, queries: list[EncodedSequence], subjects: list[np.ndarray], top: int
