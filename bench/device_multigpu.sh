@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
-#   run: bash bench/device_multigpu.sh [tests] [jobstart] [concphases] [probe] [phases] [order] [search] [abworkflow] [abwall] [concstart] [workflow] [wfprofile] [long] [longphases]   (default: tests search workflow long)
+#   run: bash bench/device_multigpu.sh [tests] [jobstart] [concphases] [probe] [phases] [order] [search] [abworkflow] [abwall] [concstart] [workflow] [wfprofile] [long] [longphases] [teardown]   (default: tests search workflow long)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`), .carry (a copy of shared/)
 # Every step runs on 1, 2, 4 and 8 GPUs as far as the machine has them (and on all of them).
 # 1. search: `swgpu search --devices 0`, `0,1`, ... on bench200M x 500 queries (scan GCUPS as
@@ -272,6 +272,13 @@ PY
           --devices "$devs" --out "$W/long_phases.tsv" --format tsv 2> "$W/long_phases.log" | tee -a "$OUT/multigpu_long_phases.jsonl" || rc=1
         tail -2 "$W/long_phases.log"
       done ;;
+    teardown)
+      # what the process pays at its end (bench/teardown.py: cuInit only, a search then os._exit, with the GPUs'
+      # contexts reset first, or reset in a thread while the writing would run), and the tail of a search on
+      # every GPU set (--tail: per GPU when its steps start, when its last event is seen, when they return)
+      bench_db
+      python3 bench/teardown.py --db "$W/db" --queries "$W/q500.fasta" --devices 0 "$ALL" 2>&1 | tee "$OUT/teardown.txt" || rc=1
+      python3 bench/teardown.py --db "$W/db" --queries "$W/q500.fasta" --devices 0 "$ALL" 0 "$ALL" --tail 2>&1 | tee -a "$OUT/teardown.txt" || rc=1 ;;
     search)
       bench_db
       swgpu search --db "$W/db" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
