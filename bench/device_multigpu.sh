@@ -277,8 +277,8 @@ PY
       # contexts reset first, or reset in a thread while the writing would run), and the tail of a search on
       # every GPU set (--tail: per GPU when its steps start, when its last event is seen, when they return)
       bench_db
-      python3 bench/teardown.py --db "$W/db" --queries "$W/q500.fasta" --devices 0 "$ALL" 2>&1 | tee "$OUT/teardown.txt" || rc=1
-      python3 bench/teardown.py --db "$W/db" --queries "$W/q500.fasta" --devices 0 "$ALL" 0 "$ALL" --tail 2>&1 | tee -a "$OUT/teardown.txt" || rc=1 ;;
+      python3 bench/teardown.py --db "$W/db" --queries "$W/q500.fasta" --devices 0 "$ALL" ${TEARDOWN_MODES:+--modes $TEARDOWN_MODES} 2>&1 | tee "$OUT/teardown.txt" || rc=1
+      [ -n "${TEARDOWN_MODES:-}" ] || python3 bench/teardown.py --db "$W/db" --queries "$W/q500.fasta" --devices 0 "$ALL" 0 "$ALL" --tail 2>&1 | tee -a "$OUT/teardown.txt" || rc=1 ;;
     search)
       bench_db
       swgpu search --db "$W/db" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet

@@ -9,7 +9,10 @@ through the API and ends with ``os._exit`` (as the ``swgpu`` command does), in v
 * ``reset``: the search, then each GPU's primary context destroyed (``cudaDeviceReset``) in
   this thread before ``os._exit``;
 * ``reset-bg``: the same reset in a thread while this one sleeps 0.15 s (a search's writing
-  of bench200M x 500 takes 0.11-0.18 s), then ``os._exit``.
+  of bench200M x 500 takes 0.11-0.18 s), then ``os._exit``; ``reset-par-bg`` resets the
+  devices each in a thread of its own; ``exit-sleep`` sleeps as long with nothing beside;
+* ``free-bg``: instead of the reset, the search's device buffers dropped and CuPy's memory
+  pools freed (the contexts stay) in a thread while this one sleeps.
 
 Per run: the child's work (process start to the line before ``os._exit``), its reset, and
 the exit (that line to the parent's ``wait`` returning: the driver's teardown of what is
@@ -53,6 +56,35 @@ def reset(devices: list[int]) -> float:
         assert lib.cuDeviceGet(ctypes.byref(device), d) == 0
         rc = lib.cuDevicePrimaryCtxReset_v2(device)
         assert rc == 0, f"cuDevicePrimaryCtxReset_v2({d}): {rc}"
+    return time.perf_counter() - t
+
+
+def reset_parallel(devices: list[int]) -> float:
+    """:func:`reset`, one thread per device."""
+    t = time.perf_counter()
+    threads = [threading.Thread(target=reset, args=([d],)) for d in devices]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    return time.perf_counter() - t
+
+
+def free_memory(backend, devices: list[int]) -> float:
+    """Drop the search's device buffers and give CuPy's pools back to the driver (the
+    contexts stay); seconds taken."""
+    import cupy as cp
+
+    t = time.perf_counter()
+    for w in backend.workers:
+        w.resident.clear()
+        w._scratch.clear()
+        w._profiles.clear()
+        w._staging = []
+    for d in devices:
+        with cp.cuda.Device(d):
+            cp.get_default_memory_pool().free_all_blocks()
+    cp.get_default_pinned_memory_pool().free_all_blocks()
     return time.perf_counter() - t
 
 
@@ -123,8 +155,9 @@ def child(mode: str, devices: list[int], db_path: str, queries_path: str, n: int
 
             launched: set = set()
             gs.DeviceWorker._launch = launch
+        eng = engine.get_engine("cuda")
         result = api.search(
-            db, queries, Scoring.protein("BLOSUM62", 11, 1), backend=engine.get_engine("cuda"), top=50, devices=devices,
+            db, queries, Scoring.protein("BLOSUM62", 11, 1), backend=eng, top=50, devices=devices,
             show_progress=False,
         )  # fmt: skip
         out["scan_end"] = round(time.time() - t0, 3)
@@ -132,9 +165,15 @@ def child(mode: str, devices: list[int], db_path: str, queries_path: str, n: int
         out["spans"] = sorted(spans + [["cuInit ends", None, *inits]], key=lambda s: s[2])
         if mode == "reset":
             out["reset_seconds"] = round(reset(devices), 3)
-        elif mode == "reset-bg":
+        elif mode in ("reset-bg", "reset-par-bg", "free-bg"):
             box: list[float] = []
-            th = threading.Thread(target=lambda: box.append(reset(devices)), daemon=True)
+            backend = eng._scanners[tuple(devices)]
+            work = {
+                "reset-bg": lambda: reset(devices),
+                "reset-par-bg": lambda: reset_parallel(devices),
+                "free-bg": lambda: free_memory(backend, devices),
+            }[mode]
+            th = threading.Thread(target=lambda: box.append(work()), daemon=True)
             th.start()
             time.sleep(WRITING_SECONDS)
             th.join()
@@ -154,7 +193,7 @@ def main() -> None:
     p.add_argument("--n", type=int, default=40)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--devices", nargs="+", default=["0", "0,1"])
-    p.add_argument("--modes", nargs="+", default=["init", "exit", "exit-sleep", "reset", "reset-bg"])
+    p.add_argument("--modes", nargs="+", default=["init", "exit", "exit-sleep", "reset", "reset-bg", "reset-par-bg", "free-bg"])
     p.add_argument("--tail", action="store_true")
     p.add_argument("--child")
     a = p.parse_args()
