@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
-#   run: bash bench/device_multigpu.sh [tests] [jobstart] [concphases] [probe] [phases] [order] [search] [abworkflow] [abwall] [concstart] [workflow] [wfprofile] [long] [longphases] [teardown]   (default: tests search workflow long)
+#   run: bash bench/device_multigpu.sh [tests] [jobstart] [concphases] [probe] [phases] [order] [search] [abworkflow] [abwall] [concstart] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`), .carry (a copy of shared/)
 # Every step runs on 1, 2, 4 and 8 GPUs as far as the machine has them (and on all of them).
 # 1. search: `swgpu search --devices 0`, `0,1`, ... on bench200M x 500 queries (scan GCUPS as
@@ -52,12 +52,15 @@ summary() {  # the command's own summary line -> "seconds gcups"
 }
 scaling() {  # scaling NAME WORKLOAD SAME_KEY COMMAND...: COMMAND (with DEVS and OUTFILE in it) run on 1, 2, 4, ... GPUs
   # up to all of them, twice each in turn; medians of wall, the command's scan seconds and GCUPS, every output compared
-  # with the one-GPU output; one record
+  # with the one-GPU output; one record. PRIMER (a command, untimed) runs before each run: a process's cuInit takes
+  # 0.08-0.1 s longer where the process before it left a GPU unused (bench/RESULTS.md), so in turns of 1 and 2 GPUs
+  # the two-GPU runs always paid it; after a primer on every GPU, each run starts from the same state
   local name=$1 workload=$2 key=$3; shift 3
   : > "$W/${name}_times.txt"
   for round in 1 2; do
     for devs in "${SETS[@]}"; do
       local tag=${devs//,/_} t0 t1
+      [ -z "${PRIMER:-}" ] || eval "$PRIMER" > /dev/null 2>&1 || { echo "primer failed"; rc=1; }
       t0=$(now)
       DEVS=$devs OUTFILE="$W/${name}_$tag.out" eval "$@" 2> "$W/${name}_$tag.log" || { tail -5 "$W/${name}_$tag.log"; rc=1; }
       t1=$(now)
@@ -279,10 +282,13 @@ PY
       bench_db
       python3 bench/teardown.py --db "$W/db" --queries "$W/q500.fasta" --devices 0 "$ALL" ${TEARDOWN_MODES:+--modes $TEARDOWN_MODES} 2>&1 | tee "$OUT/teardown.txt" || rc=1
       [ -n "${TEARDOWN_MODES:-}" ] || python3 bench/teardown.py --db "$W/db" --queries "$W/q500.fasta" --devices 0 "$ALL" 0 "$ALL" --tail 2>&1 | tee -a "$OUT/teardown.txt" || rc=1 ;;
-    search)
+    search|search_primed)
+      # search_primed: each run after a one-query search on every GPU (see scaling)
       bench_db
       swgpu search --db "$W/db" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
-      scaling search "bench200M x 500 queries, top 50, no alignments" hits_identical \
+      head -2 .carry/data/cudasw_queries.fasta > "$W/one_query.fasta"
+      primer=; [ "$what" = search ] || primer='swgpu search --db "$W/db" --query "$W/one_query.fasta" --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet'
+      PRIMER=$primer scaling "$what" "bench200M x 500 queries, top 50, no alignments${primer:+, each run after a one-query search on every GPU}" hits_identical \
         'swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$DEVS" --top 50' \
         '--outfmt "6 qseqid sseqid score evalue bitscore" --out "$OUTFILE"' ;;
     abwall)

@@ -58,12 +58,16 @@ def command_module(name: str) -> str | None:
     return module if importlib.util.find_spec(f"{commands.__name__}.{module}") is not None else None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, process_ends: bool = False) -> int:
+    """Run one command; its exit code. ``process_ends``: the process ends with ``os._exit``
+    once this returns (:func:`console`), so a command may let go of its GPUs early
+    (:func:`swgpu_core.commands._options.gpus_done`); False wherever the process goes on."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] and argv[0] in commands.GPU_COMMANDS:
         cuda_driver.start()  # in the background, while the commands are imported (see its docstring)
     only = "" if argv[:1] == ["--version"] else command_module(argv[0]) if argv else None
     args = build_parser(only).parse_args(argv)
+    args.process_ends = process_ends
     try:
         return int(args._run(args) or 0)
     except SwgpuError as exc:
@@ -88,12 +92,16 @@ def console() -> NoReturn:
     object at a time, 0.2-0.7 s after the work is done (measured on an H200 with one and
     two GPUs); the driver releases all of it at process exit anyway. Nothing is lost: every
     output was written under a temporary name and renamed before :func:`main` returned,
-    and the standard streams are flushed here. Under a profiler or tracer (``python -m
-    cProfile -m swgpu_core``, coverage), which write their results at exit, it exits normally.
+    and the standard streams are flushed here. The GPUs' contexts, which the driver would
+    destroy at the exit, a command destroys while it writes its outputs
+    (:func:`swgpu_core.cuda_driver.release`); the exit waits for that. Under a profiler or
+    tracer (``python -m cProfile -m swgpu_core``, coverage), which write their results at
+    exit, it exits normally, and keeps its contexts to the end.
     """
-    rc = main()
     if sys.getprofile() is not None or sys.gettrace() is not None:
-        sys.exit(rc)
+        sys.exit(main())
+    rc = main(process_ends=True)
+    cuda_driver.wait_released()
     try:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -270,3 +270,133 @@ def test_the_executable_ends_at_once_with_everything_written(cli_db: Path, resou
         check=False,
     )
     assert run.returncode == 0 and run.stdout == expected and prof.stat().st_size > 0
+
+
+def test_gpu_commands_let_go_of_their_gpus_before_writing_only_where_the_process_ends(
+    cli_db: Path, resources: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``swgpu`` (process_ends) has each GPU command release its GPUs after its last GPU work
+    and before its first output is written, holding the search's engine; a ``main`` that the
+    process outlives (a caller's, these tests'), or ``--backend cpu``, releases nothing."""
+    from swgpu_core import cli, cuda_driver
+    from swgpu_core.engine import CpuEngine
+
+    calls: list[tuple[object, bool]] = []
+    out = tmp_path / "hits.tsv"
+    monkeypatch.setattr(cuda_driver, "release", lambda keep=None: calls.append((keep, out.exists())))
+    search = ["search", "--db", str(cli_db), "--query", str(resources / "queries.fasta"), "--top", "3", "--quiet", "--out", str(out)]
+    assert cli.main([*search, "--backend", "auto"], process_ends=True) == 0
+    assert len(calls) == 1 and isinstance(calls[0][0], CpuEngine) and calls[0][1] is False  # before the output existed
+    assert cli.main([*search, "--backend", "auto"]) == 0 and cli.main([*search, "--backend", "cpu"], process_ends=True) == 0
+    assert len(calls) == 1
+    pairs = tmp_path / "pairs.tsv"
+    queries = str(resources / "queries.fasta")
+    assert cli.main(["pairs", "--query", queries, "--subject", queries, "--out", str(pairs), "--quiet"], process_ends=True) == 0
+    assert len(calls) == 2 and pairs.exists()
+
+
+def test_release_resets_only_the_active_contexts_and_stops_collection(monkeypatch: pytest.MonkeyPatch) -> None:
+    """:func:`swgpu_core.cuda_driver.release` (through a stand-in driver): of three devices, the
+    two with an active primary context are reset, in a thread :func:`wait_released` joins;
+    what it keeps is held; the garbage collector is off; a second call does nothing."""
+    import gc
+
+    from swgpu_core import cuda_driver
+
+    active = {0: True, 1: False, 2: True}
+    reset: list[int] = []
+
+    def value(ref):  # the ctypes object behind byref()
+        return ref._obj
+
+    class Driver:
+        def cuDeviceGetCount(self, count):
+            value(count).value = len(active)
+            return 0
+
+        def cuDeviceGet(self, device, ordinal):
+            value(device).value = ordinal
+            return 0
+
+        def cuDevicePrimaryCtxGetState(self, device, flags, state):
+            value(state).value = int(active[device.value])
+            return 0
+
+        def cuDevicePrimaryCtxReset_v2(self, device):
+            reset.append(device.value)
+            return 0
+
+    monkeypatch.setattr(cuda_driver, "_driver", Driver)
+    monkeypatch.setattr(cuda_driver, "_RELEASING", [])
+    monkeypatch.setattr(cuda_driver, "_KEPT", [])
+    kept = object()
+    assert gc.isenabled()
+    try:
+        cuda_driver.release(kept)
+        cuda_driver.wait_released()
+        assert reset == [0, 2] and [kept] == cuda_driver._KEPT and not gc.isenabled()
+        cuda_driver.release(object())
+        cuda_driver.wait_released()
+        assert reset == [0, 2] and [kept] == cuda_driver._KEPT
+    finally:
+        gc.enable()
+
+
+#: runs ``swgpu`` (:func:`swgpu_core.cli.console`) with a note on stderr of how many GPU contexts were active when released
+_COUNTING_CONSOLE = """
+import ctypes, sys
+from swgpu_core import cli, cuda_driver
+
+inner = cuda_driver._reset_active
+
+
+def counted(lib):
+    count, n = ctypes.c_int(0), 0
+    lib.cuDeviceGetCount(ctypes.byref(count))
+    for ordinal in range(count.value):
+        device, flags, active = ctypes.c_int(0), ctypes.c_uint(0), ctypes.c_int(0)
+        lib.cuDeviceGet(ctypes.byref(device), ordinal)
+        lib.cuDevicePrimaryCtxGetState(device, ctypes.byref(flags), ctypes.byref(active))
+        n += active.value
+    inner(lib)
+    print(f"released {n} context(s)", file=sys.stderr, flush=True)
+
+
+cuda_driver._reset_active = counted
+sys.argv = ["swgpu", *sys.argv[1:]]
+cli.console()
+"""
+
+
+@pytest.mark.gpu
+def test_the_executable_releases_its_gpus_while_it_writes(cli_db: Path, resources: Path, swgpu, tmp_path: Path) -> None:
+    """On a GPU, ``swgpu search`` (with alignment fields: the GPU traceback runs before the
+    release), ``pairs`` and ``align-long`` destroy their contexts before they write: each
+    says so, writes exactly what the in-process command writes, and nothing on stderr
+    tells of a CUDA object freed afterwards (CuPy's finalisers would print their errors)."""
+    import os
+    import subprocess
+    import sys
+
+    queries = str(resources / "queries.fasta")
+    records = [r.split("\n", 1) for r in Path(queries).read_text().split(">")[1:]]
+    first, joined = tmp_path / "first.fasta", tmp_path / "joined.fasta"
+    first.write_text(f">{records[0][0]}\n{records[0][1]}")
+    joined.write_text(">joined\n" + "".join(seq.replace("\n", "") for _, seq in records) + "\n")
+    commands = {
+        "search": ["search", "--db", str(cli_db), "--query", queries, "--top", "5", "--outfmt", "6 qseqid sseqid score pident evalue qstart send"],
+        "pairs": ["pairs", "--query", queries, "--subject", queries],
+        "align-long": ["align-long", "--query", str(first), "--target", str(joined), "--alphabet", "protein"],
+    }  # fmt: skip
+    root = str(Path(__file__).resolve().parent.parent)
+    for name, args in commands.items():
+        args = [*args, "--backend", os.environ.get("SWGPU_TEST_BACKEND", "cuda"), "--quiet"]
+        rc, expected, err = swgpu(*args, "--out", tmp_path / f"{name}.in")
+        assert rc == 0, err
+        out = tmp_path / f"{name}.out"
+        run = subprocess.run(
+            [sys.executable, "-c", _COUNTING_CONSOLE, *args, "--out", str(out)], capture_output=True, text=True, cwd=root, check=False
+        )
+        assert run.returncode == 0, run.stderr
+        assert run.stderr.startswith("released ") and "released 0 " not in run.stderr and run.stderr.count("\n") == 1, (name, run.stderr)
+        assert out.read_text() == (tmp_path / f"{name}.in").read_text() and out.stat().st_size > 0, name

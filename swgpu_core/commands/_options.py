@@ -13,6 +13,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from .. import cuda_driver
 from ..engine import KINDS, warm_up
 from ..errors import InputError
 from ..formats import FORMATS, Output, choose_format, plan_output
@@ -25,6 +26,16 @@ def start_gpu(args: argparse.Namespace, devices: Sequence[int] | None, *, scan: 
     command, so that it runs while the command reads its inputs."""
     if args.backend != "cpu":
         warm_up(devices, scan=scan)
+
+
+def gpus_done(args: argparse.Namespace, keep: object = None) -> None:
+    """Called where a command has done its last GPU work (its outputs not yet written): where
+    its process ends with it (``args.process_ends``, the ``swgpu`` executable), the GPUs'
+    contexts are destroyed in the background while it writes, instead of after
+    (:func:`swgpu_core.cuda_driver.release`). ``keep``: what holds the command's CUDA objects
+    beyond its own variables (the engine that made its scanner), held to the end."""
+    if args.process_ends and args.backend != "cpu":
+        cuda_driver.release(keep)
 
 
 def add_output_arguments(parser: argparse.ArgumentParser, *, out_help: str, outfmt: str = DEFAULT_OUTFMT, several: bool = False) -> None:

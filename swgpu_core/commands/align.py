@@ -18,6 +18,7 @@ from ._options import (
     add_alignment_arguments,
     add_output_arguments,
     check_alignment_arguments,
+    gpus_done,
     plan_outputs,
     report_hits,
     saved_statistics_of,
@@ -69,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
     scoring = scoring_of(lists[0])
     stats = saved_statistics_of(args, scoring, db, [lists], outputs)  # fitted from the lists' summed histograms: as one search
     results, aligned = report_hits(args, db, hits, scoring, stats, outputs, program="swgpu align", backend=args.backend)
+    gpus_done(args)
     for output in outputs:
         write_output(output, results)
     if not args.quiet:

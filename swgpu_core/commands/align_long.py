@@ -30,7 +30,7 @@ from ..long.endpoints import DEFAULT_BAND_WIDTH, DEFAULT_TOP
 from ..long.gpu_plan import parse_gpu_sections
 from ..long.sections import max_alignment_span, parse_section
 from ..scoring import Scoring
-from ._options import add_output_arguments, plan_outputs, start_gpu
+from ._options import add_output_arguments, gpus_done, plan_outputs, start_gpu
 from .search import parse_index_list
 
 NAME = "align-long"
@@ -158,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
     results = api.trace_long(
         query, target, found, scoring, top=args.top, **shape, backend=args.backend, threads=args.threads, target_path=args.target
     )
+    gpus_done(args)
     for output in outputs:
         write_output(output, results)
     if not args.quiet:

@@ -16,7 +16,7 @@ import time
 
 from ..engine import KINDS
 from ..errors import InputError
-from ._options import add_output_arguments, add_statistics_arguments, start_gpu, statistics_of
+from ._options import add_output_arguments, add_statistics_arguments, gpus_done, start_gpu, statistics_of
 from .search import add_scoring_arguments
 
 NAME = "pairs"
@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     results, backend = api.align_pairs(pairs, scoring, backend=args.backend, statistics=stats)
     seconds = time.perf_counter() - started
+    gpus_done(args)
     write_output(output, results)
     if not args.quiet:
         n = sum(len(a) for a in results.alignments)

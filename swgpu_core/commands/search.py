@@ -21,6 +21,7 @@ from ._options import (
     announced,
     check_alignment_arguments,
     check_statistics,
+    gpus_done,
     plan_outputs,
     report_hits,
     start_gpu,
@@ -159,13 +160,15 @@ def run(args: argparse.Namespace) -> int:
         keep_score_stats=True if args.save_hits else None,  # a merge of the saved lists may fit
         mode=args.mode,
     )  # fmt: skip
-    if args.save_hits:
-        save_hits(args.save_hits, result, args.top, chunks if chunks is not None else list(range(len(db.chunks))))
-    aligned, writing = None, 0.0
+    results, aligned, writing = None, None, 0.0
     if outputs:
         stats = announced(args, result.statistics, outputs)
         program = "swgpu search" if args.mode == "exact" else f"swgpu search --mode {args.mode}"
         results, aligned = report_hits(args, db, result.hits, scoring, stats, outputs, program=program, backend=engine)
+    gpus_done(args, keep=engine)  # the engine holds the scanner's GPU workers
+    if args.save_hits:
+        save_hits(args.save_hits, result, args.top, chunks if chunks is not None else list(range(len(db.chunks))))
+    if outputs:
         writing = time.perf_counter()
         for output in outputs:
             write_output(output, results)
