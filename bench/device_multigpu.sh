@@ -166,17 +166,17 @@ PY
       ;;
     probe)
       # where a two-GPU search loses time: per device, the kernel seconds and the wall of its
-      # batches, for devices 0, 1 and both, on the first 100 queries
+      # batches, for devices 0, 1 and both, on the first PROBE_N (default 100) queries, with the workers set up before
       bench_db
       python3 - "$W/db" "$W/q500.fasta" "$ALL" <<'PY' 2>&1 | tee "$OUT/multigpu_probe.txt"
-import sys, time
+import os, sys, time
 from swgpu_core.database import Database
 from swgpu_core.fasta import read_sequences
 from swgpu_core.gpu.search import CudaBackend
 from swgpu_core.scoring import Scoring
 from swgpu_core.search import search
 db = Database(sys.argv[1]); sc = Scoring.protein()
-queries = read_sequences(sys.argv[2], db.alphabet)[:100]
+queries = read_sequences(sys.argv[2], db.alphabet)[: int(os.environ.get("PROBE_N", "100"))]
 many = [int(d) for d in sys.argv[3].split(",")]
 for devs in ([0], [1], many, many):
     backend = CudaBackend(sc, devs)
@@ -198,7 +198,7 @@ PY
       # phases in one process, on GPU 0 and on all GPUs, twice), and the bare CUDA start-up per GPU
       bench_db
       python3 - "$NG" <<'PY' 2>&1 | tee "$OUT/multigpu_cuda_start.txt"
-import sys, time
+import os, sys, time
 t = time.perf_counter(); import cupy as cp; t1 = time.perf_counter()
 n = cp.cuda.runtime.getDeviceCount(); t2 = time.perf_counter(); spans = []
 for d in range(int(sys.argv[1])):
@@ -366,7 +366,7 @@ PY
         t0=$(now)
         # every line of Snakemake's output with the seconds since the start: the jobs' starts and ends, to the millisecond
         { sm --resources gpu=$g --forcerun search 2>&1; echo "exit $?"; } | python3 -c '
-import sys, time
+import os, sys, time
 t0 = float(sys.argv[1])
 for line in sys.stdin:
     print(f"{time.time() - t0:8.3f} {line}", end="", flush=True)' "$t0" > "$W/wf/run_gpu$g$sfx.log"

@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     devices = parse_index_list(args.devices, "--devices") if args.devices else None
     start_gpu(args, devices, scan=True)
     from .. import api
-    from ..formats import write_output
+    from ..formats import needs_alignments, write_output
     from ..hitlist import save_hits
     from ..scoring import Scoring
     from ..search import check_search_options
@@ -160,12 +160,14 @@ def run(args: argparse.Namespace) -> int:
         keep_score_stats=True if args.save_hits else None,  # a merge of the saved lists may fit
         mode=args.mode,
     )  # fmt: skip
+    if not needs_alignments(outputs):
+        gpus_done(args, keep=engine)  # the scan was the last GPU work; the engine holds its workers
     results, aligned, writing = None, None, 0.0
     if outputs:
         stats = announced(args, result.statistics, outputs)
         program = "swgpu search" if args.mode == "exact" else f"swgpu search --mode {args.mode}"
         results, aligned = report_hits(args, db, result.hits, scoring, stats, outputs, program=program, backend=engine)
-    gpus_done(args, keep=engine)  # the engine holds the scanner's GPU workers
+    gpus_done(args, keep=engine)  # after the traceback (where it already let go, nothing)
     if args.save_hits:
         save_hits(args.save_hits, result, args.top, chunks if chunks is not None else list(range(len(db.chunks))))
     if outputs:
