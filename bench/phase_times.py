@@ -92,7 +92,7 @@ def timed(owner, name: str, label: str) -> None:
 #: script imported CuPy and the library first, which hid their import and the GIL they hold).
 PATCHES = {
     "swgpu_core.cli": [("build_parser", "build_parser")],
-    "swgpu_core.cuda_driver": [("initialise", "cuInit (ctypes)")],
+    "swgpu_core.cuda_driver": [("initialise", "cuInit (ctypes)"), ("_reset_active", "release contexts")],
     "swgpu_core.engine": [("_warm", "warm_up_thread"), ("probe_gpu", "probe_gpu")],
     "swgpu_core.api": [("open_database", "open_database"), ("read_queries", "read_queries"), ("statistics", "statistics"),
                        ("read_sequence", "read_sequence"), ("scan_long", "scan_long"), ("trace_long", "trace_long")],
@@ -165,7 +165,14 @@ gc.callbacks.append(gc_pause)
 imported = time.time() - T0
 from swgpu_core import cli  # noqa: E402
 
-rc = cli.main(sys.argv[1:])
+# PHASE_EXIT=os ends as the swgpu executable does (cli.console): the command may release its GPUs while it
+# writes (process_ends), the exit waits for that, then os._exit
+ENDS_AS_CONSOLE = os.environ.get("PHASE_EXIT") == "os"
+rc = cli.main(sys.argv[1:], process_ends=ENDS_AS_CONSOLE)
+if ENDS_AS_CONSOLE:
+    from swgpu_core import cuda_driver
+
+    cuda_driver.wait_released()
 end = time.time() - T0
 print(
     json.dumps(
@@ -182,9 +189,7 @@ print(
         }
     )
 )
-if (
-    os.environ.get("PHASE_EXIT") == "os"
-):  # skip the interpreter's finalisation (CuPy's frees, module teardown): what is left is the driver's
+if ENDS_AS_CONSOLE:  # skip the interpreter's finalisation (CuPy's frees, module teardown): what is left is the driver's
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(rc)
