@@ -67,14 +67,21 @@ class Rows:
         return [cell for query, n in self.queries for cell in [text(query)] * n]
 
     def per_subject(self, text: Callable[[str, str], str]) -> list[str]:
-        """The text of each row's subject header (id, description), made once per subject and table."""
-        distinct = dict.fromkeys(self.subjects)
-        missing = [i for i in distinct if i not in self.headers]
-        self.headers.update(zip(missing, self.db.headers(missing)))
+        """The text of each row's subject header (id, description), made once per subject and
+        table, and spread over the rows by numpy (a block has 4,096 rows or more, see BLOCK_ROWS)."""
+        import numpy as np
+
         made = self.texts.setdefault(text, {})
-        for i in distinct.keys() - made.keys():
-            made[i] = text(*self.headers[i])
-        return [made[i] for i in self.subjects]
+        distinct, inverse = np.unique(np.asarray(self.subjects, np.int64), return_inverse=True)
+        order = distinct.tolist()
+        new = [i for i in order if i not in made]
+        if new:
+            missing = [i for i in new if i not in self.headers]
+            self.headers.update(zip(missing, self.db.headers(missing)))
+            made.update(zip(new, [text(*self.headers[i]) for i in new]))
+        cells = np.empty(len(order), dtype=object)
+        cells[:] = [made[i] for i in order]
+        return cells[inverse.reshape(-1)].tolist()
 
     def ranks(self) -> list[str]:
         return [str(rank) for _, n in self.queries for rank in range(1, n + 1)]

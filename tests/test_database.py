@@ -177,6 +177,33 @@ def test_inner_header_offset_is_caught_when_read(built: Path) -> None:
         check_database(built)
 
 
+def test_headers_at_once_equal_one_by_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """:meth:`Database.headers` parses many headers at once (HEADER_BATCH at a time): the same
+    (id, description) pairs as :meth:`Database.header`, for repeated and unordered numbers,
+    empty descriptions, non-ASCII text and batches that end mid-list; a header whose bytes
+    no longer decode is reported by its number, as :meth:`header` reports it."""
+    import swgpu_core.database as database
+
+    names = ["plain one", "empty", "caf\u00e9 \u03b1-helix", "x", "tab\there", "\u6f22\u5b57 protein"]
+    text = "".join(f">s{i}{' ' + d if d != 'empty' else ''}\nMKV{'L' * i}\n" for i, d in enumerate(names * 3))
+    (tmp_path / "in.fa").write_text(text, encoding="utf-8")
+    db = build_database(tmp_path / "in.fa", tmp_path / "db", chunk_residues=20, show_progress=False)
+    wanted = [5, 0, 17, 5, 2, 9, 9, 1, 16, 3, 11, 4]
+    monkeypatch.setattr(database, "HEADER_BATCH", 5)
+    got = db.headers(wanted)
+    assert got == [db.header(i) for i in wanted] and got[1] == ("s0", "plain one") and got[7] == ("s1", "")
+    assert db.headers([]) == []
+    _edit_manifest(db.path, lambda m: m.pop("chunk_checksums"))  # so that only the parse meets the damage
+    start = int(np.load(db.path / "header_offsets.i64.npy")[2])
+    _poke(db.path, "headers.bin", start + 1, 0xFF)  # inside sequence 2's id: no longer UTF-8
+    damaged = Database(db.path)
+    with pytest.raises(DatabaseError, match="headers.bin: corrupt database \\(header of sequence 2"):
+        damaged.header(2)
+    with pytest.raises(DatabaseError, match="headers.bin: corrupt database \\(header of sequence 2"):
+        damaged.headers([0, 1, 2, 3])
+    assert damaged.headers([0, 1, 3]) == [db.header(0), db.header(1), db.header(3)]
+
+
 def test_check_verifies_checksums(built: Path, capsys) -> None:
     assert cli.main(["check", str(built)]) == 0
     assert "sha256 of 6 files ok" in capsys.readouterr().out
