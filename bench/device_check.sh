@@ -141,18 +141,18 @@ PY
         rmdir "$cg" 2>/dev/null
       done ;;
     seedsweep)
-      # issue 15: per seed parameter set (T,A,X,S) the GPU candidate stage's time and counts and the recall
+      # issue 15: per seed rule (SPAN,X,TRIGGER) the GPU candidate stage's time and counts and the recall
       # of the exact mode's hits at E <= 1e-5 / 1e-3, bench200M x 500, top 500 (bench/seed_recall.py --backend cuda);
       # the first point is the default, compiled once before so that no point pays the build of the shared parts
       [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
         "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
       python3 bench/seed_recall.py run --backend cuda --threads 16 --fasta "$W/bench200M.fasta.gz" \
         --queries .carry/data/uniprot_queries500.fasta.gz --name bench200M --work /tmp/seed_recall --machine "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" \
-        --sweep 12,40,16,55 ${SEED_SWEEP:-12,40,16,55 13,40,16,50 13,60,20,50 13,40,16,45 14,60,20,45 14,40,16,41} --out "$OUT/seed_sweep.jsonl" \
+        --sweep 20,16,52 ${SEED_SWEEP:-20,16,52 20,16,55,0 25,16,52 20,16,50} --out "$OUT/seed_sweep.jsonl" \
         | python3 -c 'import json,sys
 for line in sys.stdin:
     r = json.loads(line); p = r.get("params", {})
-    print(r["kind"], *(p.get(k) for k in ("threshold", "window", "xdrop", "trigger")), "seed", r.get("seed_seconds"), "kernel", r.get("kernel_seconds"),
+    print(r["kind"], *(p.get(k) for k in ("span", "xdrop", "trigger", "trigger_step")), "seed", r.get("seed_seconds"), "kernel", r.get("kernel_seconds"),
           "s", r.get("seconds"), "hits", r.get("hits"), "ext", r.get("extensions"), "cand/q", r.get("candidates_per_query"), "cells", r.get("candidate_share_of_cells"),
           "recall", r.get("recall_1e-05"), r.get("recall_0.001"))' || rc=1 ;;
     intraprobe)

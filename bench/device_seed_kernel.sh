@@ -4,10 +4,9 @@
 #   carry: .whl (wheels the device's python lacks) and .carry (uniprot20k.fasta.gz,
 #   uniprot_queries500.fasta.gz, cudasw_queries.fasta, make_bench_db.py), as bench/device_run.sh.
 # tests: the gpu tests of the seeded mode (candidates = CPU seeder = brute-force reference,
-#   task-list scores = pyopal, fast search = CPU fast search) and of the exact engine (the scan
-#   kernels' source changed: sw_inter now shares its body with sw_inter_tasks), SWGPU_REQUIRE_GPU=1.
-# bench: bench/seed_kernel_bench.py on bench200M x 500 queries (seed kernel per LUT:WARPS variant,
-#   candidate scoring, fast and exact search), one JSON line in $OUT/seed_kernel.jsonl, printed.
+#   task-list scores = pyopal, fast search = CPU fast search) and of the exact engine, SWGPU_REQUIRE_GPU=1.
+# bench: bench/seed_kernel_bench.py on bench200M x 500 queries (seed kernel per SPAN:XDROP:TRIGGER
+#   point, candidate scoring, fast and exact search, recall), one JSON line in $OUT/seed_kernel.jsonl, printed.
 # sanitize: compute-sanitizer memcheck and racecheck on the small reference test (60 s each at most).
 # Expected: tests ~3 min, bench ~2 min (building bench200M ~40 s of it), sanitize <= 2 min.
 set -uo pipefail

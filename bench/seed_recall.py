@@ -1,7 +1,7 @@
 """Recall and speed of ``swgpu search --mode fast`` against ``--mode exact`` (and BLAST, MMseqs2).
 
     python bench/seed_recall.py run --fasta DB.fasta.gz --queries Q.fasta[.gz] --name NAME
-        [--top 500] [--threads 2] [--backend cpu|cuda] [--sweep T,A,X,S ...] [--peers] [--work DIR]
+        [--top 500] [--threads 2] [--backend cpu|cuda] [--sweep SPAN,X,TRIGGER[,STEP] ...] [--peers] [--work DIR]
         [--out bench/results.jsonl] [--machine cpu-2core]
     python bench/seed_recall.py compare --exact exact.tsv --table NAME=PATH[@QUERIES] ...
         [--top 500] [--json out.json] [--cutoffs 1e-5 1e-3]
@@ -146,7 +146,7 @@ def sweep_point(db: Database, queries: list, params: SeedParams, threads: int, b
     row = {
         "params": asdict(params),
         "backend": backend, "seed_seconds": round(seconds, 2), "table_seconds": round(table_s, 2),
-        "table_entries": int(seeder.table.size) if hasattr(seeder, "table") else None,
+        "index_entries": int(seeder.index.positions.size),
         "kernel_seconds": round(seeder.kernel_seconds, 3) if hasattr(seeder, "kernel_seconds") else None,
         **seeder.counts,
         "hits_per_cell": round(seeder.counts["hits"] / (n_res * db.n_residues), 6),
@@ -292,7 +292,7 @@ def main() -> int:
     r.add_argument("--top", type=int, default=500)
     r.add_argument("--threads", type=int, default=2)
     r.add_argument("--backend", choices=["cpu", "cuda"], default="cpu", help="where the exact search, the sweep and the fast search run")
-    r.add_argument("--sweep", nargs="*", default=[], metavar="T,A,X,S")
+    r.add_argument("--sweep", nargs="*", default=[], metavar="SPAN,X,TRIGGER[,STEP]")
     r.add_argument("--peers", action="store_true")
     r.add_argument("--no-fast", dest="fast", action="store_false", help="no fast search with the default parameters (sweep only)")
     r.add_argument(

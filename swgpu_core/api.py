@@ -106,7 +106,7 @@ def search(
     """Exact Smith-Waterman scores of ``queries`` (records, or a FASTA path) against ``db``; the ``top`` hits per query.
 
     ``mode``: ``"exact"`` scores every subject; ``"fast"`` scores only the subjects a
-    BLASTP-like seeding stage finds (word hits, two hits on a diagonal, ungapped
+    seeding stage finds (spaced seeds in a reduced alphabet, ungapped X-drop
     extension; ``seed_params``, default :class:`~swgpu_core.seed.SeedParams`), so each hit has
     the exact mode's score, alignment and E-value (E-values for the whole database) and the
     hits are the exact top ``top`` among the candidates: the fast mode can only miss hits

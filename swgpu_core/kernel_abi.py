@@ -119,56 +119,17 @@ class PartField(enum.IntEnum):
 
 
 # ---------------------------------------------------------------- seed.cu
-#: Subject positions a warp of the seed kernel takes per batch: the bits of a diagonal's in-batch
-#: hit mask in its state word (the rest holds the history, see seed.cu).
-SEED_BATCH = 12
-#: Rounds of 32 hits a warp holds per batch (a batch with more hits is cut shorter).
-SEED_ROUNDS = 4
-#: Extensions a warp queues before it runs them (each lane taking the next when its own ends):
-#: its queue holds these and one batch's hits.
-SEED_EXT_FLUSH = 96
-#: Query segments per group at most (a warp's per-segment flags; a segment's index is a byte).
-SEED_MAX_SEGS = 64
 #: Row length of the seed kernel's substitution matrix copy (codes < 32).
 SEED_MATRIX_STRIDE = 32
-#: Warps per block of the seed kernel at most (its ``__launch_bounds__`` is 32 times this).
-SEED_MAX_WARPS = 16
-
-
-class SeedGroupField(enum.IntEnum):
-    """Columns of the seed kernel's group table (int32, one row per query group, see ``seed_tables``).
-    A group's blob is [row offsets: 8001 uint32 | segment map: a byte per super-query position |
-    entries: uint16], each part 16-byte aligned; its first COPY words go to shared memory, so the
-    entries are read from shared memory when ENTRIES < COPY, else from global memory (L2)."""
-
-    BLOB = 0  # the group's blob: first uint16 word in the blobs array (a multiple of 8)
-    COPY = 1  # uint16 words of the blob copied to shared memory (a multiple of 8)
-    SEGMAP = 2  # uint16 offset, inside the blob, of the byte table: super-query position -> segment
-    ENTRIES = 3  # uint16 offset, inside the blob, of the entries (super-query positions)
-    SEG0 = 4  # first row of the group's segments in the segment table
-    NSEG = 5  # segments of the group
-    RING = 6  # diagonal slots per warp (>= the group's super-query length + window)
-
-
-class SeedSegField(enum.IntEnum):
-    """Columns of the seed kernel's segment table (int32, one row per query segment)."""
-
-    QUERY = 0  # the query's index in the batch
-    QSTART = 1  # its first residue in the concatenated query codes
-    QLEN = 2  # its length
-    LO = 3  # the query word position at the segment's first super-query position
-    OWN = 4  # super-query position of the first word the segment owns (triggers for)
-    BASE = 5  # super-query position of the segment's first word
+#: Warps per block of the seed kernel (its ``__launch_bounds__`` is 32 times this).
+SEED_WARPS = 8
 
 
 class SeedCounter(enum.IntEnum):
     """The seed kernel's uint64 counters."""
 
-    PAIRS = 0  # (query, subject) pairs appended (beyond the buffer's capacity: counted, not stored)
-    HITS = 1
-    TRIGGERS = 2  # hits with a partner on their diagonal (in segment overlaps, counted by both segments)
-    EXTENSIONS = 3  # ungapped extensions run (triggers of owned words whose query was no candidate yet)
-    ERROR = 4  # non-zero: the launch's shared memory is smaller than the kernel's layout
+    HITS = 0  # hits of pairs not yet candidates (span scored)
+    EXTENSIONS = 1  # ungapped extensions run (hits whose span passed, of pairs not yet candidates)
 
 
 def scan_rows(offsets, first: int, stop: int, lanes: int) -> tuple[int, int]:
@@ -225,27 +186,24 @@ def compile_options() -> tuple[str, ...]:
 
 
 def seed_options(params: SeedParams) -> tuple[str, ...]:
-    """The ``-D`` options of the seeding kernels (``--mode fast``), beside :func:`compile_options`:
-    the word's shape (:data:`swgpu_core.seed.WORD`, ``WORD_CODES``, ``N_WORDS``) and the rule's
-    parameters (:class:`~swgpu_core.seed.SeedParams`), so the kernel and the CPU read one definition."""
-    from .seed import N_WORDS, WORD, WORD_CODES
+    """The ``-D`` options of the seed kernel (``--mode fast``), beside :func:`compile_options`:
+    the rule's parameters (:class:`~swgpu_core.seed.SeedParams`: its shapes' count and weight,
+    its alphabet's groups, the keys per shape, the span, X-drop and trigger scores), so the
+    kernel and the CPU read one definition. The shapes' offsets go to the kernel as an array."""
+    from .seed import TRIGGER_BASE_LOG2
 
     return (
-        f"-DSWGPU_SEED_WORD={WORD}",
-        f"-DSWGPU_SEED_WORD_CODES={WORD_CODES}",
-        f"-DSWGPU_SEED_N_WORDS={N_WORDS}",
-        f"-DSWGPU_SEED_THRESHOLD={params.threshold}",
-        f"-DSWGPU_SEED_WINDOW={params.window}",
+        f"-DSWGPU_SEED_SHAPES={len(params.shapes)}",
+        f"-DSWGPU_SEED_WEIGHT={params.weight}",
+        f"-DSWGPU_SEED_GROUPS={params.n_groups}",
+        f"-DSWGPU_SEED_KEYS={params.n_keys}",
+        f"-DSWGPU_SEED_SPAN={params.span}",
         f"-DSWGPU_SEED_XDROP={params.xdrop}",
         f"-DSWGPU_SEED_TRIGGER={params.trigger}",
-        f"-DSWGPU_SEED_BATCH={SEED_BATCH}",
-        f"-DSWGPU_SEED_ROUNDS={SEED_ROUNDS}",
-        f"-DSWGPU_SEED_EXT_FLUSH={SEED_EXT_FLUSH}",
-        f"-DSWGPU_SEED_MAX_SEGS={SEED_MAX_SEGS}",
+        f"-DSWGPU_SEED_TRIGGER_STEP={params.trigger_step}",
+        f"-DSWGPU_SEED_TRIGGER_BASE_LOG2={TRIGGER_BASE_LOG2}",
         f"-DSWGPU_SEED_MATRIX_STRIDE={SEED_MATRIX_STRIDE}",
-        f"-DSWGPU_SEED_MAX_WARPS={SEED_MAX_WARPS}",
-        *_enum_defines("SEED_GROUP", SeedGroupField),
-        *_enum_defines("SEED_SEG", SeedSegField),
+        f"-DSWGPU_SEED_WARPS={SEED_WARPS}",
         *_enum_defines("SEED_COUNTER", SeedCounter),
     )
 

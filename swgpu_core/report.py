@@ -68,7 +68,9 @@ class RunInfo:
 
 
 #: What the lead paragraph adds for a fast-mode search.
-_SEEDED = " of the subjects that a BLASTP-like seeding selected (fast mode: the scores are exact, some hits may be missed)"
+_SEEDED = (
+    " of the subjects that seeding selected (spaced seeds and ungapped extension; fast mode: the scores are exact, some hits may be missed)"
+)
 
 # ---------------------------------------------------------------------------- reading
 

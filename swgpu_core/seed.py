@@ -1,24 +1,30 @@
 """Seeded search (``--mode fast``): which subjects a query's exact Smith-Waterman scores.
 
-The fast mode decides, per query, a set of *candidate* subjects, BLASTP-style (word hits,
-the two-hit rule, ungapped X-drop extension), and scores only those with the exact
-machinery, so every reported hit has exactly the score, alignment and E-value of
-``--mode exact``; fast mode can only miss hits. The rule (``docs/seeded.md``):
+The fast mode decides, per query, a set of *candidate* subjects by spaced seeds in a reduced
+alphabet (as DIAMOND seeds) and ungapped X-drop extension (as BLASTP extends), and scores
+only those with the exact machinery, so every reported hit has exactly the score, alignment
+and E-value of ``--mode exact``; fast mode can only miss hits. The rule (``docs/seeded.md``):
 
-* a *word* is 3 consecutive residues with codes < 20 (the standard amino acids); its
-  index is ``c0*400 + c1*20 + c2``;
-* a *hit* is a pair (query position i, subject position j) whose word score
-  ``M[q[i],s[j]] + M[q[i+1],s[j+1]] + M[q[i+2],s[j+2]]`` reaches ``T``;
-* a hit *triggers* if another hit lies on its diagonal ``j - i`` with
-  ``WORD <= j - j' <= window`` (a non-overlapping earlier hit within the window);
-* a triggering hit is extended without gaps, to the right from i+3/j+3 and to the left
-  from i-1/j-1, each side stopping when its running sum falls more than ``xdrop`` below
-  that side's best; HSP score = word score + both sides' best gains (each >= 0);
-* (query, subject) is a candidate iff some triggering hit's HSP score reaches ``trigger``.
+* residues are read in a *reduced alphabet*: ``params.alphabet`` puts the 20 standard amino
+  acids (codes 0..19) into groups; codes >= 20 are in no group and carry no seed;
+* a *shape* is a pattern of compared (``1``) and skipped (``0``) positions, all shapes of one
+  weight W (their ``1``s); its *key* at position p of a sequence is the groups at p + the
+  compared offsets, read as a number in base ``n_groups``; it exists where the shape's whole
+  span lies in the sequence and every compared residue is in a group;
+* a *hit* is (shape, i, j) whose keys at query position i and subject position j are equal;
+  its *span score* is ``sum(M[q[i+t], s[j+t]] for t < len(shape))`` with the search's matrix;
+* a hit whose span score reaches ``span`` is extended without gaps, to the right from
+  i+L/j+L and to the left from i-1/j-1, each side stopping when its running sum falls more
+  than ``xdrop`` below that side's best, or at a sequence end; HSP score = span score + both
+  sides' best gains (each >= 0);
+* (query, subject) is a candidate iff some hit's HSP score reaches the subject's trigger,
+  ``trigger + trigger_step * max(0, floor(log2 L) - 9)`` for a subject of length L: chance HSPs
+  grow with the subject's length (by about ln 2 / lambda, 2.2 for BLOSUM62, per doubling), so
+  a long subject needs more to become a candidate (floor(log2 L) is the bit length of L less one).
 
-The set is defined order-independently, so every backend finds the same one (tested).
-This module is pure numpy (no numba, no CuPy): the parameters, the word lookup table
-both backends start from, and the types the engine's seeders return.
+The set is defined order-independently, so every backend finds the same one (tested). This
+module is pure numpy (no numba, no CuPy): the parameters, the query batch's seed index both
+backends start from, and the types the engine's seeders return.
 """
 
 from __future__ import annotations
@@ -31,10 +37,23 @@ import numpy as np
 if TYPE_CHECKING:
     from .database import Chunk, Database
 
-#: Residues per word, and the codes a word may hold (the 20 standard amino acids, codes 0..19).
-WORD, WORD_CODES = 3, 20
-#: Distinct words: the lookup table's rows.
-N_WORDS = WORD_CODES**WORD
+#: The codes a seed may compare (the 20 standard amino acids, codes 0..19, ``ARNDCQEGHILKMFPSTWYV``).
+SEED_CODES = 20
+_STANDARD = "ARNDCQEGHILKMFPSTWYV"
+#: Longest shape: the GPU kernel stages this many residues per subject position.
+MAX_SHAPE_LENGTH = 16
+#: Most keys one shape may have (``n_groups ** weight``): each shape's key table has this many rows.
+MAX_KEYS = 1 << 24
+
+#: The reduced alphabet: DIAMOND's 11 groups (Buchfink et al. 2021) with KREDQN split into
+#: KR and EDQN and STA into ST and A. Measured against DIAMOND's own at weight 7 (docs/seeded.md):
+#: the same recall at weight 6 with 2.4 times fewer random hits.
+DEFAULT_ALPHABET = "KR EDQN C G H M F Y ILV W P ST A"
+#: DIAMOND's 14 "very sensitive" shapes (weight 7), each cut after its sixth compared position.
+DEFAULT_SHAPES = (
+    "1110111", "11011011", "111111", "101011101", "1111000101", "11010010101", "1101100011",
+    "101010100011", "110010100101", "1101010101", "111001001001", "11011000001001", "11100100010001", "110100010001001",
+)  # fmt: skip
 
 #: The search modes: every subject scored, or only the seeded candidates.
 SEARCH_MODES = ("exact", "fast")
@@ -46,26 +65,74 @@ FAST_NO_FIT = (
 
 @dataclass(frozen=True)
 class SeedParams:
-    """The seeding rule's parameters (raw score units of the search's matrix).
+    """The seeding rule's parameters (scores in raw units of the search's matrix).
 
-    BLASTP's for BLOSUM62 are T 11, window 40, X-drop 7 bits = 16 raw and gapped trigger
-    22 bits = 41 raw. Here T is 12 (half BLAST's word hits, for 1% of recall) and the
-    trigger 55 raw (28 bits): every candidate costs a full Smith-Waterman scan of its
-    subject (BLAST's banded gapped extension costs far less), and with 41 the candidates
-    hold 9-18% of the exact mode's cells; with 55, 2%, still finding 97-98% of the exact
-    mode's hits at E <= 1e-5 (measured: ``docs/seeded.md``).
+    Each candidate costs a full Smith-Waterman scan of its subject, so the trigger is set high
+    (52, 27 bits for BLOSUM62: BLASTP's gapped trigger is 41), higher still for long subjects
+    (+3 per doubling from 1,024 residues), and the span filter (20) spares the extension of
+    most chance hits (measured: ``docs/seeded.md``).
     """
 
-    threshold: int = 12  # T: a word pair scoring at least this is a hit
-    window: int = 40  # A: the two hits of a trigger are at most this far apart on the diagonal
-    xdrop: int = 16  # X: an ungapped extension stops this far below its best
-    trigger: int = 55  # S_trig: an HSP scoring at least this makes its subject a candidate
+    span: int = 20  # a hit whose span scores at least this is extended
+    xdrop: int = 16  # an ungapped extension stops this far below its best
+    trigger: int = 52  # an HSP scoring at least this makes a subject shorter than 1,024 residues a candidate
+    trigger_step: int = 3  # added to the trigger per doubling of the subject's length from 1,024 residues
+    alphabet: str = DEFAULT_ALPHABET  # the reduced alphabet's groups, separated by spaces
+    shapes: tuple[str, ...] = DEFAULT_SHAPES
 
     def __post_init__(self) -> None:
-        if self.window < WORD:
-            raise ValueError(f"seed window must be at least {WORD} (got {self.window})")
-        if self.xdrop < 0:
-            raise ValueError(f"seed X-drop must be >= 0 (got {self.xdrop})")
+        if self.xdrop < 0 or self.trigger_step < 0:
+            raise ValueError(f"seed X-drop and trigger step must be >= 0 (got {self.xdrop}, {self.trigger_step})")
+        letters = "".join(self.alphabet.split())
+        if sorted(letters) != sorted(set(letters)) or not set(letters) <= set(_STANDARD):
+            raise ValueError(f"seed alphabet {self.alphabet!r}: groups of distinct standard amino acids")
+        object.__setattr__(self, "shapes", tuple(self.shapes))
+        if not self.shapes or any(not s or set(s) - {"0", "1"} or s[0] != "1" or s[-1] != "1" for s in self.shapes):
+            raise ValueError(f"seed shapes {self.shapes}: each a pattern of 0 and 1 that starts and ends with 1")
+        weights = {s.count("1") for s in self.shapes}
+        if len(weights) != 1:
+            raise ValueError(f"seed shapes {self.shapes}: all of one weight (got {sorted(weights)})")
+        if max(len(s) for s in self.shapes) > MAX_SHAPE_LENGTH:
+            raise ValueError(f"seed shapes may span at most {MAX_SHAPE_LENGTH} positions")
+        if self.n_keys > MAX_KEYS:
+            raise ValueError(f"seed keys: {self.n_groups} groups to the power {self.weight} exceed {MAX_KEYS}")
+
+    @property
+    def groups(self) -> list[str]:
+        return self.alphabet.split()
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.groups)
+
+    @property
+    def weight(self) -> int:
+        return self.shapes[0].count("1")
+
+    @property
+    def n_keys(self) -> int:
+        return self.n_groups**self.weight
+
+    def reduction(self) -> np.ndarray:
+        """uint8[256]: each residue code's group, 255 for codes in no group."""
+        out = np.full(256, 255, np.uint8)
+        for g, letters in enumerate(self.groups):
+            for c in letters:
+                out[_STANDARD.index(c)] = g
+        return out
+
+    def shape_offsets(self) -> np.ndarray:
+        """int32[n_shapes, weight]: each shape's compared offsets."""
+        return np.array([[t for t, c in enumerate(s) if c == "1"] for s in self.shapes], np.int32)
+
+    def shape_lengths(self) -> np.ndarray:
+        return np.array([len(s) for s in self.shapes], np.int32)
+
+    def describe(self) -> str:
+        return (
+            f"{len(self.shapes)} spaced shapes of weight {self.weight} in a {self.n_groups}-letter alphabet, "
+            f"span {self.span}, xdrop {self.xdrop}, trigger {self.trigger} (+{self.trigger_step} per doubling of the subject from 1,024)"
+        )
 
 
 @dataclass(frozen=True)
@@ -77,91 +144,101 @@ class SeedRun:
     seconds: float  # wall time of the candidate stage, within the search's
 
     def to_json(self) -> dict:
-        return {"params": asdict(self.params), "counts": dict(self.counts), "seconds": self.seconds}
+        params = asdict(self.params)
+        params["shapes"] = list(self.params.shapes)
+        return {"params": params, "description": self.params.describe(), "counts": dict(self.counts), "seconds": self.seconds}
+
+
+#: Subjects shorter than 2 ** (TRIGGER_BASE_LOG2 + 1) residues get the plain trigger (the rule's 9).
+TRIGGER_BASE_LOG2 = 9
+
+
+def keys_of(codes: np.ndarray, params: SeedParams, shape: int) -> np.ndarray:
+    """The key of ``shape`` at each position of ``codes`` (int64), -1 where it has none."""
+    codes = np.asarray(codes, np.uint8)
+    length = len(params.shapes[shape])
+    n = codes.size - length + 1
+    if n <= 0:
+        return np.zeros(0, np.int64)
+    groups = params.reduction()[codes].astype(np.int64)
+    key = np.zeros(n, np.int64)
+    bad = np.zeros(n, bool)
+    for o in params.shape_offsets()[shape]:
+        g = groups[o : o + n]
+        bad |= g == 255
+        key = key * params.n_groups + g
+    return np.where(bad, -1, key)
 
 
 @dataclass(frozen=True)
-class WordTable:
-    """For each of the :data:`N_WORDS` subject words, the query words that score at least T
-    against it, in CSR layout: entries ``offsets[w]:offsets[w+1]`` of ``queries`` (index of
-    the query in the batch) and ``positions`` (i, the word's first residue in that query),
-    ordered by (query, position) within a word."""
+class SeedIndex:
+    """A query batch's seeds: the queries end to end (``codes``, query k at
+    ``starts[k]:starts[k+1]``) and, per shape, the positions of the concatenation (int32) that
+    carry a key, ordered by (key, position). Shape k's run is ``shape_starts[k]:shape_starts[k+1]``
+    of ``keys`` and ``positions``. Both backends build their lookup from it."""
 
-    offsets: np.ndarray  # int64[N_WORDS + 1]
-    queries: np.ndarray  # int32[n]
+    codes: np.ndarray  # uint8[total]
+    starts: np.ndarray  # int64[n_queries + 1]
+    keys: np.ndarray  # int32[n]
     positions: np.ndarray  # int32[n]
+    shape_starts: np.ndarray  # int64[n_shapes + 1]
 
     @property
-    def size(self) -> int:
-        return int(self.queries.size)
+    def n_queries(self) -> int:
+        return self.starts.size - 1
+
+    def query_of(self) -> np.ndarray:
+        """int32[total]: the query each position of the concatenation belongs to."""
+        return np.repeat(np.arange(self.n_queries, dtype=np.int32), np.diff(self.starts))
+
+    def key_offsets(self, n_keys: int) -> np.ndarray:
+        """int32[n_shapes, n_keys + 1]: shape k's key u has the entries ``[off[k, u], off[k, u + 1])``
+        of ``positions`` (offsets into the whole array)."""
+        n_shapes = self.shape_starts.size - 1
+        out = np.empty((n_shapes, n_keys + 1), np.int32)
+        for k in range(n_shapes):
+            a, b = self.shape_starts[k], self.shape_starts[k + 1]
+            out[k, 0] = a
+            np.cumsum(np.bincount(self.keys[a:b], minlength=n_keys), out=out[k, 1:])
+            out[k, 1:] += a
+        return out
 
 
-def word_index(codes: np.ndarray) -> np.ndarray:
-    """The word starting at each position of ``codes`` (``len - 2`` of them), -1 where the
-    word holds a code >= 20 (such positions carry no word)."""
-    c = np.asarray(codes).astype(np.int32)
-    if c.size < WORD:
-        return np.zeros(0, np.int32)
-    w = c[:-2] * (WORD_CODES * WORD_CODES) + c[1:-1] * WORD_CODES + c[2:]
-    bad = (c[:-2] >= WORD_CODES) | (c[1:-1] >= WORD_CODES) | (c[2:] >= WORD_CODES)
-    return np.where(bad, -1, w).astype(np.int32)
-
-
-def neighbourhoods(matrix: np.ndarray, threshold: int) -> tuple[np.ndarray, np.ndarray]:
-    """For each query word u, the subject words w with score(u, w) >= ``threshold``, CSR:
-    (offsets int64[N_WORDS + 1], words int32[...] ascending within each u).
-
-    score(u, w) = M[u0,w0] + M[u1,w1] + M[u2,w2], query letter first (M need not be symmetric).
-    For each first two query letters, the 400 scores of the first two subject letters sorted
-    best first: the pairs that reach T with the third letters (u2, w2) are a prefix of that
-    order, found by one binary search, so only the neighbours themselves are ever listed (a
-    few hundredths of a second, where scoring all 64 million word pairs takes tenths).
-    """
-    n = WORD_CODES
-    m = np.asarray(matrix)[:n, :n].astype(np.int32)
-    pair = (m[:, None, :, None] + m[None, :, None, :]).reshape(n * n, n * n)  # [u0 u1, w0 w1]
-    order = np.argsort(-pair, axis=1, kind="stable")
-    best_first = np.take_along_axis(pair, order, axis=1)
-    need = (threshold - m).ravel()  # [u2 w2]: what the first two letters must score
-    lengths = np.stack([np.searchsorted(-row, -need, side="right") for row in best_first]).reshape(n * n, n, n)
-    u = np.arange(N_WORDS)
-    per = lengths[u // n, u % n].ravel()  # neighbours of each (u, w2)
-    seg = np.repeat(np.arange(N_WORDS * n), per)
-    within = np.arange(per.sum()) - np.repeat(np.concatenate(([0], np.cumsum(per)[:-1])), per)
-    words = order[seg // n // n, within] * n + seg % n
-    key = np.sort((seg // n).astype(np.int64) * N_WORDS + words)  # by u, then ascending w
-    offsets = np.zeros(N_WORDS + 1, np.int64)
-    np.cumsum(np.bincount(key // N_WORDS, minlength=N_WORDS), out=offsets[1:])
-    return offsets, (key % N_WORDS).astype(np.int32)
-
-
-def word_table(queries: list[np.ndarray], matrix: np.ndarray, threshold: int) -> WordTable:
-    """The lookup table of a query batch (``queries``: residue codes of each query)."""
-    nb_off, nb_words = neighbourhoods(matrix, threshold)
-    words = [word_index(q) for q in queries]
-    qidx = np.concatenate([np.full(w.size, k, np.int32) for k, w in enumerate(words)]) if words else np.zeros(0, np.int32)
-    pos = np.concatenate([np.arange(w.size, dtype=np.int32) for w in words]) if words else np.zeros(0, np.int32)
-    uw = np.concatenate(words) if words else np.zeros(0, np.int32)
-    keep = uw >= 0
-    qidx, pos, uw = qidx[keep], pos[keep], uw[keep]
-    # every (query, position) repeated once per neighbour of its word, in (query, position) order
-    n_nb = (nb_off[1:] - nb_off[:-1])[uw]
-    rep = np.repeat(np.arange(uw.size), n_nb)
-    first = np.repeat(nb_off[uw] - np.concatenate(([0], np.cumsum(n_nb)[:-1])), n_nb)
-    subject_word = nb_words[first + np.arange(rep.size)]
-    order = np.argsort(subject_word, kind="stable")  # stable: (query, position) order kept within a word
-    offsets = np.zeros(N_WORDS + 1, np.int64)
-    np.cumsum(np.bincount(subject_word, minlength=N_WORDS), out=offsets[1:])
-    return WordTable(offsets, qidx[rep][order], pos[rep][order])
+def seed_index(queries: list[np.ndarray], params: SeedParams) -> SeedIndex:
+    """The seed index of a query batch (``queries``: residue codes of each query). Each shape's keys
+    are made over the whole concatenation at once (500 queries: milliseconds, where a pass per
+    query took tenths of a second), then those whose span crosses a query's end are dropped."""
+    codes = np.concatenate([np.asarray(q, np.uint8) for q in queries]) if queries else np.zeros(0, np.uint8)
+    starts = np.zeros(len(queries) + 1, np.int64)
+    starts[1:] = np.cumsum([len(q) for q in queries])
+    if int(starts[-1]) >= 1 << 31:
+        raise ValueError("a seeded query batch holds at most 2**31 - 1 residues")
+    ends = np.repeat(starts[1:], np.diff(starts))  # the end of each position's query
+    groups = params.reduction()[codes].astype(np.int64)
+    keys, positions, shape_starts = [], [], [0]
+    for offsets, length in zip(params.shape_offsets(), params.shape_lengths()):
+        n = max(codes.size - int(length) + 1, 0)
+        key = np.zeros(n, np.int64)
+        keep = np.arange(n) + length <= ends[:n]
+        for o in offsets:
+            g = groups[o : o + n]
+            keep &= g != 255
+            key = key * params.n_groups + g
+        pos = np.flatnonzero(keep)
+        packed = np.sort(key[pos] << 31 | pos)  # (key, position) order; unique, so any sort is stable
+        keys.append((packed >> 31).astype(np.int32))
+        positions.append((packed & ((1 << 31) - 1)).astype(np.int32))
+        shape_starts.append(shape_starts[-1] + pos.size)
+    return SeedIndex(codes, starts, np.concatenate(keys), np.concatenate(positions), np.array(shape_starts, np.int64))
 
 
 class Seeder(Protocol):
     """The candidate stage of one query batch on one engine (``Engine.seeder`` makes it; it
-    holds the batch's lookup table and any device state).
+    holds the batch's seed index and any device state).
 
     ``counts`` sums what the seeder counted over its calls, for reports and benchmarks:
-    at least ``"candidates"`` ((query, subject) pairs found); ``"hits"``, ``"triggers"`` and
-    ``"extensions"`` where the implementation counts them (early stopping makes them
+    at least ``"candidates"`` ((query, subject) pairs found); ``"hits"`` and ``"extensions"``
+    where the implementation counts them (early stopping makes them
     implementation-dependent; only the candidate set is part of the contract)."""
 
     name: str

@@ -1,15 +1,15 @@
 """The seeding rule of ``--mode fast`` written out by brute force, and data to test it on.
 
 :func:`reference_candidates` follows the text of ``docs/seeded.md`` (from the shared
-contract) pair by pair, with no lookup table, no diagonal array and no early stop: every
-word pair is scored, every hit's partners are looked for among all hits of its diagonal,
-and every triggering hit is extended. The CPU (numba) and GPU seeders must return the
-same candidate sets (``tests/test_seed.py``; a GPU test uses the same functions).
+contract) pair by pair, with no key table and no early stop: for every shape every
+(query position, subject position) pair is compared, and every hit's span is scored and,
+where it scores enough, extended. The CPU (numba) and GPU seeders must return the same
+candidate sets (``tests/test_seed.py``; a GPU test uses the same functions).
 
 :func:`seed_data` makes small inputs that exercise the rule: random sequences, mutated
-copies of the queries (substitutions and indels: real two-hit seeds), words interrupted
-by codes >= 20 (B Z X * U), sequences shorter than a word, and a tandem repeat (many hits
-on few diagonals, where a hit's partner is not the previous hit).
+copies of the queries (substitutions and indels: real seeds), keys interrupted by codes
+>= 20 (B Z X * U), sequences shorter than a shape, and a tandem repeat (many hits on few
+diagonals).
 """
 
 from __future__ import annotations
@@ -20,19 +20,32 @@ import numpy as np
 
 from swgpu_core.alphabet import PROTEIN
 from swgpu_core.database import Database, build_database
-from swgpu_core.seed import WORD, WORD_CODES, SeedParams
+from swgpu_core.seed import SeedParams
 
 
-def word_hits(q: np.ndarray, s: np.ndarray, matrix: np.ndarray, threshold: int) -> list[tuple[int, int]]:
-    """Every (i, j) whose words are both made of codes < 20 and score at least ``threshold``."""
-    m, n = q.size - WORD + 1, s.size - WORD + 1
-    if m <= 0 or n <= 0:
-        return []
-    score = sum(matrix[np.ix_(q[k : k + m], s[k : k + n])].astype(np.int64) for k in range(WORD))
-    q_ok = np.all([q[k : k + m] < WORD_CODES for k in range(WORD)], axis=0)
-    s_ok = np.all([s[k : k + n] < WORD_CODES for k in range(WORD)], axis=0)
-    hit = (score >= threshold) & q_ok[:, None] & s_ok[None, :]
-    return [(int(i), int(j)) for i, j in zip(*np.nonzero(hit))]
+def _groups(codes: np.ndarray, p: SeedParams) -> np.ndarray:
+    """Each residue's group (int), -1 for codes in no group."""
+    letters = "ARNDCQEGHILKMFPSTWYV"
+    group_of = {c: g for g, members in enumerate(p.groups) for c in members}
+    return np.array([group_of.get(letters[c], -1) if c < 20 else -1 for c in codes], np.int64)
+
+
+def hits(q: np.ndarray, s: np.ndarray, p: SeedParams) -> list[tuple[int, int, int]]:
+    """Every (shape, i, j) whose compared residues are all in a group and pairwise in the same
+    one: all pairs of positions compared at once (a matrix per compared offset)."""
+    gq, gs = _groups(q, p), _groups(s, p)
+    out = []
+    for k, shape in enumerate(p.shapes):
+        m, n = q.size - len(shape) + 1, s.size - len(shape) + 1
+        if m <= 0 or n <= 0:
+            continue
+        same = np.ones((m, n), bool)
+        for t, c in enumerate(shape):
+            if c == "1":
+                a, b = gq[t : t + m], gs[t : t + n]
+                same &= (a[:, None] == b[None, :]) & (a[:, None] >= 0)
+        out.extend((k, int(i), int(j)) for i, j in zip(*np.nonzero(same)))
+    return out
 
 
 def side_gain(q: np.ndarray, s: np.ndarray, i: int, j: int, step: int, matrix: np.ndarray, xdrop: int) -> int:
@@ -49,18 +62,16 @@ def side_gain(q: np.ndarray, s: np.ndarray, i: int, j: int, step: int, matrix: n
     return best
 
 
-def hsp_score(q: np.ndarray, s: np.ndarray, i: int, j: int, matrix: np.ndarray, xdrop: int) -> int:
-    word = sum(int(matrix[q[i + k], s[j + k]]) for k in range(WORD))
-    return word + side_gain(q, s, i + WORD, j + WORD, 1, matrix, xdrop) + side_gain(q, s, i - 1, j - 1, -1, matrix, xdrop)
-
-
 def is_candidate(q: np.ndarray, s: np.ndarray, matrix: np.ndarray, p: SeedParams) -> bool:
-    hits = word_hits(q, s, matrix, p.threshold)
-    by_diagonal: dict[int, list[int]] = {}
-    for i, j in hits:
-        by_diagonal.setdefault(j - i, []).append(j)
-    triggers = [(i, j) for i, j in hits if any(WORD <= j - other <= p.window for other in by_diagonal[j - i])]
-    return any(hsp_score(q, s, i, j, matrix, p.xdrop) >= p.trigger for i, j in triggers)
+    for k, i, j in hits(q, s, p):
+        length = len(p.shapes[k])
+        span = sum(int(matrix[q[i + t], s[j + t]]) for t in range(length))
+        if span < p.span:
+            continue
+        gains = side_gain(q, s, i + length, j + length, 1, matrix, p.xdrop) + side_gain(q, s, i - 1, j - 1, -1, matrix, p.xdrop)
+        if span + gains >= p.trigger + p.trigger_step * max(0, s.size.bit_length() - 1 - 9):
+            return True
+    return False
 
 
 def reference_candidates(queries: list[np.ndarray], subjects: list[np.ndarray], matrix: np.ndarray, p: SeedParams) -> list[np.ndarray]:

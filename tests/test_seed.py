@@ -23,7 +23,7 @@ from swgpu_core.formats.text import json_line
 from swgpu_core.hitlist import load_hits
 from swgpu_core.scoring import Scoring
 from swgpu_core.search import select_top
-from swgpu_core.seed import N_WORDS, SeedParams, neighbourhoods, word_index, word_table
+from swgpu_core.seed import DEFAULT_SHAPES, SeedParams, keys_of, seed_index
 
 BLOSUM62 = Scoring.protein()
 
@@ -44,64 +44,106 @@ def seeded(db: Database, queries: list[np.ndarray], params: SeedParams, scoring:
     return [sorted(f) for f in found]
 
 
-# --- the lookup table --------------------------------------------------------------------
+# --- the seed index ---------------------------------------------------------------------------
 
 
-def test_word_index_skips_words_with_ambiguity_codes() -> None:
-    codes = PROTEIN.encode("ARNXDCQ")
-    assert word_index(codes).tolist() == [0 * 400 + 1 * 20 + 2, -1, -1, -1, 3 * 400 + 4 * 20 + 5]
-    assert word_index(PROTEIN.encode("AR")).size == 0
+def test_keys_skip_positions_whose_residues_are_in_no_group() -> None:
+    p = SeedParams(alphabet="A R N D", shapes=("101",))
+    codes = PROTEIN.encode("ARNXDCA")
+    # keys: A.N -> 0*4+2, R.X -> none, N.D -> 2*4+3, X.C none, D.A -> 3*4+0
+    assert keys_of(codes, p, 0).tolist() == [2, -1, 11, -1, 12]
+    assert keys_of(PROTEIN.encode("AR"), p, 0).size == 0
 
 
-def test_word_table_lists_every_query_word_scoring_at_least_t() -> None:
+def test_seed_index_lists_every_position_by_key() -> None:
     rng = np.random.default_rng(4)
-    queries = [rng.integers(0, 23, size=n).astype(np.uint8) for n in (2, 3, 40, 120)]
-    m = BLOSUM62.matrix
-    table = word_table(queries, m, 12)
-    assert table.offsets.size == N_WORDS + 1 and table.offsets[-1] == table.size
-    for w in [*rng.integers(0, N_WORDS, 40), 0, N_WORDS - 1]:
-        s = (w // 400, (w // 20) % 20, w % 20)
-        want = [
-            (k, i)
-            for k, q in enumerate(queries)
-            for i in range(q.size - 2)
-            if max(q[i : i + 3]) < 20 and m[q[i], s[0]] + m[q[i + 1], s[1]] + m[q[i + 2], s[2]] >= 12
-        ]
-        rows = slice(table.offsets[w], table.offsets[w + 1])
-        assert list(zip(table.queries[rows].tolist(), table.positions[rows].tolist())) == want
-    offsets, _ = neighbourhoods(m, 11)
-    assert 30 < offsets[-1] / N_WORDS < 40  # BLOSUM62 at T=11: about 34 neighbours per word
+    queries = [rng.integers(0, 25, size=n).astype(np.uint8) for n in (2, 7, 40, 120)]
+    p = SeedParams()
+    index = seed_index(queries, p)
+    assert index.codes.size == sum(q.size for q in queries) and index.query_of()[-1] == len(queries) - 1
+    offsets = index.key_offsets(p.n_keys)
+    letters = "ARNDCQEGHILKMFPSTWYV"
+    group = {c: g for g, members in enumerate(p.groups) for c in members}
+    for k, shape in enumerate(p.shapes):
+        want: dict[int, list[int]] = {}
+        for q, a in zip(queries, index.starts):
+            for i in range(q.size - len(shape) + 1):
+                compared = [q[i + t] for t, c in enumerate(shape) if c == "1"]
+                if all(c < 20 for c in compared):
+                    key = 0
+                    for c in compared:
+                        key = key * p.n_groups + group[letters[c]]
+                    want.setdefault(key, []).append(int(a) + i)
+        got = {}
+        for key in np.flatnonzero(offsets[k, 1:] > offsets[k, :-1]):
+            got[int(key)] = index.positions[offsets[k, key] : offsets[k, key + 1]].tolist()
+        assert got == want
+
+
+def test_seed_params_are_checked() -> None:
+    assert SeedParams().weight == 6 and len(DEFAULT_SHAPES) == 14 and SeedParams().n_keys == 13**6
+    for bad in (
+        dict(shapes=("111", "11011")),  # two weights
+        dict(shapes=("0111",)),  # must start with 1
+        dict(shapes=("1" * 17,)),  # longer than the kernel stages
+        dict(alphabet="AA C"),  # a letter twice
+        dict(alphabet="AB C"),  # B is no standard amino acid
+        dict(xdrop=-1),
+        dict(trigger_step=-1),
+        dict(alphabet=" ".join("ARNDCQEGHILKMFPSTWYV"), shapes=("1111111",)),  # 20**7 keys
+    ):
+        with pytest.raises(ValueError):
+            SeedParams(**bad)
 
 
 # --- the candidate rule ---------------------------------------------------------------------
 
 
 def toy_scoring() -> Scoring:
-    """+4 for identical standard residues, -2 otherwise: with T = 12 a hit is an identical word."""
+    """+4 for identical standard residues, -2 otherwise: a span's score counts its identities."""
     m = np.full((PROTEIN.size, PROTEIN.size), -2, np.int32)
     np.fill_diagonal(m, 4)
     return Scoring("toy", 11, 1, PROTEIN, m)
 
 
+def toy(
+    span: int,
+    xdrop: int,
+    trigger: int,
+    shapes: tuple[str, ...] = ("111",),
+    alphabet: str = "KR EDQN C G H M F Y ILV W P ST A",
+    step: int = 3,
+) -> SeedParams:
+    return SeedParams(span=span, xdrop=xdrop, trigger=trigger, trigger_step=step, shapes=shapes, alphabet=alphabet)
+
+
 @pytest.mark.parametrize(
     ("subject", "params", "expected"),
     [
-        # hits (0,0) ACD and (6,6) HIK, 6 apart; from (6,6) the left extension dips to -6 (WWW) then gains 12
-        ("ACDWWWHIK", SeedParams(12, 6, 6, 18), True),
-        ("ACDWWWHIK", SeedParams(12, 5, 6, 18), False),  # partner outside the window
-        ("ACDWWWHIK", SeedParams(12, 6, 5, 18), False),  # the X-drop stops the left extension in the dip
-        ("ACDWWWHIK", SeedParams(12, 6, 6, 19), False),  # HSP 18 below the trigger
-        ("ACDEF", SeedParams(12, 40, 16, 12), False),  # three hits, each overlapping the others
-        ("ACDEFG", SeedParams(12, 40, 16, 24), True),  # (3,3) and (0,0) do not overlap: HSP 12 + 12 on the left
-        ("ACDEFG", SeedParams(12, 40, 16, 25), False),
-        ("WACDEFGHIKW", SeedParams(12, 40, 16, 32), True),  # both ends stop at a mismatch: best 36 from any trigger
-        ("ACXEFGHIK", SeedParams(12, 40, 16, 12), True),  # no word across the X; FGH and IK.. carry on
-        ("ACXEFGH", SeedParams(12, 40, 16, 12), False),  # EFG, FGH overlap: one hit apart
+        # hits ACD (0,0) and HIK (6,6), span 12 each; each extension crosses the dip WWW (-6) to gain 6
+        ("ACDWWWHIK", toy(12, 6, 18), True),
+        ("ACDWWWHIK", toy(13, 6, 18), False),  # both spans below the span minimum
+        ("ACDWWWHIK", toy(12, 5, 18), False),  # the X-drop stops both extensions in the dip
+        ("ACDWWWHIK", toy(12, 6, 19), False),  # HSP 18 below the trigger
+        ("VRI", toy(-100, 16, -6), True),  # IKL ~ VRI in the reduced alphabet (ILV, KR, ILV): span -6
+        ("VRI", toy(-100, 16, -5), False),
+        ("AWD", toy(6, 16, 6, shapes=("101",)), True),  # the spaced shape skips W: A.D ~ A.D, span 4 - 2 + 4
+        ("AWD", toy(-100, 16, -100), False),  # no contiguous 3 of AWD match ACDEFGHIKL's groups
+        ("ACXEF", toy(-100, 16, -100), False),  # every 3 of the subject holds the X
+        ("ACXDEF", toy(12, 16, 12), True),  # DEF after it
+        ("ACE", toy(-100, 16, -100, alphabet="A C D"), False),  # E is in no group of this alphabet
+        ("ACD", toy(-100, 16, -100, alphabet="A C D"), True),
+        # from 1,024 residues on the trigger grows by trigger_step per doubling: ACD..HIK (HSP 18) then 1,100 W
+        ("ACDWWWHIK" + "W" * 1100, toy(12, 6, 18, step=0), True),
+        ("ACDWWWHIK" + "W" * 1100, toy(12, 6, 17, step=1), True),
+        ("ACDWWWHIK" + "W" * 1100, toy(12, 6, 18, step=1), False),
+        ("ACDWWWHIK" + "W" * 2100, toy(12, 6, 16, step=1), True),  # 2,109 residues: two doublings
+        ("ACDWWWHIK" + "W" * 2100, toy(12, 6, 17, step=1), False),
     ],
 )
 def test_rule_on_hand_made_cases(tmp_path: Path, subject: str, params: SeedParams, expected: bool) -> None:
-    """The rule's pieces (word threshold, window, overlap, X-drop, trigger, ambiguity codes),
-    each decisive in one case: the reference and the numba seeder both follow it."""
+    """The rule's pieces (span minimum, X-drop, trigger, reduced alphabet, spaced shape, codes in no
+    group), each decisive in one case: the reference and the numba seeder both follow it."""
     scoring = toy_scoring()
     query = PROTEIN.encode("ACDEFGHIKL")
     subjects = [PROTEIN.encode(subject), PROTEIN.encode("MNPQ")]
@@ -113,8 +155,14 @@ def test_rule_on_hand_made_cases(tmp_path: Path, subject: str, params: SeedParam
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize(
     "params",
-    [SeedParams(), SeedParams(11, 40, 16, 41), SeedParams(13, 10, 5, 30), SeedParams(11, 3, 0, 20), SeedParams(12, 60, 30, 60)],
-    ids=str,
+    [
+        SeedParams(),
+        SeedParams(span=10, trigger=40),
+        SeedParams(span=-100, xdrop=5, trigger=30),
+        SeedParams(span=0, xdrop=0, trigger=25, alphabet="KREDQN C G H M F Y ILV W P STA", shapes=("11011", "1111", "110101")),
+        SeedParams(span=25, xdrop=30, trigger=60),
+    ],
+    ids=["default", "span10", "no-span", "a11-w4", "long-xdrop"],
 )
 def test_numba_candidates_equal_the_brute_force_reference(tmp_path: Path, seed: int, params: SeedParams) -> None:
     """Random and homologous sequences, codes >= 20, short subjects, tandem repeats, several
@@ -134,7 +182,7 @@ def test_counts_and_threads_do_not_change_the_set(bundled_db: Database, resource
     for threads in (1, 2):
         seeder = CpuSeeder(BLOSUM62, queries, SeedParams(), threads=threads)
         out.append([np.concatenate(c) for c in zip(*(seeder.candidates(bundled_db, ch) for ch in bundled_db.chunks))])
-        assert seeder.counts["hits"] > seeder.counts["triggers"] > seeder.counts["candidates"] > 0
+        assert seeder.counts["hits"] > seeder.counts["extensions"] > seeder.counts["candidates"] > 0
     assert all(np.array_equal(a, b) for a, b in zip(*out))
 
 
@@ -189,14 +237,14 @@ def test_fast_alignments_equal_exact_alignments(bundled_db: Database, both) -> N
 
 @pytest.mark.parametrize(
     ("params", "at_least"),
-    [(SeedParams(), (0.92, 0.86)), (SeedParams(11, 40, 16, 41), (0.99, 0.98))],
-    ids=["default", "blastp"],
+    [(SeedParams(), (0.90, 0.86)), (SeedParams(span=0, trigger=41, trigger_step=0), (0.99, 0.97))],
+    ids=["default", "loose"],
 )
 def test_recall_on_bundled_sequences(bundled_db: Database, params: SeedParams, at_least: tuple[float, float]) -> None:
     """40 bundled sequences as queries (their own entry left out): the share of the exact
     mode's hits with E <= 1e-5 and E <= 1e-3 the fast mode finds, as measured (docs/seeded.md:
-    lower than on large databases, where significant hits score higher; BLASTP's parameters
-    find nearly all, at many more candidates)."""
+    lower than on large databases, where significant hits score higher; a trigger of 41, BLASTP's,
+    with no span minimum and no length step find nearly all, at ten times the candidates)."""
     picks = np.arange(0, bundled_db.n_sequences, bundled_db.n_sequences // 40)[:40]
     queries = [EncodedSequence(f"s{int(i)}", "", np.array(bundled_db.codes(int(i)))) for i in picks]
     exact = sw.search(bundled_db, queries, backend="cpu", top=200, threads=2)
@@ -245,7 +293,9 @@ def test_cli_fast_mode_table_hit_list_merge_and_report(bundled_db: Database, swg
         lists.append(tmp_path / f"{mode}{chunks}.npz")
         assert swgpu("search", *common, "--mode", mode, "--chunks", chunks, "--save-hits", lists[-1], "--quiet")[0] == 0
     saved = load_hits(lists[0])
-    assert saved.mode == "fast" and saved.meta["seed"]["params"] == {"threshold": 12, "window": 40, "xdrop": 16, "trigger": 55}
+    assert saved.mode == "fast" and saved.meta["seed"]["params"] == {
+        "span": 20, "xdrop": 16, "trigger": 52, "trigger_step": 3, "alphabet": SeedParams().alphabet, "shapes": list(DEFAULT_SHAPES),
+    }  # fmt: skip
     assert load_hits(lists[2]).mode == "exact"
     rc, merged, err = swgpu("merge", lists[0], lists[1], "--db", bundled_db.path, *fmt)
     assert rc == 0, err
@@ -263,8 +313,11 @@ def test_cli_fast_mode_table_hit_list_merge_and_report(bundled_db: Database, swg
     )  # fmt: skip
     assert rc == 0, err
     html = (tmp_path / "r.html").read_text()
-    assert "search mode" in html and "fast: threshold 12, window 40, xdrop 16, trigger 55" in html
-    assert "BLASTP-like seeding selected" in html
+    assert (
+        "search mode" in html
+        and "fast: 14 spaced shapes of weight 6 in a 13-letter alphabet, span 20, xdrop 16, trigger 52 (+3 per doubling" in html
+    )
+    assert "that seeding selected (spaced seeds" in html
 
     damaged = dict(np.load(lists[0]))
     meta = json.loads(str(damaged["meta"]))

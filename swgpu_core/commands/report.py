@@ -54,7 +54,7 @@ def _seeding(lists: list[HitList]) -> str:
     fast = [hl.meta["seed"] for hl in lists if hl.mode == "fast"]
     if not fast:
         return ""
-    params = ", ".join(f"{k} {v}" for k, v in fast[0]["params"].items())
+    params = fast[0].get("description") or ", ".join(f"{k} {v}" for k, v in fast[0]["params"].items())
     found = sum(int(f.get("counts", {}).get("candidates", 0)) for f in fast)
     return f"{params}; {found:,} candidate (query, subject) pairs scored"
 

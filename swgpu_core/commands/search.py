@@ -58,8 +58,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--mode",
         choices=SEARCH_MODES,
         default="exact",
-        help="exact: every subject scored (default); fast: only the subjects a BLASTP-like seeding finds (word hits, two-hit rule, "
-        "ungapped extension) are scored, exactly: same scores and E-values, some hits may be missed (docs/seeded.md)",
+        help="exact: every subject scored (default); fast: only the subjects a seeding stage finds (spaced seeds in a "
+        "reduced alphabet, ungapped extension) are scored, exactly: same scores and E-values, some hits may be missed (docs/seeded.md)",
     )
     parser.add_argument("--top", type=int, default=50, help="hits kept per query (default 50)")
     add_scoring_arguments(parser)

@@ -1,15 +1,20 @@
 // Runs kernels/seed.cu on the CPU (cuda_emu.h) for tests/test_seed_kernel.py.
 //
 // usage: seed_emu DIR SEED
-// DIR holds the kernel's arrays as raw files (residues offsets slices blobs groups segs qcodes
-// matrix .bin) and scalars.txt: n_slices copy_words ring smem_bytes capacity warps n_blocks.
-// Writes DIR/pairs.bin (uint64, min(count, capacity)) and DIR/counters.bin (uint64).
+// DIR holds the kernel's arrays as raw files (residues offsets reduction shape_offsets
+// shape_lengths bitmap key_offsets positions query_of qstart qcodes matrix .bin) and
+// scalars.txt: n_subjects row_words n_queries n_blocks. Writes DIR/flags.bin (uint32,
+// n_queries x row_words) and DIR/counters.bin (uint64).
 
 #include "cuda_emu.h"
 #include "emu_files.h"
 
-// the dynamic shared memory of the block being run (blocks run one after the other)
-alignas(16) uint8_t smem[1 << 20];
+// the kernel's statically sized shared arrays: one copy for all the fibers of a block (blocks
+// run one after the other); cuda_emu.h's empty __shared__ suits only `extern` shared memory
+#undef __shared__
+#define __shared__ static
+using std::max;
+using std::min;
 
 #include "seed.cu"
 
@@ -25,32 +30,37 @@ int main(int argc, char** argv) {
     const unsigned seed = (unsigned)std::stoul(argv[2]);
     auto residues = load<uint8_t>(dir + "/residues.bin");
     auto offsets = load<int64_t>(dir + "/offsets.bin");
-    auto slices = load<int32_t>(dir + "/slices.bin");
-    auto blobs = load<uint16_t>(dir + "/blobs.bin");
-    auto groups = load<int32_t>(dir + "/groups.bin");
-    auto segs = load<int32_t>(dir + "/segs.bin");
+    auto reduction = load<uint8_t>(dir + "/reduction.bin");
+    auto shape_offsets = load<int32_t>(dir + "/shape_offsets.bin");
+    auto shape_lengths = load<int32_t>(dir + "/shape_lengths.bin");
+    auto bitmap = load<uint32_t>(dir + "/bitmap.bin");
+    auto key_offsets = load<int32_t>(dir + "/key_offsets.bin");
+    auto positions = load<int32_t>(dir + "/positions.bin");
+    auto query_of = load<int32_t>(dir + "/query_of.bin");
+    auto qstart = load<int32_t>(dir + "/qstart.bin");
     auto qcodes = load<uint8_t>(dir + "/qcodes.bin");
-    auto matrix = load<int8_t>(dir + "/matrix.bin");
-    int n_slices, copy_words, ring, smem_bytes, capacity, warps, n_blocks;
+    auto matrix = load<int32_t>(dir + "/matrix.bin");
+    int n_subjects, row_words, n_queries, n_blocks;
     {
         std::ifstream in(dir + "/scalars.txt");
-        in >> n_slices >> copy_words >> ring >> smem_bytes >> capacity >> warps >> n_blocks;
-        if (!in || smem_bytes > (int)sizeof(smem)) {
+        in >> n_subjects >> row_words >> n_queries >> n_blocks;
+        if (!in) {
             std::fprintf(stderr, "seed_emu: bad scalars.txt\n");
             return 2;
         }
     }
-    std::vector<unsigned long long> pairs(std::max(capacity, 1)), counters(8, 0);
-    std::memset(smem, 0xA5, sizeof(smem));  // shared memory starts as garbage
+    std::vector<uint32_t> flags((size_t)n_queries * row_words + 1, 0);
+    std::vector<unsigned long long> counters(8, 0);
     emu::launch(
-        dim3{(unsigned)n_blocks, 1, 1}, dim3{(unsigned)(32 * warps), 1, 1},
+        dim3{(unsigned)n_blocks, 1, 1}, dim3{(unsigned)(32 * kWarps), 1, 1},
         [&] {
-            seed_candidates(residues.data(), offsets.data(), slices.data(), n_slices, blobs.data(), groups.data(), segs.data(),
-                            qcodes.data(), matrix.data(), copy_words, ring, smem_bytes, pairs.data(), capacity, counters.data());
+            seed_candidates(residues.data(), offsets.data(), n_subjects, reduction.data(), shape_offsets.data(), shape_lengths.data(),
+                            bitmap.data(), key_offsets.data(), positions.data(), query_of.data(), qstart.data(), qcodes.data(),
+                            matrix.data(), flags.data(), row_words, counters.data());
         },
         seed);
-    const size_t stored = (size_t)std::min<unsigned long long>(counters[kCPairs], (unsigned long long)capacity);
-    std::ofstream(dir + "/pairs.bin", std::ios::binary).write(reinterpret_cast<const char*>(pairs.data()), (std::streamsize)(8 * stored));
+    std::ofstream(dir + "/flags.bin", std::ios::binary)
+        .write(reinterpret_cast<const char*>(flags.data()), (std::streamsize)(4 * (size_t)n_queries * row_words));
     std::ofstream(dir + "/counters.bin", std::ios::binary).write(reinterpret_cast<const char*>(counters.data()), 8 * 8);
     return 0;
 }

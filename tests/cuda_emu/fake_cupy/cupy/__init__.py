@@ -42,6 +42,29 @@ def _device(a: np.ndarray) -> ndarray:
     return out
 
 
+int32, int64, uint8, uint32, uint64 = np.int32, np.int64, np.uint8, np.uint32, np.uint64
+
+
+def searchsorted(a, v) -> ndarray:
+    return _device(np.searchsorted(np.asarray(a), np.asarray(v)))
+
+
+def packbits(a, axis=None, bitorder="big") -> ndarray:
+    return _device(np.packbits(np.asarray(a), axis=axis, bitorder=bitorder))
+
+
+def unpackbits(a, axis=None, bitorder="big") -> ndarray:
+    return _device(np.unpackbits(np.asarray(a), axis=axis, bitorder=bitorder))
+
+
+def nonzero(a) -> tuple[ndarray, ...]:
+    return tuple(_device(x) for x in np.nonzero(np.asarray(a)))
+
+
+def stack(arrays) -> ndarray:
+    return _device(np.stack([np.asarray(a) for a in arrays]))
+
+
 def asarray(a, dtype=None) -> ndarray:
     return _device(np.array(a, dtype=dtype))
 
@@ -188,16 +211,14 @@ class RawKernel:
 
     def _seed(self, work: Path, grid, block, args, shared_mem: int) -> None:
         CALLS["seed_candidates"] += 1
-        residues, offsets, slices, n_slices, blobs, groups, segs, qcodes, matrix, copy_words, ring, smem, pairs, capacity, counters = args
-        if shared_mem != int(smem) or self.max_dynamic_shared_size_bytes < shared_mem:
-            raise RuntimeError("fake cupy: launch without the shared memory the kernel was told of")
-        _write(work, dict(residues=residues, offsets=offsets, slices=slices, blobs=blobs, groups=groups, segs=segs, qcodes=qcodes,
+        (residues, offsets, n, reduction, shape_offsets, shape_lengths, bitmap, key_offsets, positions, query_of, qstart, qcodes, matrix,
+         flags, row_words, counters) = args  # fmt: skip
+        _write(work, dict(residues=residues, offsets=offsets, reduction=reduction, shape_offsets=shape_offsets, shape_lengths=shape_lengths,
+                          bitmap=bitmap, key_offsets=key_offsets, positions=positions, query_of=query_of, qstart=qstart, qcodes=qcodes,
                           matrix=matrix))  # fmt: skip
-        scalars = [int(n_slices), int(copy_words), int(ring), int(smem), int(capacity), block[0] // 32, grid[0]]
-        (work / "scalars.txt").write_text(" ".join(map(str, scalars)) + "\n")
+        (work / "scalars.txt").write_text(f"{int(n)} {int(row_words)} {flags.shape[0]} {grid[0]}\n")
         subprocess.run([_binary("seed_main.cpp", self.options), str(work), "7"], check=True)
-        found = np.fromfile(work / "pairs.bin", np.uint64)
-        pairs[: found.size] = found
+        flags[:] = np.fromfile(work / "flags.bin", np.uint32).reshape(flags.shape)
         counters[:] = np.fromfile(work / "counters.bin", np.uint64)[: counters.size]
 
     def _tasks(self, work: Path, args) -> None:
