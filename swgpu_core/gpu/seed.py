@@ -70,7 +70,8 @@ class _DeviceSeed:
                 words = -(-n_keys // 32)
                 present = cp.zeros((n_shapes, words * 32), cp.uint8)
                 present[:, :n_keys] = self.key_offsets[:, 1:] > self.key_offsets[:, :-1]
-                self.bitmap = cp.packbits(present, axis=1, bitorder="little").view(cp.uint32)
+                # CuPy's packbits has no axis: rows of words * 32 bits pack into whole words
+                self.bitmap = cp.packbits(present.ravel(), bitorder="little").view(cp.uint32).reshape(n_shapes, words)
                 del present
                 self.positions = cp.asarray(index.positions if index.positions.size else np.zeros(1, np.int32))
                 self.query_of = cp.asarray(index.query_of() if index.codes.size else np.zeros(1, np.int32))

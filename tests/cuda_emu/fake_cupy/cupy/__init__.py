@@ -50,11 +50,15 @@ def searchsorted(a, v) -> ndarray:
 
 
 def packbits(a, axis=None, bitorder="big") -> ndarray:
-    return _device(np.packbits(np.asarray(a), axis=axis, bitorder=bitorder))
+    if axis is not None:
+        raise NotImplementedError("axis option is not supported yet")  # as CuPy 13
+    return _device(np.packbits(np.asarray(a), bitorder=bitorder))
 
 
 def unpackbits(a, axis=None, bitorder="big") -> ndarray:
-    return _device(np.unpackbits(np.asarray(a), axis=axis, bitorder=bitorder))
+    if axis is not None:
+        raise NotImplementedError("axis option is not supported yet")  # as CuPy 13
+    return _device(np.unpackbits(np.asarray(a), bitorder=bitorder))
 
 
 def nonzero(a) -> tuple[ndarray, ...]:
