@@ -128,7 +128,7 @@ SEED_WARPS = 8
 class SeedCounter(enum.IntEnum):
     """The seed kernel's uint64 counters."""
 
-    HITS = 0  # hits of pairs not yet candidates (span scored)
+    HITS = 0  # hits whose span was scored (the CPU counts those of pairs not yet candidates)
     EXTENSIONS = 1  # ungapped extensions run (hits whose span passed, of pairs not yet candidates)
 
 
@@ -204,6 +204,7 @@ def seed_options(params: SeedParams) -> tuple[str, ...]:
         f"-DSWGPU_SEED_TRIGGER_BASE_LOG2={TRIGGER_BASE_LOG2}",
         f"-DSWGPU_SEED_MATRIX_STRIDE={SEED_MATRIX_STRIDE}",
         f"-DSWGPU_SEED_WARPS={SEED_WARPS}",
+        f"-DSWGPU_SEED_MAX_LENGTH={max(len(s) for s in params.shapes)}",
         *_enum_defines("SEED_COUNTER", SeedCounter),
     )
 

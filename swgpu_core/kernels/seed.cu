@@ -26,9 +26,10 @@
 // fewer than 32 left-overs plus one round's 32 (kQueue = 64). It is emptied at each subject's end,
 // as its entries need the subject's bounds.
 //
-// Output: a bit per (query, subject of the chunk), set by atomicOr; a hit of a pair whose bit is
-// already set is skipped (the rule is an "exists", so this only saves work). The host turns the
-// bits into each query's sorted subjects.
+// Output: a bit per (query, subject of the chunk), set by atomicOr; a hit that passes the span
+// filter is not queued when its pair's bit is already set, and a queued one not extended (the rule
+// is an "exists", so this only saves work). The host turns the bits into each query's sorted
+// subjects.
 
 #include "common.cuh"  // types (values of SWGPU_SEED_* from swgpu_core/kernel_abi.seed_options)
 
@@ -44,6 +45,7 @@ enum : int {
     kTriggerBaseLog2 = SWGPU_SEED_TRIGGER_BASE_LOG2,
     kStride = SWGPU_SEED_MATRIX_STRIDE,
     kWarps = SWGPU_SEED_WARPS,
+    kMaxLength = SWGPU_SEED_MAX_LENGTH,
 };
 enum SeedCounter : int { kCHits = SWGPU_SEED_COUNTER_HITS, kCExtensions = SWGPU_SEED_COUNTER_EXTENSIONS };
 
@@ -166,14 +168,19 @@ extern "C" __global__ void __launch_bounds__(32 * kWarps) seed_candidates(
                     bool pass = false;
                     Pending mine;
                     if (h < total) {
+                        ++hits;
                         const int p = positions[src_first + h - (src_upto - src_count)];
-                        const int q = query_of[p];
                         const int64_t jh = j0 + src;
-                        if (!(*(volatile const uint32_t*)(flags + (size_t)q * row_words + (s >> 5)) & bit)) {
-                            ++hits;
-                            int span = 0;
-                            for (int t = 0; t < length; ++t) span += M[qcodes[p + t] * kStride + res[jh + t]];
-                            if (span >= kSpan) {
+                        // the span's loads issued together (a fixed trip count, predicated past the
+                        // shape's length), so their latencies overlap
+                        int span = 0;
+#pragma unroll
+                        for (int t = 0; t < kMaxLength; ++t)
+                            if (t < length) span += M[qcodes[p + t] * kStride + res[jh + t]];
+                        // the pair's flag only for the one hit in five that passes: most hits never read it
+                        if (span >= kSpan) {
+                            const int q = query_of[p];
+                            if (!(*(volatile const uint32_t*)(flags + (size_t)q * row_words + (s >> 5)) & bit)) {
                                 pass = true;
                                 mine = Pending{q, p, (int)jh, span, length};
                             }
