@@ -37,10 +37,9 @@ import numpy as np
 if TYPE_CHECKING:
     from .database import Chunk, Database
 
-#: The codes a seed may compare (the 20 standard amino acids, codes 0..19, ``ARNDCQEGHILKMFPSTWYV``).
-SEED_CODES = 20
+#: The residues a seed may compare: the 20 standard amino acids, codes 0..19, in code order.
 _STANDARD = "ARNDCQEGHILKMFPSTWYV"
-#: Longest shape: the GPU kernel stages this many residues per subject position.
+#: Longest shape: the seed kernel unrolls a hit's span loop to the longest shape's length.
 MAX_SHAPE_LENGTH = 16
 #: Most keys one shape may have (``n_groups ** weight``): each shape's key table has this many rows.
 MAX_KEYS = 1 << 24
