@@ -53,6 +53,7 @@ constexpr unsigned kAll = 0xffffffffu;
 constexpr int kQueue = 64;
 constexpr uint32_t kNoGroup = 255u;
 constexpr int kBitmapWords = (kKeys + 31) / 32;
+static_assert(kGroups <= 128 && (kNoGroup & 128u), "a group index is below 128; kNoGroup (seed.py's 255) has the high bit");
 
 struct Pending {  // a hit that passed the span filter
     int query, pos, subject_pos, span, length;  // pos: in the concatenated queries; subject_pos: in the chunk
