@@ -4,7 +4,7 @@
 # and E <= 1e-3 (top 500 per query; bench/seed_recall.py compare).
 #   run: bash bench/device_seed.sh      (carry .whl, .carry, .debs)
 # .debs/ holds Debian bookworm's ncbi-blast+ and the libraries it and MMseqs2 need, and MMseqs2's
-# AVX2 build repacked alone (docs/seeded.md says how they were made); unpacked with dpkg -x into
+# AVX2 build repacked alone (not in the repository: .debs/ is git-ignored); unpacked with dpkg -x into
 # /tmp/peers. Prints one JSON and writes $OUT/seed.json (and the logs, $OUT/seed_logs.txt).
 # Budget ~500 s: bench DB ~20 s, makedb ~20 s, exact ~25 s, peers' builds ~100 s, MMseqs2 and
 # BLAST get what is left (BLAST searches an evenly spread subset of the queries under a timeout).
