@@ -213,17 +213,10 @@ def seed_index(queries: list[np.ndarray], params: SeedParams) -> SeedIndex:
     if int(starts[-1]) >= 1 << 31:
         raise ValueError("a seeded query batch holds at most 2**31 - 1 residues")
     ends = np.repeat(starts[1:], np.diff(starts))  # the end of each position's query
-    groups = params.reduction()[codes].astype(np.int64)
     keys, positions, shape_starts = [], [], [0]
-    for offsets, length in zip(params.shape_offsets(), params.shape_lengths()):
-        n = max(codes.size - int(length) + 1, 0)
-        key = np.zeros(n, np.int64)
-        keep = np.arange(n) + length <= ends[:n]
-        for o in offsets:
-            g = groups[o : o + n]
-            keep &= g != 255
-            key = key * params.n_groups + g
-        pos = np.flatnonzero(keep)
+    for shape, length in enumerate(params.shape_lengths()):
+        key = keys_of(codes, params, shape)
+        pos = np.flatnonzero((key >= 0) & (np.arange(key.size) + length <= ends[: key.size]))
         packed = np.sort(key[pos] << 31 | pos)  # (key, position) order; unique, so any sort is stable
         keys.append((packed >> 31).astype(np.int32))
         positions.append((packed & ((1 << 31) - 1)).astype(np.int32))
