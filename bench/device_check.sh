@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: the GPU tests (skips fail), where the command line's time goes, and the
 # side-by-side scoreboard against CUDASW++4.0; logs and JSON lines under $OUT.
-#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
+#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [longpairs] [fastcli] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
 # Expects the wheels the device's python lacks under .whl/ and a copy of shared/ (data/,
 # tools/, anchors/) under .carry/ (both carried, both git-ignored).
 set -uo pipefail
@@ -155,6 +155,34 @@ for line in sys.stdin:
     print(r["kind"], *(p.get(k) for k in ("span", "xdrop", "trigger", "trigger_step")), "seed", r.get("seed_seconds"), "kernel", r.get("kernel_seconds"),
           "s", r.get("seconds"), "hits", r.get("hits"), "ext", r.get("extensions"), "cand/q", r.get("candidates_per_query"), "cells", r.get("candidate_share_of_cells"),
           "recall", r.get("recall_1e-05"), r.get("recall_0.001"))' || rc=1 ;;
+    longpairs)
+      # issue 15: the fast mode's candidates scored per chunk of bench200M x 500 for each threshold of
+      # the long pairs sent to the intra-task kernel (bench/subset_split.py --steps; 0: none)
+      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
+        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
+      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
+      zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
+      python3 bench/subset_split.py "$W/sw_bench200M" "$W/q500.fasta" --steps ${LONG_STEPS:-0 65536 32768 131072} \
+        | tee "$OUT/long_pairs.jsonl" | cut -c1-200 || rc=1 ;;
+    fastcli)
+      # issue 15: the command line on bench200M x 500, top 500, --mode exact and fast (a warm-up of each,
+      # then FAST_REPS rounds): the process's wall and its own scan time, and the fast table's recall
+      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
+        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
+      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
+      cli=(search --db "$W/sw_bench200M" --query .carry/data/uniprot_queries500.fasta.gz --top 500 --outfmt "6 qseqid sseqid evalue score")
+      for mode in ${FAST_MODES:-exact fast}; do python3 -m swgpu_core "${cli[@]}" --mode "$mode" --out "$W/cli_$mode.tsv" --quiet || rc=1; done
+      for rep in $(seq "${FAST_REPS:-2}"); do
+        for mode in ${FAST_MODES:-exact fast}; do
+          s=$EPOCHREALTIME
+          python3 -m swgpu_core "${cli[@]}" --mode "$mode" --out "$W/cli_$mode.tsv" 2> "$W/cli_$mode.err" || rc=1
+          python3 -c "import json, re, sys; err = open(sys.argv[3]).read(); scan = re.search(r' in ([0-9.]+) s, ', err); seed = re.search(r'found in ([0-9.]+) s', err)
+print(json.dumps({'kind': 'fast-cli', 'commit': '$SWGPU_COMMIT', 'mode': sys.argv[1], 'wall': round(float(sys.argv[2]), 3), 'scan': float(scan.group(1)) if scan else None,
+                  'candidate_stage': float(seed.group(1)) if seed else None}))" "$mode" "$(python3 -c "print($EPOCHREALTIME - $s)")" "$W/cli_$mode.err" | tee -a "$OUT/fast_cli.jsonl"
+        done
+      done
+      [ -f "$W/cli_exact.tsv" ] && [ -f "$W/cli_fast.tsv" ] && python3 bench/seed_recall.py compare --exact "$W/cli_exact.tsv" --table fast="$W/cli_fast.tsv" \
+        --json "$OUT/fast_cli_recall.json" | tail -5 ;;
     intraprobe)
       # the intra-task kernel alone over bench200M's 548 longest subjects (bench/intra_probe.py): ns per
       # step per query length and block width, then Nsight Compute's view of two of them where ncu runs

@@ -5,18 +5,24 @@ kernel's widest shape), longer than 512, longer than 2,048; best of 3 after a wa
 pairs, cells and GCUPS of each. For comparison, the exact scan (``scan_chunk``: the intra-task
 kernel for such subjects) of the queries longer than 2,048 residues over the whole chunk.
 
-    python bench/subset_split.py DB QUERIES.fasta      (one GPU)
+With ``--steps``, instead: the candidates' scoring of every chunk (best of 3) for each value of
+``subset_tasks.LONG_PAIR_STEPS`` (0: no long pairs, everything in the inter-task lists), with the
+long pairs' count, as JSON lines.
+
+    python bench/subset_split.py DB QUERIES.fasta [--steps 0 32768 65536 ...]     (one GPU)
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
+import json
 import time
 from collections.abc import Callable
 
 import numpy as np
 
 import swgpu_core as sw
+from swgpu_core import subset_tasks
 from swgpu_core.engine import get_engine
 from swgpu_core.fasta import read_sequences
 from swgpu_core.scoring import Scoring
@@ -41,12 +47,38 @@ def timed(scanner, db, chunk, queries, subsets: list[np.ndarray]) -> float:
     return best
 
 
+def steps_sweep(db, scanner, seeder, queries, values: list[int]) -> None:
+    """Per LONG_PAIR_STEPS value, every chunk's candidates scored: seconds (best of 3), pairs, long pairs."""
+    found = {chunk.index: seeder.candidates(db, chunk) for chunk in db.chunks}
+    for value in values:
+        subset_tasks.LONG_PAIR_STEPS = value or 1 << 62
+        per_chunk = []
+        for chunk in db.chunks:
+            seconds = timed(scanner, db, chunk, queries, found[chunk.index])
+            timing = scanner.workers[0].last_timing
+            per_chunk.append(
+                {"chunk": chunk.index, "seconds": round(seconds, 4), "pairs": timing["pairs"], "long_pairs": timing["long_pairs"]}
+            )
+        total = sum(c["seconds"] for c in per_chunk)
+        print(
+            json.dumps({"kind": "subset-long-pairs", "long_pair_steps": value, "seconds": round(total, 4), "chunks": per_chunk}), flush=True
+        )
+
+
 def main() -> None:
-    db = sw.open_database(sys.argv[1])
-    queries = read_sequences(sys.argv[2])
+    parser = argparse.ArgumentParser()
+    parser.add_argument("db")
+    parser.add_argument("queries")
+    parser.add_argument("--steps", type=int, nargs="+", help="LONG_PAIR_STEPS values to time (0: none)")
+    args = parser.parse_args()
+    db = sw.open_database(args.db)
+    queries = read_sequences(args.queries)
     engine, scoring = get_engine("cuda"), Scoring.protein()
     scanner = engine.scanner(scoring)
     seeder = engine.seeder(scoring, queries, SeedParams())
+    if args.steps:
+        steps_sweep(db, scanner, seeder, queries, args.steps)
+        return
     lengths = np.asarray(db.lengths, np.int64)
     for chunk in db.chunks[-2:]:
         found = seeder.candidates(db, chunk)

@@ -8,6 +8,13 @@ padded length and passes are per warp), so each query's candidates are padded to
 warps (``-1`` entries, which the kernel skips); warps are ordered by their longest subject,
 longest first, so the long ones start early. A query wider than one pass keeps, per group
 of subjects, boundary rows of its own (``bnd_rows``); one-pass queries read none.
+
+A pair of a query of several passes and a long subject is one warp's passes one after the
+other, the launch's critical path: on bench200M's longest subjects (24,740-36,000 residues),
+208 pairs of queries longer than 2,048 residues took 0.106 s of a chunk's 0.192 s
+(bench/RESULTS.md, tenth session). :func:`long_pairs` sends those to the intra-task kernel's
+task lists instead (``sw_intra_tasks``: a block per group, the query across its warps, so a
+pass covers 2,048 columns, not 512), where a list unit is one group instead of a warp.
 """
 
 from __future__ import annotations
@@ -15,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from .plan import INTRA_COLS_PER_WARP, intra_cols
 
 #: (lanes per group, columns per lane) of the task kernel's shapes, narrowest pass first: a
 #: query takes the narrowest that covers it in one pass, else the widest, in several passes.
@@ -24,6 +33,31 @@ TASK_SHAPES = ((8, 8), (8, 16), (16, 16), (32, 16))
 def task_shape(query_length: int) -> tuple[int, int]:
     """(lanes, columns per lane) for a query: the narrowest pass that holds it, else the widest."""
     return next((s for s in TASK_SHAPES if s[0] * s[1] >= query_length), TASK_SHAPES[-1])
+
+
+#: a pair whose inter-task scan takes at least this many serial steps (its passes times the
+#: subject's rows) goes to the intra-task kernel, where it takes fewer passes (see the module's
+#: docstring); 65,536 steps are about 20 ms of one warp on an H100
+LONG_PAIR_STEPS = 1 << 16
+#: the intra-task task kernel's widths (warps of INTRA_COLS_PER_WARP columns) that long pairs
+#: use: intra_cols of the queries wider than the widest inter-task pass
+INTRA_TASK_WARPS = (4, 8)
+
+
+def long_pairs(query_length: int, subject_lengths: np.ndarray) -> np.ndarray:
+    """Which of a query's subjects (their lengths) it is scored against by the intra-task kernel
+    (:func:`intra_task_warps` warps per block): those whose inter-task scan would take
+    LONG_PAIR_STEPS serial steps or more, when the intra-task block takes fewer passes."""
+    lanes, r = task_shape(query_length)
+    inter_passes = -(-query_length // (lanes * r))
+    if -(-query_length // intra_cols(query_length)) >= inter_passes:
+        return np.zeros(np.shape(subject_lengths), bool)
+    return inter_passes * np.asarray(subject_lengths, np.int64) >= LONG_PAIR_STEPS
+
+
+def intra_task_warps(query_length: int) -> int:
+    """The intra-task block's warps for a query's long pairs: the default intra pass (one of INTRA_TASK_WARPS)."""
+    return intra_cols(query_length) // INTRA_COLS_PER_WARP
 
 
 @dataclass(frozen=True)
@@ -45,7 +79,8 @@ class TaskList:
 def task_list(subjects: list[np.ndarray], lengths: np.ndarray, lanes: int, per_group: int, passes: list[int]) -> TaskList:
     """The list for queries ``0..len(subjects)-1`` (``subjects[q]``: chunk-relative indices,
     ``lengths``: the chunk's subject lengths), ``lanes`` threads per group of ``per_group``
-    subjects (2 in the packed 16-bit kernels, 1 in the 32-bit one), ``passes[q]`` passes."""
+    subjects (2 in the packed 16-bit kernels, 1 in the 32-bit one), ``passes[q]`` passes.
+    The intra-task kernel's lists take ``lanes`` 32: a unit ("warp") of one group, a block."""
     per_warp = 32 // lanes * per_group
     blocks, owners, longest = [], [], []
     for q, subj in enumerate(subjects):

@@ -4,7 +4,8 @@ the g++ emulation of their source).
 
 The fast mode: ``swgpu_core.search(..., backend="cuda", mode="fast")`` runs the CUDA seeder,
 the device split of a chunk (two workers) and ``CudaBackend.scan_subset`` exactly as on a
-device, and must equal the CPU fast search and the CPU ``scan_subset``. The exact search: the
+device, and must equal the CPU fast search and the CPU ``scan_subset`` (whose long pairs, the
+rule's threshold lowered, go to the intra-task kernel's lists). The exact search: the
 pipelined queries of ``DeviceWorker.scan_steps`` (ring slots, both kernels on either side of
 the length threshold, the 32-bit rescoring, the candidate selection) over the database kept
 on the device and streamed in batches under a small memory budget, equal to the CPU search,
@@ -30,6 +31,7 @@ import numpy as np
 from pathlib import Path
 import cupy
 import swgpu_core as sw
+from swgpu_core import subset_tasks
 from swgpu_core.backends.cpu import CpuBackend
 from swgpu_core.engine import get_engine
 from swgpu_core.fasta import EncodedSequence
@@ -53,13 +55,18 @@ for devices in (None, [0, 0]):
         assert np.array_equal(c.subjects, g.subjects) and np.array_equal(c.scores, g.scores), (devices, c.query.id)
 chunk = db.chunks[-1]
 rng = np.random.default_rng(2)
+# two queries wider than the inter-task kernel's widest pass, whose pairs are all long here (the
+# intra-task kernel's lists, blocks of 4 and 8 warps) beside the same queries' other shapes
+subset_records = records + [EncodedSequence(f"long{n}", "", rng.integers(0, 20, n).astype(np.uint8)) for n in (700, 1100)]
 subsets = [np.unique(rng.integers(chunk.first, chunk.stop, int(rng.integers(0, 30)))) for _ in records]
 subsets[1] = np.zeros(0, np.int64)
-got = get_engine("cuda").scanner(Scoring.protein()).scan_subset(db, chunk, records, subsets, 3)
-want = CpuBackend(Scoring.protein()).scan_subset(db, chunk, records, subsets, 3)
+subsets += [np.unique(rng.integers(chunk.first, chunk.stop, 4)) for _ in range(2)]
+subset_tasks.LONG_PAIR_STEPS = 1
+got = get_engine("cuda").scanner(Scoring.protein()).scan_subset(db, chunk, subset_records, subsets, 3)
+want = CpuBackend(Scoring.protein()).scan_subset(db, chunk, subset_records, subsets, 3)
 for (gi, gs), (wi, ws) in zip(got, want):
     assert np.array_equal(gi, wi) and np.array_equal(gs, ws)
-assert cupy.CALLS["seed_candidates"] > 0 and cupy.CALLS["sw_inter_tasks"] > 0
+assert cupy.CALLS["seed_candidates"] > 0 and cupy.CALLS["sw_inter_tasks"] > 0 and cupy.CALLS["sw_intra_tasks"] == 2
 print("ok", cupy.CALLS)
 """
 

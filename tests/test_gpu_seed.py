@@ -95,18 +95,27 @@ def test_candidates_equal_the_cpu_on_uniprot20k(u20k, cuda, devices):
     assert gpu.counts["candidates"] == cpu.counts["candidates"] > 0
 
 
+@pytest.mark.parametrize("long_pair_steps", [None, 1], ids=["default-long-pairs", "every-multipass-pair-long"])
 @pytest.mark.parametrize("devices", [None, [0, 0]], ids=["one-device", "two-workers"])
-def test_subset_scores_equal_the_cpu(u20k, cuda, devices):
-    """Random candidate sets (short and long subjects, empty ones), ties at the top-th score kept."""
+def test_subset_scores_equal_the_cpu(u20k, cuda, devices, long_pair_steps, monkeypatch):
+    """Random candidate sets (short and long subjects, empty ones), ties at the top-th score kept;
+    the long pairs in the intra-task kernel's lists (with the rule's threshold at 1, every pair
+    of a query wider than one inter-task pass)."""
+    from swgpu_core import subset_tasks
+
+    if long_pair_steps is not None:
+        monkeypatch.setattr(subset_tasks, "LONG_PAIR_STEPS", long_pair_steps)
     db, queries = u20k
     chunk = db.chunks[-1]  # the longest subjects
     rng = np.random.default_rng(5)
     subsets = [np.unique(rng.integers(chunk.first, chunk.stop, int(rng.integers(0, 60)))) for _ in queries]
     subsets[0] = np.arange(chunk.first, chunk.stop)  # a whole chunk
-    gpu = cuda.scanner(BLOSUM62, devices=devices).scan_subset(db, chunk, queries, subsets, 5)
+    scanner = cuda.scanner(BLOSUM62, devices=devices)
+    gpu = scanner.scan_subset(db, chunk, queries, subsets, 5)
     cpu = CpuBackend(BLOSUM62).scan_subset(db, chunk, queries, subsets, 5)
     for q, (gi, gs), (ci, cs) in zip(queries, gpu, cpu):
         assert np.array_equal(gi, ci) and np.array_equal(gs, cs), q.id
+    assert sum(w.last_timing["long_pairs"] for w in scanner.workers) > (200 if long_pair_steps == 1 else 20)  # 285 and 29 here
 
 
 def test_fast_search_equals_the_cpu(u20k):

@@ -34,6 +34,7 @@ SCAN_INSTANCES = [
         *((k, r, n, "SWGPU_SCAN_PARAMS") for k, r, n in [("sw_inter", 16, 8), ("sw_inter", 16, 16), ("sw_inter", 16, 32), ("sw_inter", 8, 8),
                                                        ("sw_intra", 8, 1), ("sw_intra", 8, 2), ("sw_intra", 8, 4), ("sw_intra", 8, 8)]),
         *(("sw_inter_tasks", r, n, "SWGPU_TASK_PARAMS") for r, n in [(16, 8), (16, 16), (16, 32), (8, 8)]),
+        *(("sw_intra_tasks", 8, n, "SWGPU_TASK_PARAMS") for n in (4, 8)),
     ]
 ]  # fmt: skip
 #: the seed kernel's extra options: the rule's parameters (their defaults) and its layout constants

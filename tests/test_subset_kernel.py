@@ -1,10 +1,12 @@
-"""The task-list scan kernel (``sw_inter_tasks`` in ``kernels/sw_scan.cu``, which scores
-``--mode fast``'s candidates, many queries per launch), without a GPU: its source compiled
-with g++ against ``tests/cuda_emu/cuda_emu.h`` (the packed 16-bit DPX and SIMD intrinsics
-emulated per halfword), run on task lists of :mod:`swgpu_core.subset_tasks` with profiles
-of :mod:`swgpu_core.scan_profile`, as the CUDA backend builds them, and compared with the
-CPU backend's exact scores (pyopal). Queries of every task shape, one-pass and multi-pass,
-each against its own subjects. Skipped where g++ is missing.
+"""The task-list scan kernels (``sw_inter_tasks`` and ``sw_intra_tasks`` in ``kernels/sw_scan.cu``,
+which score ``--mode fast``'s candidates, many queries per launch), without a GPU: their source
+compiled with g++ against ``tests/cuda_emu/cuda_emu.h`` (the packed 16-bit DPX and SIMD
+intrinsics emulated per halfword), run on task lists of :mod:`swgpu_core.subset_tasks` with
+profiles of :mod:`swgpu_core.scan_profile`, as the CUDA backend builds them, and compared with
+the CPU backend's exact scores (pyopal). Queries of every inter task shape, one-pass and
+multi-pass, each against its own subjects; the intra-task kernel with blocks of 1, 2 and 4
+warps (256, 512 and 1,024 columns a pass) and queries of one to six passes. Skipped where g++
+is missing.
 """
 
 from __future__ import annotations
@@ -45,12 +47,17 @@ def setup(tmp_path_factory, resources):
     return db, queries
 
 
-def emulate(exe: Path, work: Path, db, chunk, queries, subjects, lanes: int, r: int, arith: str, overflow_at: int, seed: int = 1):
-    """Scores of each query against its ``subjects`` (chunk-relative) from one emulated launch, and
+def emulate(
+    exe: Path, work: Path, db, chunk, queries, subjects, kind: str, width: int, r: int, arith: str, overflow_at: int, seed: int = 1
+):
+    """Scores of each query against its ``subjects`` (chunk-relative) from one emulated launch of the
+    ``kind`` ("inter": ``width`` lanes per group; "intra": ``width`` warps per block) task kernel, and
     the entries the kernel put on its overflow list (as (query, subject) pairs)."""
     scoring = Scoring.protein()
-    profiles = [build_profile(q.codes, scoring, lanes * r, r) for q in queries]
-    passes = [p.shape[1] // (lanes * r) for p in profiles]
+    cols = width * r * (32 if kind == "intra" else 1)
+    profiles = [build_profile(q.codes, scoring, cols, r) for q in queries]
+    passes = [p.shape[1] // cols for p in profiles]
+    lanes = 32 if kind == "intra" else width  # an intra list's unit is one group (a block)
     tasks = task_list(subjects, np.asarray(db.lengths[chunk.first : chunk.stop], np.int64), lanes, 1 if arith == "s32" else 2, passes)
     work.mkdir(parents=True, exist_ok=True)
     offsets = np.asarray(db.offsets[chunk.first : chunk.stop + 1], np.int64) - chunk.residue_start
@@ -60,7 +67,17 @@ def emulate(exe: Path, work: Path, db, chunk, queries, subjects, lanes: int, r: 
                   qpads=np.array([p.shape[1] for p in profiles] + [0], np.int32), warp_query=tasks.warp_query, bnd_rows=tasks.bnd_rows)  # fmt: skip
     for name, arr in arrays.items():
         np.ascontiguousarray(arr).tofile(work / f"{name}.bin")
-    scalars = [ARITH[arith], lanes, r, tasks.n_slots, scoring.first_gap_cost, scoring.gap_extend, overflow_at, tasks.boundary_rows]
+    scalars = [
+        ARITH[arith],
+        int(kind == "intra"),
+        width,
+        r,
+        tasks.n_slots,
+        scoring.first_gap_cost,
+        scoring.gap_extend,
+        overflow_at,
+        tasks.boundary_rows,
+    ]
     (work / "scalars.txt").write_text(" ".join(map(str, scalars)) + "\n")
     done = subprocess.run([str(exe), str(work), str(seed)], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-4000:]
@@ -84,10 +101,30 @@ def test_task_scores_equal_the_cpu(emulator, tmp_path, setup, arith):
         subjects = [np.unique(rng.integers(0, chunk.n_sequences, int(rng.integers(1, 24)))) for _ in members]
         subjects[0] = np.union1d(subjects[0], [chunk.n_sequences - 1, chunk.n_sequences - 2, 0])
         mine = [queries[k] for k in members]
-        got, flagged = emulate(emulator, tmp_path / f"{lanes}x{r}", db, chunk, mine, subjects, lanes, r, arith, overflow_at=60)
+        got, flagged = emulate(emulator, tmp_path / f"{lanes}x{r}", db, chunk, mine, subjects, "inter", lanes, r, arith, overflow_at=60)
         for q, subj, g in zip(mine, subjects, got):
             want = cpu.subset_scores(db, chunk, q, subj + chunk.first)
             assert np.array_equal(g, want), f"{q.id} ({lanes}x{r}, {arith}): {np.flatnonzero(g != want).size} scores differ"
             if arith != "s32":  # the packed kernels list every entry at or above overflow_at, and only those
                 high = {(mine.index(q), int(s)) for s, w in zip(subj, want) if w >= 60}
                 assert high == {f for f in flagged if f[0] == mine.index(q)}
+
+
+@pytest.mark.parametrize("arith", ["dpx", "plain", "s32"])
+def test_intra_task_scores_equal_the_cpu(emulator, tmp_path, setup, arith):
+    """Blocks of 1, 2 and 4 warps, each launch with queries of one to six passes (boundary rows of
+    their own per group), each against its own subjects, the chunk's longest among them."""
+    db, queries = setup
+    chunk = db.chunks[0]
+    rng = np.random.default_rng(10 + ARITH[arith])
+    cpu = CpuBackend(Scoring.protein(), threads=1)
+    mine = [q for q in queries if len(q) in (200, 300, 700, 1400)]
+    for warps in (1, 2, 4):
+        subjects = [np.unique(rng.integers(0, chunk.n_sequences, int(rng.integers(1, 6)))) for _ in mine]
+        subjects[-1] = np.union1d(subjects[-1], [chunk.n_sequences - 1, chunk.n_sequences - 2])
+        got, flagged = emulate(emulator, tmp_path / f"intra{warps}", db, chunk, mine, subjects, "intra", warps, 8, arith, overflow_at=60)
+        for k, (q, subj, g) in enumerate(zip(mine, subjects, got)):
+            want = cpu.subset_scores(db, chunk, q, subj + chunk.first)
+            assert np.array_equal(g, want), f"{q.id} (intra {warps} warps, {arith}): {np.flatnonzero(g != want).size} scores differ"
+            if arith != "s32":
+                assert {(k, int(s)) for s, w in zip(subj, want) if w >= 60} == {f for f in flagged if f[0] == k}

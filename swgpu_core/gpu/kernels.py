@@ -32,6 +32,7 @@ from .. import kernel_abi, scan_profile
 from ..kernel_abi import INTER_BLOCK
 from ..plan import INTER_COLS_PER_LANE, INTER_NARROW_COLS_PER_LANE, INTRA_WARPS, inter_cols_per_lane, inter_lanes
 from ..scoring import Scoring
+from ..subset_tasks import INTRA_TASK_WARPS
 
 
 @dataclass(frozen=True)
@@ -55,12 +56,16 @@ class Shape:
         return f"sw_intra<{arith},{self.r},{self.warps}>"
 
     def task_template(self, arith: str) -> str:
-        """The inter-task kernel over task lists (many queries, each its own subjects)."""
-        return f"sw_inter_tasks<{arith},{self.r},{self.lanes}>"
+        """The kernel over task lists (many queries, each its own subjects)."""
+        if self.kind == "inter":
+            return f"sw_inter_tasks<{arith},{self.r},{self.lanes}>"
+        return f"sw_intra_tasks<{arith},{self.r},{self.warps}>"
 
 
 INTER_SHAPES = tuple(Shape("inter", INTER_COLS_PER_LANE, g) for g in (8, 16, 32)) + (Shape("inter", INTER_NARROW_COLS_PER_LANE, 8),)
 INTRA_SHAPES = tuple(Shape("intra", 8, 32, w) for w in INTRA_WARPS)
+#: the intra-task shapes of the task-list kernel (the seeded search's long pairs)
+INTRA_TASK_SHAPES = tuple(s for s in INTRA_SHAPES if s.warps in INTRA_TASK_WARPS)
 
 
 def pick_shapes(query_length: int, n_short: int, busy_threads: int, intra_cols: int, longest_short: int = 1 << 30) -> tuple[Shape, Shape]:
@@ -156,7 +161,7 @@ class ScanKernels:
         self.arith = arith or ("dpx" if int(major) * 10 + int(minor) >= 90 else "plain")
         self.packed = {"dpx": "DpxS16x2", "plain": "PlainS16x2"}[self.arith]
         names = [s.template(a) for s in INTER_SHAPES + INTRA_SHAPES for a in (self.packed, "S32")]
-        names += [s.task_template(a) for s in INTER_SHAPES for a in (self.packed, "S32")]
+        names += [s.task_template(a) for s in INTER_SHAPES + INTRA_TASK_SHAPES for a in (self.packed, "S32")]
         self._functions = load_functions(kernel_source(), ("-std=c++17", *kernel_abi.compile_options()), names)
 
     def launch(self, shape: Shape, wide: bool, args: tuple, n_subjects: int, stream: cp.cuda.Stream) -> None:
@@ -173,13 +178,15 @@ class ScanKernels:
             self._functions[shape.template("S32" if wide else self.packed)]((grid,), (block,), args)
 
     def launch_tasks(self, shape: Shape, wide: bool, args: tuple, n_slots: int, stream: cp.cuda.Stream) -> None:
-        """Launch the task-list kernel of inter ``shape`` over ``n_slots`` list entries (whole warps,
-        see ``swgpu_core.subset_tasks``), packed 16-bit or, with ``wide``, 32-bit. ``args`` follow
-        ``SWGPU_TASK_PARAMS``."""
+        """Launch the task-list kernel of ``shape`` over ``n_slots`` list entries (whole warps of
+        an inter shape, a block per group of an intra one, see ``swgpu_core.subset_tasks``),
+        packed 16-bit or, with ``wide``, 32-bit. ``args`` follow ``SWGPU_TASK_PARAMS``."""
         groups = -(-n_slots // (1 if wide else 2))
         if groups == 0:
             return
+        if shape.kind == "inter":
+            grid, block = -(-groups * shape.lanes // INTER_BLOCK), INTER_BLOCK
+        else:
+            grid, block = groups, shape.warps * 32
         with stream:
-            self._functions[shape.task_template("S32" if wide else self.packed)](
-                (-(-groups * shape.lanes // INTER_BLOCK),), (INTER_BLOCK,), args
-            )
+            self._functions[shape.task_template("S32" if wide else self.packed)]((grid,), (block,), args)

@@ -34,9 +34,9 @@ from ..plan import DeviceModel, LengthProfile, Plan, choose_threshold, evaluate
 from ..score_stats import ScoreHistograms
 from ..scoring import Scoring
 from ..steps import drive
-from ..subset_tasks import TaskList, scores_by_query, task_list, task_shape
+from ..subset_tasks import TaskList, intra_task_warps, long_pairs, scores_by_query, task_list, task_shape
 from .device import device_count, geometry
-from .kernels import Shape, build_profile, pick_shapes, scan_kernels
+from .kernels import INTRA_TASK_SHAPES, Shape, build_profile, pick_shapes, scan_kernels
 from .score_stats import length_bins, queue_histogram
 
 #: device bytes per residue of a batch: the residue, kept while the batch is resident, and
@@ -645,71 +645,103 @@ class DeviceWorker:
         )  # fmt: skip
         self.kernels.launch(shape, wide, args, count, stream)
 
-    def _launch_tasks(self, dev: DeviceChunk, shape: Shape, wide: bool, tasks: TaskList, profiles: list[cp.ndarray]) -> tuple:
-        """Queue one task-list scan (:mod:`swgpu_core.subset_tasks`) on the compute stream: (scores per
+    def _task_boundary(self, stream: cp.cuda.Stream, rows: int) -> cp.ndarray:
+        """The boundary buffer of the task-list scans queued on ``stream`` (the compute stream's or
+        the long stream's: the scans of one stream run in order and share it)."""
+        return self._buffer("task_boundary_long" if stream is self.long else "task_boundary", 2 * max(rows, 1), np.uint32)
+
+    def _launch_tasks(self, dev: DeviceChunk, shape: Shape, wide: bool, tasks: TaskList, profiles: list[cp.ndarray], stream) -> tuple:
+        """Queue one task-list scan (:mod:`swgpu_core.subset_tasks`) on ``stream``: (scores per
         list entry, overflow list, its count's pinned copy, the event after that copy)."""
         n = tasks.n_slots
-        scores = cp.empty(max(n, 1), np.int32)
-        overflow = cp.zeros(n + 1, np.int32)
-        boundary = self._buffer("task_boundary", 2 * max(tasks.boundary_rows, 1), np.uint32)
+        with stream:  # from the stream's part of CuPy's pool
+            scores = cp.empty(max(n, 1), np.int32)
+            overflow = cp.zeros(n + 1, np.int32)
+        boundary = self._task_boundary(stream, tasks.boundary_rows)
         args = (
             dev.residues, dev.offsets, cp.asarray(tasks.subjects), np.int32(n),
             cp.asarray(np.array([p.data.ptr for p in profiles], np.uint64)), cp.asarray(np.array([p.shape[1] for p in profiles], np.int32)),
             cp.asarray(tasks.warp_query), cp.asarray(tasks.bnd_rows), np.int32(self.scoring.first_gap_cost), np.int32(self.scoring.gap_extend),
             np.int32(0 if wide else 32767 - self.scoring.max_score), boundary, scores, overflow,
         )  # fmt: skip
-        self.kernels.launch_tasks(shape, wide, args, n, self.compute)
+        self.kernels.launch_tasks(shape, wide, args, n, stream)
         count = np.frombuffer(cp.cuda.alloc_pinned_memory(4), np.int32, 1)
-        _to_host(count, overflow[:1], self.compute)
-        return scores, overflow, count, _record(self.compute)
+        _to_host(count, overflow[:1], stream)
+        return scores, overflow, count, _record(stream)
 
     def subset_steps(
         self, db: Database, chunk: Chunk, queries: list[EncodedSequence], subjects: list[np.ndarray]
     ) -> Generator[cp.cuda.Event, None, list[np.ndarray]]:
         """Each query's exact scores against its ``subjects`` (sorted unique sorted-numbering indices in
         ``chunk``), in their order, as steps for :func:`~swgpu_core.steps.drive` (it yields each event
-        it is about to wait for): the queries of one kernel shape in one task-list launch (packed
-        16-bit; entries that may have overflowed rescored in 32 bits in a second, small one)."""
+        it is about to wait for): the pairs of one kernel shape in one task-list launch (packed
+        16-bit; entries that may have overflowed rescored in 32 bits in a second, small one).
+
+        The long pairs (:func:`~swgpu_core.subset_tasks.long_pairs`) go to the intra-task kernel on
+        the long stream, queued first and at the highest priority, so that their blocks, the
+        critical path, start before the inter-task warps of the other pairs fill the GPU; each
+        stream's scans have a boundary buffer of their own, made before the first launch."""
         dev = self.upload(db, chunk)
         lengths = np.asarray(db.lengths[chunk.first : chunk.stop], np.int64)
         rel = [np.asarray(s, np.int64) - chunk.first for s in subjects]
         out = [np.zeros(r.size, np.int32) for r in rel]
-        buckets: dict[tuple[int, int], list[int]] = {}
+        buckets: dict[Shape, list[tuple[int, np.ndarray]]] = {}  # per shape, (query, its subjects there as a mask of rel[query])
         for q, r in enumerate(rel):
             if r.size:
-                buckets.setdefault(task_shape(len(queries[q])), []).append(q)
+                n = len(queries[q])
+                long = long_pairs(n, lengths[r])
+                lanes, cols = task_shape(n)
+                intra = {s.warps: s for s in INTRA_TASK_SHAPES}[intra_task_warps(n)] if long.any() else None
+                for shape, part in ((intra, long), (Shape("inter", cols, lanes), ~long)):
+                    if part.any():
+                        buckets.setdefault(shape, []).append((q, part))
+        planned = []
         with cp.cuda.Device(self.device_id), self.compute:
             self.compute.wait_event(dev.ready)
             start = _record(self.compute, timing=True)
+            self.long.wait_event(start)
+            for shape in sorted(buckets, key=lambda s: s.kind != "intra"):
+                members, stream = buckets[shape], self.long if shape.kind == "intra" else self.compute
+                profiles = [self._profile(queries[q], shape, stream) for q, _ in members]
+                tasks = task_list(
+                    [rel[q][part] for q, part in members], lengths, shape.lanes, 2, [p.shape[1] // shape.cols for p in profiles]
+                )
+                planned.append((members, shape, stream, profiles, tasks))
+            for stream in (self.long, self.compute):
+                self._task_boundary(stream, max((tasks.boundary_rows for _, _, on, _, tasks in planned if on is stream), default=0))
             flights = []
-            for (lanes, r), members in buckets.items():
-                shape = Shape("inter", r, lanes)
-                profiles = [self._profile(queries[q], shape, self.compute) for q in members]
-                tasks = task_list([rel[q] for q in members], lengths, lanes, 2, [p.shape[1] // shape.cols for p in profiles])
-                flights.append((members, shape, profiles, tasks, *self._launch_tasks(dev, shape, False, tasks, profiles)))
-        for members, shape, profiles, tasks, scores, overflow, count, counted in flights:
+            for members, shape, stream, profiles, tasks in planned:
+                launched = self._launch_tasks(dev, shape, False, tasks, profiles, stream)
+                flights.append((members, shape, stream, profiles, tasks, *launched))
+        for members, shape, stream, profiles, tasks, scores, overflow, count, counted in flights:
             yield counted
-            with cp.cuda.Device(self.device_id), self.compute:
+            with cp.cuda.Device(self.device_id), stream:
                 host = scores[: tasks.n_slots].get()
                 if int(count[0]):  # rare: scores near 32,767, rescored in 32 bits
                     redo = np.sort(overflow[1 : 1 + int(count[0])].get())
                     per_query = [tasks.subjects[redo[tasks.slot_query[redo] == k]] for k in range(len(members))]
                     wide = task_list(per_query, lengths, shape.lanes, 1, [p.shape[1] // shape.cols for p in profiles])
-                    w_scores, *_ = self._launch_tasks(dev, shape, True, wide, profiles)
+                    w_scores, *_ = self._launch_tasks(dev, shape, True, wide, profiles, stream)
                     keep = wide.slot_query >= 0
                     fixed = dict(zip(zip(wide.slot_query[keep].tolist(), wide.subjects[keep].tolist()), w_scores.get()[keep].tolist()))
                     for s in redo:
                         host[s] = fixed[(int(tasks.slot_query[s]), int(tasks.subjects[s]))]
-            for q, got in zip(members, scores_by_query(tasks, host, [rel[q] for q in members])):
-                out[q] = got
+            for (q, part), got in zip(members, scores_by_query(tasks, host, [rel[q][part] for q, part in members])):
+                out[q][part] = got
         with cp.cuda.Device(self.device_id):
+            self.compute.wait_event(_record(self.long))
             dev.last_use = _record(self.compute, timing=True)
         yield dev.last_use
         dev.last_use.synchronize()
         seconds = cp.cuda.get_elapsed_time(start, dev.last_use) / 1e3
         self.kernel_seconds += seconds
         self.cells += sum(len(queries[q]) * int(lengths[rel[q]].sum()) for q in range(len(queries)))
-        self.last_timing = {"seconds": seconds, "launches": len(flights), "pairs": sum(int(r.size) for r in rel)}
+        self.last_timing = {
+            "seconds": seconds,
+            "launches": len(flights),
+            "pairs": sum(int(r.size) for r in rel),
+            "long_pairs": sum(int(part.sum()) for shape, members in buckets.items() if shape.kind == "intra" for _, part in members),
+        }
         return out
 
     def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, score_stats: ScoreHistograms | None = None):

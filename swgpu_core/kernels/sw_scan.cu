@@ -416,22 +416,21 @@ static constexpr int kDelay = SWGPU_INTRA_DELAY, kBatch = kDelay / 2, kRing = 2 
 static_assert(kBatch == 32, "a batch of steps is a warp's worth of lane 0's inputs");
 static_assert((kRing & (kRing - 1)) == 0, "ring rows are taken modulo a power of two");
 
+// The scan of one group by a block of W warps (the body of sw_intra and sw_intra_tasks). `bnd_row`:
+// the group's rows in the boundary buffer, -1 for those of boundary_row (a whole-batch scan).
 template <class A, int R, int W>
-__global__ void __launch_bounds__(W * 32) sw_intra(SWGPU_SCAN_PARAMS) {
-    const ScanArgs a = SWGPU_SCAN_ARGS;
+__device__ __forceinline__ void intra_scan(const ScanArgs& a, int group, int64_t bnd_row, bool by_slot) {
     using T = typename A::T;
     static_assert(R % 8 == 0, "R is a multiple of 8");
     constexpr unsigned kAll = 0xffffffffu;
     __shared__ uint2 ring[W][kRing];
     __shared__ T warp_best[W];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, thread = threadIdx.x;
-    const int n_groups = (a.n_subjects + A::kLanes - 1) / A::kLanes;
-    const int group = n_groups - 1 - (int)blockIdx.x;
 
     int subj[A::kLanes], len[A::kLanes];
     int64_t off[A::kLanes];
     const int longest = group_subjects<A>(a, group, subj, off, len);
-    uint2* bnd = a.boundary + boundary_row<A>(off, len);
+    uint2* bnd = a.boundary + (bnd_row < 0 ? boundary_row<A>(off, len) : bnd_row);
     const T neg_oe = A::splat(-a.oe), neg_ext = A::splat(-a.extend);
     const uint32_t pad_codes = A::kLanes == 2 ? kPadResidue * 0x101u : kPadResidue;
     const uint2 none = make_uint2((uint32_t)neg_oe, (uint32_t)neg_oe);
@@ -496,6 +495,31 @@ __global__ void __launch_bounds__(W * 32) sw_intra(SWGPU_SCAN_PARAMS) {
     __syncthreads();
     if (thread == 0) {
         for (int w = 1; w < W; ++w) best = A::max3(best, warp_best[w], warp_best[w]);
-        finish<A>(a, best, subj, group, false);
+        finish<A>(a, best, subj, group, by_slot);
     }
+}
+
+template <class A, int R, int W>
+__global__ void __launch_bounds__(W * 32) sw_intra(SWGPU_SCAN_PARAMS) {
+    const ScanArgs a = SWGPU_SCAN_ARGS;
+    const int n_groups = (a.n_subjects + A::kLanes - 1) / A::kLanes;
+    intra_scan<A, R, W>(a, n_groups - 1 - (int)blockIdx.x, -1, false);
+}
+
+// ---------------------------------------------------------------- intra-task kernel over task lists
+// The seeded search's long pairs (a query of several inter-task passes against a long subject;
+// which ones, swgpu_core.subset_tasks.long_pairs): in the inter-task kernel such a pair is one
+// warp's passes one after the other, the launch's critical path. Here a block per group, as in
+// sw_intra, over a task list as sw_inter_tasks reads it, whose unit is a group: group g (block
+// g, the list sorted longest first) scans its subjects against query warp_query[g], with its
+// own profile, passes and boundary rows bnd_rows[g]; scores go to the list entries.
+template <class A, int R, int W>
+__global__ void __launch_bounds__(W * 32) sw_intra_tasks(SWGPU_TASK_PARAMS) {
+    const int group = (int)blockIdx.x;
+    if (group * A::kLanes >= n_subjects) return;  // the whole block
+    const int q = warp_query[group];
+    const int qpad = qpads[q];
+    const ScanArgs a{residues, offsets, subjects, n_subjects, reinterpret_cast<const int16_t*>(profiles[q]), qpad, qpad / (W * 32 * R),
+                     oe, extend, overflow_at, boundary, scores, overflow};
+    intra_scan<A, R, W>(a, group, bnd_rows[group], true);
 }

@@ -5,7 +5,7 @@ Device arrays are numpy arrays (their ``data.ptr`` the host address, so the back
 ``memcpyAsync`` calls are plain copies), streams and events do nothing (everything is done
 when it returns: races between streams cannot show here), the candidate compaction is done
 in numpy, and the kernels run through the g++ emulation of their CUDA source
-(``tests/cuda_emu``: ``seed_candidates``, ``sw_inter_tasks``, ``sw_inter``, ``sw_intra``, and the
+(``tests/cuda_emu``: ``seed_candidates``, ``sw_inter_tasks``, ``sw_intra_tasks``, ``sw_inter``, ``sw_intra``, and the
 selection's ``select_count`` and ``select_pick``),
 compiled with the options the backend gives CuPy. Anything else raises.
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 #: kernel launches so far, by kernel
-CALLS = {"seed_candidates": 0, "sw_inter_tasks": 0, "sw_inter": 0, "sw_intra": 0, "select_count": 0, "select_pick": 0}
+CALLS = {"seed_candidates": 0, "sw_inter_tasks": 0, "sw_intra_tasks": 0, "sw_inter": 0, "sw_intra": 0, "select_count": 0, "select_pick": 0}
 _arrays: dict[int, np.ndarray] = {}  # device pointer -> array (the task kernel's profile pointers)
 _binaries: dict[tuple, str] = {}
 
@@ -202,8 +202,8 @@ class RawKernel:
         try:
             if self.name == "seed_candidates":
                 self._seed(work, grid, block, args, shared_mem)
-            elif self.name.startswith("sw_inter_tasks<"):
-                self._tasks(work, args)
+            elif self.name.startswith(("sw_inter_tasks<", "sw_intra_tasks<")):
+                self._tasks(work, grid, block, args)
             elif self.name.startswith(("sw_inter<", "sw_intra<")):
                 self._scan(work, grid, block, args)
             elif self.name in ("select_count", "select_pick"):
@@ -225,16 +225,24 @@ class RawKernel:
         flags[:] = np.fromfile(work / "flags.bin", np.uint32).reshape(flags.shape)
         counters[:] = np.fromfile(work / "counters.bin", np.uint64)[: counters.size]
 
-    def _tasks(self, work: Path, args) -> None:
-        CALLS["sw_inter_tasks"] += 1
-        arith, r, lanes = self.name[self.name.index("<") + 1 : -1].split(",")
+    def _tasks(self, work: Path, grid, block, args) -> None:
+        kind = self.name[: self.name.index("<")]
+        CALLS[kind] += 1
+        arith, r, width = self.name[self.name.index("<") + 1 : -1].split(",")
         residues, offsets, subjects, n, pointers, qpads, warp_query, bnd_rows, oe, extend, overflow_at, boundary, scores, overflow = args
+        groups = -(-int(n) // (1 if arith == "S32" else 2))
+        from swgpu_core.kernel_abi import INTER_BLOCK
+
+        inter = kind == "sw_inter_tasks"
+        expected = ((-(-groups * int(width) // INTER_BLOCK),), (INTER_BLOCK,)) if inter else ((groups,), (32 * int(width),))
+        if (tuple(grid), tuple(block)) != expected:
+            raise RuntimeError(f"fake cupy: {self.name} launched with grid {grid} and block {block}, not {expected}")
         profiles = [_arrays[int(p)] for p in np.asarray(pointers)]
         _write(work, dict(residues=residues, offsets=offsets, subjects=subjects, profiles=np.concatenate([p.ravel() for p in profiles]),
                           prof_offsets=np.concatenate(([0], np.cumsum([p.size for p in profiles]))).astype(np.int64),
                           qpads=np.append(np.asarray(qpads), 0).astype(np.int32), warp_query=warp_query, bnd_rows=bnd_rows))  # fmt: skip
         code = {"DpxS16x2": 0, "PlainS16x2": 1, "S32": 2}[arith]
-        scalars = [code, lanes, r, int(n), int(oe), int(extend), int(overflow_at), boundary.size // 2]
+        scalars = [code, int(not inter), width, r, int(n), int(oe), int(extend), int(overflow_at), boundary.size // 2]
         (work / "scalars.txt").write_text(" ".join(map(str, scalars)) + "\n")
         subprocess.run([_binary("tasks_main.cpp", self.options), str(work), "7"], check=True)
         got = np.fromfile(work / "scores.bin", np.int32)
