@@ -153,6 +153,7 @@ class DeviceWorker:
         self.resident: dict[tuple[str, int], DeviceChunk] = {}
         self.kernel_seconds = 0.0
         self.cells = 0
+        self.long_pairs = 0  # the fast mode's pairs scored by the intra-task kernel's lists (subset_steps)
         self.last_timing: dict = {}
         self._scratch: dict[str, cp.ndarray] = {}
         self._model: DeviceModel | None = None
@@ -654,16 +655,19 @@ class DeviceWorker:
         """Queue one task-list scan (:mod:`swgpu_core.subset_tasks`) on ``stream``: (scores per
         list entry, overflow list, its count's pinned copy, the event after that copy)."""
         n = tasks.n_slots
-        with stream:  # from the stream's part of CuPy's pool
+        boundary = self._task_boundary(stream, tasks.boundary_rows)
+        # everything the kernel reads or writes is made and copied on its own stream, from that
+        # stream's part of CuPy's pool: copied on another, the list could still be on its way when
+        # the kernel starts, and freed there, handed out again while the kernel reads it
+        with stream:
             scores = cp.empty(max(n, 1), np.int32)
             overflow = cp.zeros(n + 1, np.int32)
-        boundary = self._task_boundary(stream, tasks.boundary_rows)
-        args = (
-            dev.residues, dev.offsets, cp.asarray(tasks.subjects), np.int32(n),
-            cp.asarray(np.array([p.data.ptr for p in profiles], np.uint64)), cp.asarray(np.array([p.shape[1] for p in profiles], np.int32)),
-            cp.asarray(tasks.warp_query), cp.asarray(tasks.bnd_rows), np.int32(self.scoring.first_gap_cost), np.int32(self.scoring.gap_extend),
-            np.int32(0 if wide else 32767 - self.scoring.max_score), boundary, scores, overflow,
-        )  # fmt: skip
+            args = (
+                dev.residues, dev.offsets, cp.asarray(tasks.subjects), np.int32(n),
+                cp.asarray(np.array([p.data.ptr for p in profiles], np.uint64)), cp.asarray(np.array([p.shape[1] for p in profiles], np.int32)),
+                cp.asarray(tasks.warp_query), cp.asarray(tasks.bnd_rows), np.int32(self.scoring.first_gap_cost),
+                np.int32(self.scoring.gap_extend), np.int32(0 if wide else 32767 - self.scoring.max_score), boundary, scores, overflow,
+            )  # fmt: skip
         self.kernels.launch_tasks(shape, wide, args, n, stream)
         count = np.frombuffer(cp.cuda.alloc_pinned_memory(4), np.int32, 1)
         _to_host(count, overflow[:1], stream)
@@ -736,12 +740,9 @@ class DeviceWorker:
         seconds = cp.cuda.get_elapsed_time(start, dev.last_use) / 1e3
         self.kernel_seconds += seconds
         self.cells += sum(len(queries[q]) * int(lengths[rel[q]].sum()) for q in range(len(queries)))
-        self.last_timing = {
-            "seconds": seconds,
-            "launches": len(flights),
-            "pairs": sum(int(r.size) for r in rel),
-            "long_pairs": sum(int(part.sum()) for shape, members in buckets.items() if shape.kind == "intra" for _, part in members),
-        }
+        long = sum(int(part.sum()) for shape, members in buckets.items() if shape.kind == "intra" for _, part in members)
+        self.long_pairs += long
+        self.last_timing = {"seconds": seconds, "launches": len(flights), "pairs": sum(int(r.size) for r in rel), "long_pairs": long}
         return out
 
     def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, score_stats: ScoreHistograms | None = None):
