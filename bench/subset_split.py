@@ -48,7 +48,8 @@ def timed(scanner, db, chunk, queries, subsets: list[np.ndarray]) -> float:
 
 
 def steps_sweep(db, scanner, seeder, queries, values: list[int]) -> None:
-    """Per LONG_PAIR_STEPS value, every chunk's candidates scored: seconds (best of 3), pairs, long pairs."""
+    """Per LONG_PAIR_STEPS value, every chunk's candidates scored: seconds (best of 3), the last run's
+    GPU seconds (from the first launch's start to the last kernel's end), pairs, long pairs."""
     found = {chunk.index: seeder.candidates(db, chunk) for chunk in db.chunks}
     for value in values:
         subset_tasks.LONG_PAIR_STEPS = value or 1 << 62
@@ -56,9 +57,8 @@ def steps_sweep(db, scanner, seeder, queries, values: list[int]) -> None:
         for chunk in db.chunks:
             seconds = timed(scanner, db, chunk, queries, found[chunk.index])
             timing = scanner.workers[0].last_timing
-            per_chunk.append(
-                {"chunk": chunk.index, "seconds": round(seconds, 4), "pairs": timing["pairs"], "long_pairs": timing["long_pairs"]}
-            )
+            per_chunk.append({"chunk": chunk.index, "seconds": round(seconds, 4), "kernels": round(timing["seconds"], 4), "pairs": timing["pairs"],
+                              "long_pairs": timing["long_pairs"]})  # fmt: skip
         total = sum(c["seconds"] for c in per_chunk)
         print(
             json.dumps({"kind": "subset-long-pairs", "long_pair_steps": value, "seconds": round(total, 4), "chunks": per_chunk}), flush=True
