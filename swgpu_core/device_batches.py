@@ -68,6 +68,19 @@ def pieces(db: Database, chunk: Chunk, limit: int) -> list[Chunk]:
     return out
 
 
+def device_parts(db: Database, chunks: list[Chunk], n_devices: int) -> list[list[tuple[int, Chunk]]]:
+    """How the fast mode shares chunks between devices: each chunk cut into runs of about equal
+    residues, one per device (:func:`pieces`; the whole chunk on one device), run ``k`` to device
+    ``k % n_devices``. Per device, its (index into ``chunks``, run) pairs in order. The seeder and
+    the scoring of the candidates take the same cut, so each device scores the runs it seeded."""
+    out: list[list[tuple[int, Chunk]]] = [[] for _ in range(n_devices)]
+    for c, chunk in enumerate(chunks):
+        parts = pieces(db, chunk, -(-chunk.n_residues // n_devices)) if n_devices > 1 else [chunk]
+        for k, part in enumerate(parts):
+            out[k % n_devices].append((c, part))
+    return out
+
+
 @dataclass(frozen=True)
 class Batch:
     """What one device scan covers: runs of consecutive sequences in database order (so

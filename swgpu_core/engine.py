@@ -183,7 +183,12 @@ class Scanner(Protocol):
         sorted, unique sorted-numbering indices in ``chunk``, as
         :meth:`swgpu_core.seed.Seeder.candidates` returns them): per query, those whose
         score reaches the ``top``-th best among them (ties included). No score histograms:
-        a fit needs every score."""
+        a fit needs every score.
+
+        A scanner may also offer ``scan_seeded(db, chunks, queries, seeder, top, on_chunk)``:
+        per chunk the same lists for ``seeder``'s candidates, with the candidate stage's
+        seconds, the two stages overlapped (the GPU's, which seeds one run while it scores
+        the one before)."""
         ...
 
 

@@ -113,7 +113,11 @@ def search(
     )
     scan = getattr(backend, "scan", None)
     seed_seconds = 0.0
-    if seeder is not None:
+    if seeder is not None and hasattr(backend, "scan_seeded"):  # the backend overlaps the two stages (the GPU's)
+        per_chunk, seed_seconds = backend.scan_seeded(
+            db, selected, queries, seeder, top, on_chunk=lambda c: bar.update(c.n_residues * len(queries))
+        )
+    elif seeder is not None:
         per_chunk = []
         for chunk in selected:
             began = time.perf_counter()

@@ -140,7 +140,7 @@ class SeedRun:
 
     params: SeedParams
     counts: dict[str, int]  # the seeder's counts (Seeder.counts)
-    seconds: float  # wall time of the candidate stage, within the search's
+    seconds: float  # the candidate stage's wall time within the search's; where the GPU overlaps it with the scoring, its kernels' time
 
     def to_json(self) -> dict:
         params = asdict(self.params)

@@ -37,8 +37,11 @@ def task_shape(query_length: int) -> tuple[int, int]:
 
 #: a pair whose inter-task scan takes at least this many serial steps (its passes times the
 #: subject's rows) goes to the intra-task kernel, where it takes fewer passes (see the module's
-#: docstring); 65,536 steps are about 20 ms of one warp on an H100
-LONG_PAIR_STEPS = 1 << 16
+#: docstring). Scoring the candidates of bench200M x 500 (H100, bench/subset_split.py --steps,
+#: the four chunks, best of 3): wall 0.614 s with none, 0.589 s at 131,072 steps, 0.599 s at
+#: 65,536, 0.528 s at 32,768; GPU seconds (a second call) 0.532 s with none, 0.437 s at 32,768,
+#: 0.448 s at 16,384, 0.450 s at 8,192, 0.454 s at 4,096 (bench/RESULTS.md)
+LONG_PAIR_STEPS = 1 << 15
 #: the intra-task task kernel's widths (warps of INTRA_COLS_PER_WARP columns) that long pairs
 #: use: intra_cols of the queries wider than the widest inter-task pass
 INTRA_TASK_WARPS = (4, 8)

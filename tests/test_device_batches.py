@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from swgpu_core.device_batches import Batch, device_batches, streamed_query_order
+from swgpu_core.device_batches import Batch, device_batches, device_parts, streamed_query_order
 
 
 def _check(db, chunks, batches, limit):
@@ -84,3 +84,23 @@ def test_streamed_query_order_ties_and_edges():
     assert streamed_query_order([7]) == [0]
     # equal lengths keep their input order at each end
     assert streamed_query_order([5, 5, 5, 5]) == [3, 0, 2, 1]
+
+
+@pytest.mark.parametrize("n_devices", [1, 2, 3])
+def test_device_parts_cover_each_chunk_once_in_order(bundled_db, n_devices):
+    """The fast mode's cut: every subject of every chunk in exactly one run, a chunk's runs of
+    about equal residues (one per device, a whole chunk on one device), dealt round robin."""
+    db = bundled_db
+    parts = device_parts(db, db.chunks, n_devices)
+    assert len(parts) == n_devices
+    for c, chunk in enumerate(db.chunks):
+        runs = sorted((p for per_device in parts for k, p in per_device if k == c), key=lambda p: p.first)
+        assert [(p.first, p.stop) for p in runs] == list(zip([chunk.first, *(p.stop for p in runs[:-1])], [p.stop for p in runs]))
+        assert runs[-1].stop == chunk.stop and all(p.index == chunk.index for p in runs)
+        assert (
+            len(runs) == 1 if n_devices == 1 else all(p.n_residues <= -(-chunk.n_residues // n_devices) or p.n_sequences == 1 for p in runs)
+        )
+        for k, p in enumerate(runs):
+            assert (c, p) in parts[k % n_devices]
+    for per_device in parts:
+        assert [k for k, _p in per_device] == sorted(k for k, _p in per_device), "each device's runs in chunk order"

@@ -3,8 +3,9 @@
 the g++ emulation of their source).
 
 The fast mode: ``swgpu_core.search(..., backend="cuda", mode="fast")`` runs the CUDA seeder,
-the device split of a chunk (two workers) and ``CudaBackend.scan_subset`` exactly as on a
-device, and must equal the CPU fast search and the CPU ``scan_subset`` (whose long pairs, the
+the device split of a chunk (two workers) and the stages' pipeline (``CudaBackend.scan_seeded``)
+exactly as on a device, and must equal the CPU fast search; ``CudaBackend.scan_subset`` must
+equal the CPU ``scan_subset`` (whose long pairs, the
 rule's threshold lowered, go to the intra-task kernel's lists). The exact search: the
 pipelined queries of ``DeviceWorker.scan_steps`` (ring slots, both kernels on either side of
 the length threshold, the 32-bit rescoring, the candidate selection) over the database kept
@@ -35,7 +36,7 @@ from swgpu_core import subset_tasks
 from swgpu_core.backends.cpu import CpuBackend
 from swgpu_core.engine import get_engine
 from swgpu_core.fasta import EncodedSequence
-from swgpu_core.gpu.search import DeviceWorker
+from swgpu_core.gpu.search import CudaBackend, DeviceWorker
 from swgpu_core.scoring import Scoring
 from seed_reference import seed_data, seed_database
 
@@ -48,11 +49,15 @@ db, _order = seed_database(Path(sys.argv[1]), subjects, chunk_residues=6000)
 assert len(db.chunks) > 1
 records = [EncodedSequence(f"q{k}", "", c) for k, c in enumerate(queries)]
 cpu = sw.search(db, records, backend="cpu", mode="fast", top=10)
+# the GPU's fast search overlaps the stages (CudaBackend.scan_seeded): never one after the other
+one_after_another = CudaBackend.scan_subset
+CudaBackend.scan_subset = lambda *args, **kwargs: (_ for _ in ()).throw(AssertionError("scan_seeded fell back to scan_subset"))
 for devices in (None, [0, 0]):
     gpu = sw.search(db, records, backend="cuda", mode="fast", top=10, devices=devices)
     assert gpu.backend == "cuda" and gpu.seed.counts["candidates"] == cpu.seed.counts["candidates"] > 0
     for c, g in zip(cpu.hits, gpu.hits):
         assert np.array_equal(c.subjects, g.subjects) and np.array_equal(c.scores, g.scores), (devices, c.query.id)
+CudaBackend.scan_subset = one_after_another
 chunk = db.chunks[-1]
 rng = np.random.default_rng(2)
 # two queries wider than the inter-task kernel's widest pass, whose pairs are all long here (the

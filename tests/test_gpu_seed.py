@@ -118,11 +118,14 @@ def test_subset_scores_equal_the_cpu(u20k, cuda, devices, long_pair_steps, monke
     assert sum(w.long_pairs for w in scanner.workers) > (200 if long_pair_steps == 1 else 20)  # 285 and 29 here
 
 
-def test_fast_search_equals_the_cpu(u20k):
-    """The whole fast search, through the API: the same hits and scores (so the same E-values)."""
+@pytest.mark.parametrize("devices", [None, [0, 0]], ids=["one-device", "two-workers"])
+def test_fast_search_equals_the_cpu(u20k, devices):
+    """The whole fast search, through the API (the stages overlapped over uniprot20k's four
+    chunks, each worker's runs in one pipeline): the same hits and scores (so the same E-values)."""
     db, queries = u20k
+    assert len(db.chunks) > 2
     cpu = sw.search(db, queries[:40], backend="cpu", mode="fast", top=20, show_progress=False)
-    gpu = sw.search(db, queries[:40], backend="cuda", mode="fast", top=20, show_progress=False)
+    gpu = sw.search(db, queries[:40], backend="cuda", mode="fast", top=20, show_progress=False, devices=devices)
     assert gpu.seed is not None and gpu.seed.counts["candidates"] == cpu.seed.counts["candidates"]
     for c, g in zip(cpu.hits, gpu.hits):
         assert np.array_equal(c.subjects, g.subjects) and np.array_equal(c.scores, g.scores), c.query.id

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import time
 from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import Future, wait
 from dataclasses import dataclass, field, replace
@@ -27,7 +28,7 @@ import numpy as np
 
 from .. import kernel_abi
 from ..database import Chunk, Database
-from ..device_batches import Batch, device_batches, pieces, streamed_query_order
+from ..device_batches import Batch, device_batches, device_parts, streamed_query_order
 from ..fasta import EncodedSequence
 from ..kernel_abi import SELECT_PICK_THREADS, boundary_rows, even_cuts, scan_rows, select_passes
 from ..plan import DeviceModel, LengthProfile, Plan, choose_threshold, evaluate
@@ -873,6 +874,37 @@ class DeviceWorker:
         return out
 
 
+def _top_per_query(scored: list[tuple[Chunk, list[np.ndarray]]], wanted: list[np.ndarray], top: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per query, the subjects of ``wanted`` (database numbering) whose score reaches the ``top``-th
+    best among them, from ``scored``: each run's scores of the wanted subjects inside it, in order."""
+    from ..backends.cpu import candidates
+
+    scores = [np.zeros(s.size, np.int32) for s in wanted]
+    for p, per_query in scored:
+        for q, s in enumerate(wanted):
+            scores[q][(s >= p.first) & (s < p.stop)] = per_query[q]
+    out = []
+    for s, sc in zip(wanted, scores):
+        keep, kept = candidates(sc, 0, top)
+        out.append((s[keep], kept))
+    return out
+
+
+def _started(steps: Generator) -> tuple[Generator, object]:
+    """``steps`` run to its first yield (a seeder's kernel is then queued), and that event."""
+    return steps, next(steps)
+
+
+def _finish(steps: Generator, event) -> Generator:
+    """The rest of a generator :func:`_started` ran to ``event``, as steps: its result."""
+    while True:
+        yield event
+        try:
+            event = steps.send(None)
+        except StopIteration as stop:
+            return stop.value
+
+
 def warm_up_device(device_id: int) -> None:
     """Load what every search on ``device_id`` needs once per process, ahead of it (from
     :func:`swgpu_core.engine.warm_up`'s thread): the context, the scan kernels (shared by
@@ -1181,29 +1213,71 @@ class CudaBackend:
     ) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per query, its ``subjects`` whose score reaches the ``top``-th best among them (see
         :meth:`swgpu_core.engine.Scanner.scan_subset`). The chunk is cut into one run per device, as
-        the CUDA seeder cuts it, so each device scores the candidates of the run it holds; all
-        devices driven from this thread."""
-        from ..backends.cpu import candidates
-
-        n = len(self.workers)
-        parts = pieces(db, chunk, -(-chunk.n_residues // n)) if n > 1 else [chunk]
-        mine = [[p for k, p in enumerate(parts) if k % n == d] for d in range(n)]
+        the CUDA seeder cuts it (:func:`~swgpu_core.device_batches.device_parts`), so each device
+        scores the candidates of the run it holds; all devices driven from this thread."""
+        mine = device_parts(db, [chunk], len(self.workers))
         wanted = [np.asarray(s, np.int64) for s in subjects]
 
         def run(d: int) -> Generator[cp.cuda.Event, None, list[tuple[Chunk, list[np.ndarray]]]]:
             done = []
-            for p in mine[d]:
+            for _c, p in mine[d]:
                 inside = [s[(s >= p.first) & (s < p.stop)] for s in wanted]
                 done.append((p, (yield from self.workers[d].subset_steps(db, p, queries, inside))))
             return done
 
-        results = [r for per_device in drive([run(d) for d in range(n)]) for r in per_device]
-        scores = [np.zeros(s.size, np.int32) for s in wanted]
-        for p, per_query in results:
-            for q, s in enumerate(wanted):
-                scores[q][(s >= p.first) & (s < p.stop)] = per_query[q]
+        return _top_per_query([r for per_device in drive([run(d) for d in range(len(self.workers))]) for r in per_device], wanted, top)
+
+    def scan_seeded(
+        self, db: Database, chunks: list[Chunk], queries: list[EncodedSequence], seeder, top: int, on_chunk=None
+    ) -> tuple[list[list[tuple[np.ndarray, np.ndarray]]], float]:
+        """The fast mode's two stages over ``chunks``: per chunk, per query, the candidates that
+        ``seeder`` finds whose score reaches the ``top``-th best among them (what
+        :meth:`scan_subset` of ``seeder.candidates`` gives, chunk by chunk); and the candidate
+        stage's seconds (see below). ``on_chunk(chunk)`` once a chunk is scored.
+
+        With a :class:`~swgpu_core.gpu.seed.CudaSeeder` on this scanner's workers, each device's
+        runs (:func:`~swgpu_core.device_batches.device_parts`) are one pipeline: the next run's seed
+        kernel is queued, on the seeder's stream, before the host builds this run's task lists
+        and queues their scoring, so the GPU seeds one run beside scoring the other (the scoring
+        of the longest subjects is a few blocks, latency-bound) and the host's work hides behind
+        both. A run's upload keeps the run being scored resident. The candidate stage's seconds
+        are then its kernels' (the slowest device's), which overlap the scoring. Any other
+        seeder: one chunk after the other, as the search's own loop does, and the stage's
+        seconds are its wall time."""
+        from .seed import CudaSeeder
+
+        if not isinstance(seeder, CudaSeeder) or seeder.workers != self.workers or not queries or any(c.n_sequences == 0 for c in chunks):
+            out, seconds = [], 0.0
+            for chunk in chunks:
+                began = time.perf_counter()
+                found = seeder.candidates(db, chunk)
+                seconds += time.perf_counter() - began
+                out.append(self.scan_subset(db, chunk, queries, found, top))
+                if on_chunk is not None:
+                    on_chunk(chunk)
+            return out, seconds
+        kernels = seeder.kernel_seconds
+        mine = device_parts(db, chunks, len(self.workers))
+        left = [sum(1 for per_device in mine for c, _p in per_device if c == k) for k in range(len(chunks))]  # runs to score, per chunk
+
+        def run(d: int) -> Generator[cp.cuda.Event, None, list[tuple[int, Chunk, list[np.ndarray], list[np.ndarray]]]]:
+            done = []
+            ahead = _started(seeder.part_steps(d, db, mine[d][0][1])) if mine[d] else None
+            for k, (c, part) in enumerate(mine[d]):
+                found = yield from _finish(*ahead)
+                if k + 1 < len(mine[d]):
+                    ahead = _started(seeder.part_steps(d, db, mine[d][k + 1][1], keep=part))
+                scores = yield from self.workers[d].subset_steps(db, part, queries, found)
+                done.append((c, part, found, scores))
+                left[c] -= 1
+                if on_chunk is not None and left[c] == 0:
+                    on_chunk(chunks[c])
+            return done
+
+        results = [r for per_device in drive([run(d) for d in range(len(self.workers))]) for r in per_device]
         out = []
-        for s, sc in zip(wanted, scores):
-            keep, kept = candidates(sc, 0, top)
-            out.append((s[keep], kept))
-        return out
+        for c in range(len(chunks)):
+            mine_c = sorted((r for r in results if r[0] == c), key=lambda r: r[1].first)
+            wanted = [np.concatenate([found[q] for _c, _p, found, _s in mine_c]) for q in range(len(queries))]
+            out.append(_top_per_query([(p, scores) for _c, p, _f, scores in mine_c], wanted, top))
+        return out, seeder.kernel_seconds - kernels

@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import kernel_abi
 from ..database import Chunk, Database
-from ..device_batches import pieces
+from ..device_batches import device_parts
 from ..fasta import EncodedSequence
 from ..kernel_abi import SEED_MATRIX_STRIDE, SEED_WARPS, SeedCounter
 from ..scoring import Scoring
@@ -56,7 +56,9 @@ class _DeviceSeed:
         m = np.asarray(scoring.matrix)
         matrix[: m.shape[0], : m.shape[1]] = m
         with cp.cuda.Device(worker.device_id):
-            self.stream = worker.compute
+            # a stream of its own: the next part's seeding runs beside the scoring of the part
+            # before (CudaBackend.scan_seeded), which is on the worker's compute and long streams
+            self.stream = cp.cuda.Stream(non_blocking=True)
             with self.stream:
                 # each shape's keys are sorted: one searchsorted per shape gives its key offsets,
                 # with no host round trip (bincount would read the keys' maximum back first)
@@ -86,10 +88,15 @@ class _DeviceSeed:
         self.kernel_seconds = 0.0
         self.last_timing: dict = {}
 
-    def steps(self, db: Database, chunk: Chunk) -> Generator[cp.cuda.Event, None, tuple[list[np.ndarray], np.ndarray]]:
+    def steps(
+        self, db: Database, chunk: Chunk, keep: Chunk | None = None
+    ) -> Generator[cp.cuda.Event, None, tuple[list[np.ndarray], np.ndarray]]:
         """Per query, its candidates in ``chunk`` (chunk-relative, sorted), and the kernel's counters,
-        as steps for :func:`~swgpu_core.steps.drive` (it yields the event it waits for)."""
-        dev = self.worker.upload(db, chunk)
+        as steps for :func:`~swgpu_core.steps.drive` (it yields the event it waits for; the kernel is
+        queued by the first step). ``keep``: a chunk the upload must not drop to make room (one
+        still being scored)."""
+        kept = self.worker.upload(db, keep) if keep is not None else None
+        dev = self.worker.upload(db, chunk, keep=kept)
         n = chunk.n_sequences
         row_words = -(-n // 32)
         blocks = max(1, min(BLOCKS_PER_SM * self.worker.geometry.sms, -(-n // SEED_WARPS)))
@@ -155,23 +162,35 @@ class CudaSeeder:
         """Seconds of seed kernels, the slowest device's."""
         return max(d.kernel_seconds for d in self.devices)
 
+    @property
+    def workers(self) -> list[DeviceWorker]:
+        """The device workers it seeds on, one per device (a scanner's, when the engine made both)."""
+        return [d.worker for d in self.devices]
+
+    def part_steps(
+        self, device: int, db: Database, part: Chunk, keep: Chunk | None = None
+    ) -> Generator[cp.cuda.Event, None, list[np.ndarray]]:
+        """Per query, its candidates in ``part`` (a run of a chunk, database numbering, sorted) on
+        the ``device``-th device, as steps (the first queues the kernel; ``keep``: see
+        :meth:`_DeviceSeed.steps`); the counts are added as it ends."""
+        found, counters = yield from self.devices[device].steps(db, part, keep)
+        self.counts["hits"] += int(counters[SeedCounter.HITS])
+        self.counts["extensions"] += int(counters[SeedCounter.EXTENSIONS])
+        self.counts["candidates"] += sum(int(f.size) for f in found)
+        return [f + part.first for f in found]
+
     def candidates(self, db: Database, chunk: Chunk) -> list[np.ndarray]:
         if self.n_queries == 0 or chunk.n_sequences == 0:
             return [np.zeros(0, np.int64) for _ in range(self.n_queries)]
-        n = len(self.devices)
-        parts = pieces(db, chunk, -(-chunk.n_residues // n)) if n > 1 else [chunk]
-        mine = [[p for k, p in enumerate(parts) if k % n == d] for d in range(n)]
+        mine = device_parts(db, [chunk], len(self.devices))
 
-        def run(d: int) -> Generator[cp.cuda.Event, None, list[tuple[Chunk, list[np.ndarray], np.ndarray]]]:
+        def run(d: int) -> Generator[cp.cuda.Event, None, list[tuple[Chunk, list[np.ndarray]]]]:
             done = []
-            for p in mine[d]:
-                done.append((p, *(yield from self.devices[d].steps(db, p))))
+            for _c, p in mine[d]:
+                done.append((p, (yield from self.part_steps(d, db, p))))
             return done
 
-        results = sorted((r for per_device in drive([run(d) for d in range(n)]) for r in per_device), key=lambda r: r[0].first)
-        out = [np.concatenate([found[q] + part.first for part, found, _c in results]) for q in range(self.n_queries)]
-        for _part, _found, counters in results:
-            self.counts["hits"] += int(counters[SeedCounter.HITS])
-            self.counts["extensions"] += int(counters[SeedCounter.EXTENSIONS])
-        self.counts["candidates"] += sum(int(c.size) for c in out)
-        return out
+        results = sorted(
+            (r for per_device in drive([run(d) for d in range(len(self.devices))]) for r in per_device), key=lambda r: r[0].first
+        )
+        return [np.concatenate([found[q] for _part, found in results]) for q in range(self.n_queries)]
