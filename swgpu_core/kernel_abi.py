@@ -123,6 +123,9 @@ class PartField(enum.IntEnum):
 SEED_MATRIX_STRIDE = 32
 #: Warps per block of the seed kernel (its ``__launch_bounds__`` is 32 times this).
 SEED_WARPS = 8
+#: Zero bytes after the queries' residues on the device: the seed kernel reads a span's 16
+#: residues as three aligned 8-byte words, up to 23 bytes past its first.
+SEED_QCODES_PAD = 32
 
 
 class SeedCounter(enum.IntEnum):
@@ -205,6 +208,7 @@ def seed_options(params: SeedParams) -> tuple[str, ...]:
         f"-DSWGPU_SEED_MATRIX_STRIDE={SEED_MATRIX_STRIDE}",
         f"-DSWGPU_SEED_WARPS={SEED_WARPS}",
         f"-DSWGPU_SEED_MAX_LENGTH={max(len(s) for s in params.shapes)}",
+        f"-DSWGPU_SEED_QCODES_PAD={SEED_QCODES_PAD}",
         *_enum_defines("SEED_COUNTER", SeedCounter),
     )
 

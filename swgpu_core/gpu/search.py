@@ -1257,7 +1257,10 @@ class CudaBackend:
                     on_chunk(chunk)
             return out, seconds
         kernels = seeder.kernel_seconds
-        mine = device_parts(db, chunks, len(self.workers))
+        # each device's runs from the longest subjects down: the scoring of the longest, a few
+        # latency-bound blocks, then runs beside the next run's seeding, and what runs alone at the
+        # end is the scoring of the shortest subjects, which fills the GPU
+        mine = [per_device[::-1] for per_device in device_parts(db, chunks, len(self.workers))]
         left = [sum(1 for per_device in mine for c, _p in per_device if c == k) for k in range(len(chunks))]  # runs to score, per chunk
 
         def run(d: int) -> Generator[cp.cuda.Event, None, list[tuple[int, Chunk, list[np.ndarray], list[np.ndarray]]]]:

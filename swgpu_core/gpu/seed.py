@@ -78,7 +78,7 @@ class _DeviceSeed:
                 self.positions = cp.asarray(index.positions if index.positions.size else np.zeros(1, np.int32))
                 self.query_of = cp.asarray(index.query_of() if index.codes.size else np.zeros(1, np.int32))
                 self.qstart = cp.asarray(index.starts.astype(np.int32))
-                self.qcodes = cp.asarray(index.codes if index.codes.size else np.zeros(1, np.uint8))
+                self.qcodes = cp.asarray(np.concatenate([index.codes, np.zeros(kernel_abi.SEED_QCODES_PAD, np.uint8)]))
                 self.reduction = cp.asarray(params.reduction())
                 self.shape_offsets = cp.asarray(params.shape_offsets())
                 self.shape_lengths = cp.asarray(params.shape_lengths())
