@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from . import kernel_abi
+
 if TYPE_CHECKING:
     from .database import Chunk, Database
 
@@ -222,6 +224,17 @@ def seed_index(queries: list[np.ndarray], params: SeedParams) -> SeedIndex:
         positions.append((packed & ((1 << 31) - 1)).astype(np.int32))
         shape_starts.append(shape_starts[-1] + pos.size)
     return SeedIndex(codes, starts, np.concatenate(keys), np.concatenate(positions), np.array(shape_starts, np.int64))
+
+
+def seed_segments(offsets, segment: int = kernel_abi.SEED_SEGMENT) -> np.ndarray:
+    """The seed kernel's units of work over a chunk (``offsets``: its n + 1 residue offsets): the
+    (subject, first position) of each run of at most ``segment`` positions of each subject (the
+    kernel's SWGPU_SEED_SEGMENT), in subject order, as int32 [k, 2]."""
+    lengths = np.diff(np.asarray(offsets, np.int64))
+    count = np.maximum(1, -(-lengths // segment))
+    subject = np.repeat(np.arange(lengths.size), count)
+    first = (np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)) * segment
+    return np.stack([subject, first], axis=1).astype(np.int32)
 
 
 class Seeder(Protocol):

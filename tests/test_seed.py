@@ -334,3 +334,15 @@ def test_fasta_of_seed_data_reads_back(tmp_path: Path) -> None:
     assert all(np.array_equal(a.codes, b) for a, b in zip(back, queries))
     db, order = seed_database(tmp_path, subjects)
     assert all(np.array_equal(db.codes(i), subjects[order[i]]) for i in range(db.n_sequences))
+
+
+def test_seed_segments_cover_every_position_once():
+    """The seed kernel's units: each subject's positions in runs of at most the segment, in order."""
+    from swgpu_core.seed import seed_segments
+
+    lengths = [1, 40, 41, 80, 200, 7]
+    offsets = np.concatenate(([0], np.cumsum(lengths)))
+    got = seed_segments(offsets, 40)
+    assert got.dtype == np.int32 and got.tolist() == [[0, 0], [1, 0], [2, 0], [2, 40], [3, 0], [3, 40],
+                                                       [4, 0], [4, 40], [4, 80], [4, 120], [4, 160], [5, 0]]  # fmt: skip
+    assert seed_segments(offsets).tolist() == [[k, 0] for k in range(len(lengths))]

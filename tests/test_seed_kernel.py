@@ -6,8 +6,9 @@ candidates compared with the brute-force reference of the seeding rule
 
 The cases vary what the kernel's bookkeeping depends on: rounds of hits spread over lanes
 (common keys: a tandem repeat, many queries), the extension queue (a low span minimum: most
-hits queued; flushed at each subject's end), few blocks (warps walking many subjects), other
-rules (weights, alphabets, shapes). Skipped where g++ is missing.
+hits queued; flushed at each segment's end), few blocks (warps walking many subjects), subjects
+cut into segments of 40 and 64 positions (a hit's span and extension reaching past its segment),
+other rules (weights, alphabets, shapes). Skipped where g++ is missing.
 """
 
 from __future__ import annotations
@@ -22,19 +23,19 @@ from seed_reference import reference_candidates, seed_data
 
 from swgpu_core import kernel_abi
 from swgpu_core.scoring import Scoring
-from swgpu_core.seed import SeedParams, seed_index
+from swgpu_core.seed import SeedParams, seed_index, seed_segments
 
 BLOSUM62 = Scoring.protein()
 
 
 @pytest.fixture(scope="module")
 def emulator(tmp_path_factory):
-    """``build(params)``: the path of the harness compiled for those macros (cached)."""
+    """``build(params, segment)``: the path of the harness compiled for those macros (cached)."""
     require_gxx()
     built: dict[tuple, Path] = {}
 
-    def build(params: SeedParams) -> Path:
-        opts = (*kernel_abi.compile_options(), *kernel_abi.seed_options(params))
+    def build(params: SeedParams, segment: int = kernel_abi.SEED_SEGMENT) -> Path:
+        opts = (*kernel_abi.compile_options(), *kernel_abi.seed_options(params), "-USWGPU_SEED_SEGMENT", f"-DSWGPU_SEED_SEGMENT={segment}")
         if opts not in built:
             built[opts] = build_harness("seed_main.cpp", opts, tmp_path_factory.mktemp("seed_emu") / "seed_emu")
         return built[opts]
@@ -42,7 +43,9 @@ def emulator(tmp_path_factory):
     return build
 
 
-def emulate(exe: Path, work: Path, queries, subjects, params: SeedParams, n_blocks: int, seed: int) -> tuple[list[np.ndarray], np.ndarray]:
+def emulate(
+    exe: Path, work: Path, queries, subjects, params: SeedParams, n_blocks: int, seed: int, segment: int = kernel_abi.SEED_SEGMENT
+) -> tuple[list[np.ndarray], np.ndarray]:
     """Per query its candidates (indices into ``subjects``, sorted), and the counters, from one
     emulated launch over the subjects sorted by length (as a database chunk holds them)."""
     order = np.argsort([s.size for s in subjects], kind="stable")
@@ -59,7 +62,7 @@ def emulate(exe: Path, work: Path, queries, subjects, params: SeedParams, n_bloc
     matrix[: BLOSUM62.matrix.shape[0], : BLOSUM62.matrix.shape[1]] = BLOSUM62.matrix
     n, n_queries = len(subjects), len(queries)
     row_words = -(-n // 32)
-    arrays = dict(residues=residues, offsets=offsets, reduction=params.reduction(), shape_offsets=params.shape_offsets(),
+    arrays = dict(residues=residues, offsets=offsets, segments=seed_segments(offsets, segment), reduction=params.reduction(), shape_offsets=params.shape_offsets(),
                   shape_lengths=params.shape_lengths(), bitmap=bitmap, key_offsets=key_offsets, positions=index.positions,
                   query_of=index.query_of(), qstart=index.starts.astype(np.int32), matrix=matrix,
                   qcodes=np.concatenate([index.codes, np.zeros(kernel_abi.SEED_QCODES_PAD, np.uint8)]))  # fmt: skip
@@ -75,19 +78,24 @@ def emulate(exe: Path, work: Path, queries, subjects, params: SeedParams, n_bloc
 
 
 @pytest.mark.parametrize(
-    "params, n_blocks, seed",
+    "params, n_blocks, seed, segment",
     [
-        (SeedParams(), 3, 1),
-        (SeedParams(span=-100, trigger=40), 1, 2),  # every hit queued, one block walks every subject
-        (SeedParams(span=5, xdrop=4, trigger=30, alphabet="KREDQN C G H M F Y ILV W P STA", shapes=("1101", "111", "10011")), 2, 3),
-        (SeedParams(span=10, trigger=35, shapes=("11011", "10111")), 5, 4),
+        (SeedParams(), 3, 1, kernel_abi.SEED_SEGMENT),
+        (SeedParams(), 3, 1, 40),  # subjects cut into segments of 40 positions (not a multiple of 32)
+        (SeedParams(span=-100, trigger=40), 1, 2, kernel_abi.SEED_SEGMENT),  # every hit queued, one block walks every subject
+        (SeedParams(span=-100, trigger=40), 2, 2, 64),
+        (SeedParams(span=5, xdrop=4, trigger=30, alphabet="KREDQN C G H M F Y ILV W P STA", shapes=("1101", "111", "10011")), 2, 3,
+         kernel_abi.SEED_SEGMENT),
+        (SeedParams(span=10, trigger=35, shapes=("11011", "10111")), 5, 4, kernel_abi.SEED_SEGMENT),
     ],
-    ids=["default", "all-queued", "weight3-a11", "weight4"],
-)
-def test_candidates_equal_the_reference(emulator, tmp_path, params, n_blocks, seed):
+    ids=["default", "default-segments40", "all-queued", "all-queued-segments64", "weight3-a11", "weight4"],
+)  # fmt: skip
+def test_candidates_equal_the_reference(emulator, tmp_path, params, n_blocks, seed, segment):
     queries, subjects = seed_data(seed)
+    if segment < kernel_abi.SEED_SEGMENT:
+        assert max(s.size for s in subjects) > 3 * segment
     want = reference_candidates(queries, subjects, BLOSUM62.matrix, params)
-    got, counters = emulate(emulator(params), tmp_path, queries, subjects, params, n_blocks, seed)
+    got, counters = emulate(emulator(params, segment), tmp_path, queries, subjects, params, n_blocks, seed, segment)
     for k, (g, w) in enumerate(zip(got, want)):
         assert np.array_equal(g, w), f"query {k}: missing {np.setdiff1d(w, g)}, extra {np.setdiff1d(g, w)}"
     assert 0 < sum(w.size for w in want) < len(queries) * len(subjects)

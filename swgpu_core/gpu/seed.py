@@ -25,7 +25,7 @@ from ..device_batches import device_parts
 from ..fasta import EncodedSequence
 from ..kernel_abi import SEED_MATRIX_STRIDE, SEED_WARPS, SeedCounter
 from ..scoring import Scoring
-from ..seed import SeedIndex, SeedParams, seed_index
+from ..seed import SeedIndex, SeedParams, seed_index, seed_segments
 from ..steps import drive
 from .device import device_count
 from .search import DeviceWorker, _record, _to_host
@@ -99,14 +99,16 @@ class _DeviceSeed:
         dev = self.worker.upload(db, chunk, keep=kept)
         n = chunk.n_sequences
         row_words = -(-n // 32)
-        blocks = max(1, min(BLOCKS_PER_SM * self.worker.geometry.sms, -(-n // SEED_WARPS)))
+        segments = seed_segments(dev.rows)
+        blocks = max(1, min(BLOCKS_PER_SM * self.worker.geometry.sms, -(-len(segments) // SEED_WARPS)))
         with cp.cuda.Device(self.worker.device_id), self.stream:
             self.stream.wait_event(dev.ready)
+            on_device = cp.asarray(segments)
             flags = cp.zeros((self.n_queries, row_words), cp.uint32)
             self.counters.fill(0)
             start = _record(self.stream, timing=True)
             args = (
-                dev.residues, dev.offsets, np.int32(n), self.reduction, self.shape_offsets, self.shape_lengths, self.bitmap,
+                dev.residues, dev.offsets, on_device, np.int32(len(segments)), self.reduction, self.shape_offsets, self.shape_lengths, self.bitmap,
                 self.key_offsets, self.positions, self.query_of, self.qstart, self.qcodes, self.matrix, flags, np.int32(row_words),
                 self.counters,
             )  # fmt: skip

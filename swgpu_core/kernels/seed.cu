@@ -3,9 +3,12 @@
 // score reaches SPAN and whose ungapped X-drop extension reaches the subject's trigger (the rule of
 // swgpu_core/seed.py and docs/seeded.md, order-independent, so the CPU seeder finds the same set).
 //
-// Work. One warp per subject (a grid-stride loop over the chunk's subjects, which the database
-// sorts by length, so neighbouring warps get similar work), 32 subject positions at a time, one
-// per lane. Per shape, each lane makes its position's key from the reduced residues at the
+// Work. One warp per segment of a subject: its positions cut into runs of at most kSegment
+// (segments: (subject, first position) pairs, swgpu_core/kernel_abi.seed_segments), in a
+// grid-stride loop. A warp per whole subject left the chunk of bench200M's longest subjects (262
+// of them, up to 36,000 residues) to a few hundred warps; cut, no warp's walk outlasts a segment.
+// A hit's span and extension may reach past its segment, within its subject. 32 subject positions
+// at a time, one per lane. Per shape, each lane makes its position's key from the reduced residues at the
 // shape's compared offsets, tests it in the shape's presence bitmap (a bit per key: 0.6 MB per
 // shape for 13 groups at weight 6, so every shape's bitmap stays in L2) and, where present, reads
 // its entry range from the shape's key offsets.
@@ -31,7 +34,7 @@
 // walks a variable distance, so extending each hit where it is found would again idle most lanes.
 // Passing hits (of pairs not yet candidates) go to the warp's queue in shared memory, appended in
 // lane order by a ballot; once 32 are queued each lane extends one, side by side. The queue holds
-// fewer than 32 left-overs plus one round's 32 (kQueue = 64). It is emptied at each subject's end,
+// fewer than 32 left-overs plus one round's 32 (kQueue = 64). It is emptied at each segment's end,
 // as its entries need the subject's bounds.
 //
 // Output: a bit per (query, subject of the chunk), set by atomicOr; a hit that passes the span
@@ -55,6 +58,7 @@ enum : int {
     kWarps = SWGPU_SEED_WARPS,
     kMaxLength = SWGPU_SEED_MAX_LENGTH,
     kQcodesPad = SWGPU_SEED_QCODES_PAD,
+    kSegment = SWGPU_SEED_SEGMENT,
 };
 enum SeedCounter : int { kCHits = SWGPU_SEED_COUNTER_HITS, kCExtensions = SWGPU_SEED_COUNTER_EXTENSIONS };
 
@@ -97,7 +101,8 @@ __device__ __forceinline__ int gain(const uint8_t* __restrict__ qcodes, int x, i
 }
 
 extern "C" __global__ void __launch_bounds__(32 * kWarps) seed_candidates(
-    const uint8_t* __restrict__ res, const int64_t* __restrict__ offsets, int n_subjects,
+    const uint8_t* __restrict__ res, const int64_t* __restrict__ offsets,
+    const int32_t* __restrict__ segments, int n_segments,  // [n_segments][2]: subject, first position (chunk-relative)
     const uint8_t* __restrict__ reduction,       // [256] residue code -> group (kNoGroup: none)
     const int32_t* __restrict__ shape_offsets,   // [kShapes][kWeight] compared offsets
     const int32_t* __restrict__ shape_lengths,   // [kShapes]
@@ -126,8 +131,10 @@ extern "C" __global__ void __launch_bounds__(32 * kWarps) seed_candidates(
     uint8_t* window = window_of[threadIdx.x >> 5];
     const int n_warps = (gridDim.x * blockDim.x) >> 5;
     unsigned long long hits = 0, extensions = 0;
-    for (int s = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; s < n_subjects; s += n_warps) {
+    for (int w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < n_segments; w += n_warps) {
+        const int s = segments[2 * w];
         const int64_t sb = offsets[s], se = offsets[s + 1];
+        const int64_t jb = sb + segments[2 * w + 1], je = min(se, jb + (int64_t)kSegment);
         const uint32_t bit = 1u << (s & 31);
         // the subject's trigger: kTriggerStep more per doubling of its length from 2^(base+1)
         const int needed = kTrigger + kTriggerStep * max(0, 31 - __clz((unsigned)(se - sb)) - kTriggerBaseLog2);
@@ -154,7 +161,7 @@ extern "C" __global__ void __launch_bounds__(32 * kWarps) seed_candidates(
             __syncwarp();
             queued = rest;
         };
-        for (int64_t j0 = sb; j0 < se; j0 += 32) {
+        for (int64_t j0 = jb; j0 < je; j0 += 32) {
             const int64_t j = j0 + lane;
             // residues past the subject's end are never part of a span (a key needs j + length <= se)
             __syncwarp();  // the window's last readers are done
@@ -164,7 +171,7 @@ extern "C" __global__ void __launch_bounds__(32 * kWarps) seed_candidates(
             for (int sh = 0; sh < kShapes; ++sh) {
                 const int length = SL[sh];
                 int first = 0, count = 0;
-                if (j + length <= se) {
+                if (j < je && j + length <= se) {
                     uint32_t key = 0, none = 0;
 #pragma unroll
                     for (int t = 0; t < kWeight; ++t) {

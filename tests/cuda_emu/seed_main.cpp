@@ -1,9 +1,9 @@
 // Runs kernels/seed.cu on the CPU (cuda_emu.h) for tests/test_seed_kernel.py.
 //
 // usage: seed_emu DIR SEED
-// DIR holds the kernel's arrays as raw files (residues offsets reduction shape_offsets
-// shape_lengths bitmap key_offsets positions query_of qstart qcodes matrix .bin) and
-// scalars.txt: n_subjects row_words n_queries n_blocks. Writes DIR/flags.bin (uint32,
+// DIR holds the kernel's arrays as raw files (residues offsets segments reduction shape_offsets
+// shape_lengths bitmap key_offsets positions query_of qstart qcodes matrix .bin; segments: int32
+// pairs) and scalars.txt: n_subjects row_words n_queries n_blocks. Writes DIR/flags.bin (uint32,
 // n_queries x row_words) and DIR/counters.bin (uint64).
 
 #include "cuda_emu.h"
@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
     const unsigned seed = (unsigned)std::stoul(argv[2]);
     auto residues = load<uint8_t>(dir + "/residues.bin");
     auto offsets = load<int64_t>(dir + "/offsets.bin");
+    auto segments = load<int32_t>(dir + "/segments.bin");
     auto reduction = load<uint8_t>(dir + "/reduction.bin");
     auto shape_offsets = load<int32_t>(dir + "/shape_offsets.bin");
     auto shape_lengths = load<int32_t>(dir + "/shape_lengths.bin");
@@ -54,7 +55,7 @@ int main(int argc, char** argv) {
     emu::launch(
         dim3{(unsigned)n_blocks, 1, 1}, dim3{(unsigned)(32 * kWarps), 1, 1},
         [&] {
-            seed_candidates(residues.data(), offsets.data(), n_subjects, reduction.data(), shape_offsets.data(), shape_lengths.data(),
+            seed_candidates(residues.data(), offsets.data(), segments.data(), (int)(segments.size() / 2), reduction.data(), shape_offsets.data(), shape_lengths.data(),
                             bitmap.data(), key_offsets.data(), positions.data(), query_of.data(), qstart.data(), qcodes.data(),
                             matrix.data(), flags.data(), row_words, counters.data());
         },

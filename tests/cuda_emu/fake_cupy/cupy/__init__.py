@@ -215,9 +215,12 @@ class RawKernel:
 
     def _seed(self, work: Path, grid, block, args, shared_mem: int) -> None:
         CALLS["seed_candidates"] += 1
-        (residues, offsets, n, reduction, shape_offsets, shape_lengths, bitmap, key_offsets, positions, query_of, qstart, qcodes, matrix,
-         flags, row_words, counters) = args  # fmt: skip
-        _write(work, dict(residues=residues, offsets=offsets, reduction=reduction, shape_offsets=shape_offsets, shape_lengths=shape_lengths,
+        (residues, offsets, segments, n_segments, reduction, shape_offsets, shape_lengths, bitmap, key_offsets, positions, query_of, qstart,
+         qcodes, matrix, flags, row_words, counters) = args  # fmt: skip
+        n = int(offsets.size) - 1
+        assert int(n_segments) == segments.shape[0]
+        _write(work, dict(residues=residues, offsets=offsets, segments=segments, reduction=reduction, shape_offsets=shape_offsets,
+                          shape_lengths=shape_lengths,
                           bitmap=bitmap, key_offsets=key_offsets, positions=positions, query_of=query_of, qstart=qstart, qcodes=qcodes,
                           matrix=matrix))  # fmt: skip
         (work / "scalars.txt").write_text(f"{int(n)} {int(row_words)} {flags.shape[0]} {grid[0]}\n")
