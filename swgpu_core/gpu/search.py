@@ -648,9 +648,9 @@ class DeviceWorker:
         self.kernels.launch(shape, wide, args, count, stream)
 
     def _task_boundary(self, stream: cp.cuda.Stream, rows: int) -> cp.ndarray:
-        """The boundary buffer of the task-list scans queued on ``stream`` (the compute stream's or
-        the long stream's: the scans of one stream run in order and share it)."""
-        return self._buffer("task_boundary_long" if stream is self.long else "task_boundary", 2 * max(rows, 1), np.uint32)
+        """The boundary buffer of the task-list scans queued on ``stream`` (one of the long streams:
+        the scans of one stream run in order and share it)."""
+        return self._buffer(f"task_boundary{self.longs.index(stream)}", 2 * max(rows, 1), np.uint32)
 
     def _launch_tasks(self, dev: DeviceChunk, shape: Shape, wide: bool, tasks: TaskList, profiles: list[cp.ndarray], stream) -> tuple:
         """Queue one task-list scan (:mod:`swgpu_core.subset_tasks`) on ``stream``: (scores per
@@ -683,9 +683,11 @@ class DeviceWorker:
         16-bit; entries that may have overflowed rescored in 32 bits in a second, small one).
 
         The long pairs (:func:`~swgpu_core.subset_tasks.long_pairs`) go to the intra-task kernel on
-        the long stream, queued first and at the highest priority, so that their blocks, the
-        critical path, start before the inter-task warps of the other pairs fill the GPU; each
-        stream's scans have a boundary buffer of their own, made before the first launch."""
+        one long stream, queued first, so that their blocks, the critical path, start before the
+        inter-task warps of the other pairs fill the GPU; the others on a second long stream. Both
+        have the highest priority: the seeding of the next run (on the seeder's stream, the
+        lowest; :meth:`CudaBackend.scan_seeded`) fills what they leave of the GPU. Each stream's
+        scans have a boundary buffer of their own, made before the first launch."""
         dev = self.upload(db, chunk)
         lengths = np.asarray(db.lengths[chunk.first : chunk.stop], np.int64)
         rel = [np.asarray(s, np.int64) - chunk.first for s in subjects]
@@ -701,18 +703,20 @@ class DeviceWorker:
                     if part.any():
                         buckets.setdefault(shape, []).append((q, part))
         planned = []
+        intra_stream, inter_stream = self.longs[:2]
         with cp.cuda.Device(self.device_id), self.compute:
             self.compute.wait_event(dev.ready)
             start = _record(self.compute, timing=True)
-            self.long.wait_event(start)
+            intra_stream.wait_event(start)
+            inter_stream.wait_event(start)
             for shape in sorted(buckets, key=lambda s: s.kind != "intra"):
-                members, stream = buckets[shape], self.long if shape.kind == "intra" else self.compute
+                members, stream = buckets[shape], intra_stream if shape.kind == "intra" else inter_stream
                 profiles = [self._profile(queries[q], shape, stream) for q, _ in members]
                 tasks = task_list(
                     [rel[q][part] for q, part in members], lengths, shape.lanes, 2, [p.shape[1] // shape.cols for p in profiles]
                 )
                 planned.append((members, shape, stream, profiles, tasks))
-            for stream in (self.long, self.compute):
+            for stream in (intra_stream, inter_stream):
                 self._task_boundary(stream, max((tasks.boundary_rows for _, _, on, _, tasks in planned if on is stream), default=0))
             flights = []
             for members, shape, stream, profiles, tasks in planned:
@@ -734,7 +738,8 @@ class DeviceWorker:
             for (q, part), got in zip(members, scores_by_query(tasks, host, [rel[q][part] for q, part in members])):
                 out[q][part] = got
         with cp.cuda.Device(self.device_id):
-            self.compute.wait_event(_record(self.long))
+            self.compute.wait_event(_record(intra_stream))
+            self.compute.wait_event(_record(inter_stream))
             dev.last_use = _record(self.compute, timing=True)
         yield dev.last_use
         dev.last_use.synchronize()

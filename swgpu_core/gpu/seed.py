@@ -30,8 +30,12 @@ from ..steps import drive
 from .device import device_count
 from .search import DeviceWorker, _record, _to_host
 
-#: Blocks per SM a launch aims at: enough waves that the last one's tail stays short.
-BLOCKS_PER_SM = 8
+#: Segments a warp of the seed kernel takes (its launch has as many blocks as that makes). Not
+#: a grid of one resident wave whose warps loop until the chunk is done: such blocks hold every
+#: SM to the end, so the scoring of the run before (CudaBackend.scan_seeded) could not start a
+#: block beside them; blocks that end after a few segments let it in, and its streams' higher
+#: priority puts its blocks first.
+SEGMENTS_PER_WARP = 4
 
 
 @functools.cache
@@ -56,9 +60,9 @@ class _DeviceSeed:
         m = np.asarray(scoring.matrix)
         matrix[: m.shape[0], : m.shape[1]] = m
         with cp.cuda.Device(worker.device_id):
-            # a stream of its own: the next part's seeding runs beside the scoring of the part
-            # before (CudaBackend.scan_seeded), which is on the worker's compute and long streams
-            self.stream = cp.cuda.Stream(non_blocking=True)
+            # a stream of its own, at the lowest priority: the next part's seeding runs beside the
+            # scoring of the part before (CudaBackend.scan_seeded), whose blocks go first
+            self.stream = cp.cuda.Stream(non_blocking=True, priority=0)
             with self.stream:
                 # each shape's keys are sorted: one searchsorted per shape gives its key offsets,
                 # with no host round trip (bincount would read the keys' maximum back first)
@@ -100,7 +104,7 @@ class _DeviceSeed:
         n = chunk.n_sequences
         row_words = -(-n // 32)
         segments = seed_segments(dev.rows)
-        blocks = max(1, min(BLOCKS_PER_SM * self.worker.geometry.sms, -(-len(segments) // SEED_WARPS)))
+        blocks = max(1, -(-len(segments) // (SEED_WARPS * SEGMENTS_PER_WARP)))
         with cp.cuda.Device(self.worker.device_id), self.stream:
             self.stream.wait_event(dev.ready)
             on_device = cp.asarray(segments)
