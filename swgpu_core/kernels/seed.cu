@@ -85,47 +85,17 @@ struct Pending {  // a hit that passed the span filter
     int query, pos, subject_pos, span, length;  // pos: in the concatenated queries; subject_pos: in the chunk
 };
 
-// The 8 residues from p (kStep 1: p .. p + 7) or down from p (kStep -1: p, p - 1, .. p - 7) in walk
-// order, byte t the t-th, of a sequence whose residues are lo .. hi - 1: two aligned words, each
-// word's index kept within the sequence's words. A word outside them holds only residues outside
-// lo .. hi - 1, which the walk never takes, so its value does not matter, and nothing is read past
-// the buffer whatever p.
-template <int kStep>
-__device__ __forceinline__ uint64_t bytes8(const uint8_t* __restrict__ codes, int64_t p, int64_t lo, int64_t hi) {
-    const int64_t first = kStep > 0 ? p : p - 7;  // the lowest of the 8
-    const int64_t w0 = first >> 3, lo_word = lo >> 3, hi_word = (hi - 1) >> 3;
-    const uint64_t* words = reinterpret_cast<const uint64_t*>(codes);
-    const uint64_t a = __ldg(words + min(max(w0, lo_word), hi_word)), b = __ldg(words + min(max(w0 + 1, lo_word), hi_word));
-    const int shift = 8 * (int)(first & 7);
-    const uint64_t up = shift ? (a >> shift) | (b << (64 - shift)) : a;  // residues first .. first + 7
-    if (kStep > 0) return up;
-    uint64_t down = 0;  // the same, highest first
-#pragma unroll
-    for (int t = 0; t < 8; ++t) down |= ((up >> (8 * t)) & 0xffu) << (8 * (7 - t));
-    return down;
-}
-
-// Best running sum (>= 0) of the ungapped walk from (x, y) by kStep, stopping more than kXdrop
-// below the best or at either sequence's end. Eight steps a round from one word of each side
-// (bytes8), where a byte load per residue of each side made two loads and their address
-// arithmetic per step.
-template <int kStep>
-__device__ __forceinline__ int gain(const uint8_t* __restrict__ qcodes, int x, int qlo, int qhi, const uint8_t* __restrict__ res, int64_t y,
-                                    int64_t slo, int64_t shi, const int* M) {
-    const int64_t steps = kStep > 0 ? min((int64_t)(qhi - x), shi - y) : min((int64_t)(x - qlo + 1), y - slo + 1);
+// Best running sum (>= 0) of the ungapped walk from (x, y) by `step`, stopping more than kXdrop
+// below the best or at either sequence's end.
+__device__ __forceinline__ int gain(const uint8_t* __restrict__ qcodes, int x, int qlo, int qhi, const uint8_t* __restrict__ res,
+                                    int64_t y, int64_t slo, int64_t shi, int step, const int* M) {
     int best = 0, run = 0;
-    for (int done = 0; done < steps; done += 8) {
-        const uint64_t q = bytes8<kStep>(qcodes, x + kStep * done, qlo, qhi), r = bytes8<kStep>(res, y + kStep * done, slo, shi);
-        bool stop = false;
-#pragma unroll
-        for (int t = 0; t < 8; ++t) {
-            if (!stop && done + t < steps) {
-                run += M[((q >> (8 * t)) & 0xffu) * kStride + ((r >> (8 * t)) & 0xffu)];
-                if (run > best) best = run;
-                else if (best - run > kXdrop) stop = true;
-            }
-        }
-        if (stop) break;
+    while (x >= qlo && x < qhi && y >= slo && y < shi) {
+        run += M[qcodes[x] * kStride + res[y]];
+        if (run > best) best = run;
+        else if (best - run > kXdrop) break;
+        x += step;
+        y += step;
     }
     return best;
 }
@@ -177,8 +147,8 @@ extern "C" __global__ void __launch_bounds__(32 * kWarps) seed_candidates(
                 if (!(*(volatile uint32_t*)word & bit)) {
                     ++extensions;
                     const int qlo = qstart[h.query], qhi = qstart[h.query + 1];
-                    const int score = h.span + gain<1>(qcodes, h.pos + h.length, qlo, qhi, res, h.subject_pos + h.length, sb, se, M) +
-                                      gain<-1>(qcodes, h.pos - 1, qlo, qhi, res, h.subject_pos - 1, sb, se, M);
+                    const int score = h.span + gain(qcodes, h.pos + h.length, qlo, qhi, res, h.subject_pos + h.length, sb, se, 1, M) +
+                                      gain(qcodes, h.pos - 1, qlo, qhi, res, h.subject_pos - 1, sb, se, -1, M);
                     if (score >= needed) atomicOr(word, bit);
                 }
             }
