@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
-#   run: bash bench/device_multigpu.sh [tests] [jobstart] [concphases] [probe] [phases] [order] [search] [abworkflow] [abwall] [concstart] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
+#   run: bash bench/device_multigpu.sh [tests] [fast] [jobstart] [concphases] [probe] [phases] [order] [search] [abworkflow] [abwall] [concstart] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`), .carry (a copy of shared/)
 # Every step runs on 1, 2, 4 and 8 GPUs as far as the machine has them (and on all of them).
 # 1. search: `swgpu search --devices 0`, `0,1`, ... on bench200M x 500 queries (scan GCUPS as
@@ -282,6 +282,15 @@ PY
       bench_db
       python3 bench/teardown.py --db "$W/db" --queries "$W/q500.fasta" --devices 0 "$ALL" ${TEARDOWN_MODES:+--modes $TEARDOWN_MODES} 2>&1 | tee "$OUT/teardown.txt" || rc=1
       [ -n "${TEARDOWN_MODES:-}" ] || python3 bench/teardown.py --db "$W/db" --queries "$W/q500.fasta" --devices 0 "$ALL" 0 "$ALL" --tail 2>&1 | tee -a "$OUT/teardown.txt" || rc=1 ;;
+    fast)
+      # issue 15's fast mode on 1, 2, ... GPUs (each device seeds and scores its share of every chunk,
+      # CudaBackend.scan_seeded): bench200M x 500, top 500, the tables compared with one GPU's
+      bench_db
+      # a warm-up on every GPU: the kernels' first build (NVRTC, then CuPy's disk cache) is not timed
+      swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$ALL" --top 500 --mode fast --out /dev/null --quiet
+      scaling fast "bench200M x 500 queries, --mode fast, top 500" hits_identical \
+        'swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$DEVS" --top 500 --mode fast' \
+        '--outfmt "6 qseqid sseqid evalue score" --out "$OUTFILE"' ;;
     search|search_primed)
       # search_primed: each run after a one-query search on every GPU (see scaling)
       bench_db
