@@ -69,15 +69,21 @@ def pieces(db: Database, chunk: Chunk, limit: int) -> list[Chunk]:
 
 
 def device_parts(db: Database, chunks: list[Chunk], n_devices: int) -> list[list[tuple[int, Chunk]]]:
-    """How the fast mode shares chunks between devices: each chunk cut into runs of about equal
-    residues, one per device (:func:`pieces`; the whole chunk on one device), run ``k`` to device
-    ``k % n_devices``. Per device, its (index into ``chunks``, run) pairs in order. The seeder and
-    the scoring of the candidates take the same cut, so each device scores the runs it seeded."""
+    """How the fast mode shares chunks between devices: each chunk cut at the first sequence
+    boundary at or after each of ``n_devices`` equal shares of its residues (the whole chunk on
+    one device), run ``k`` to device ``k``. Per device, its (index into ``chunks``, run) pairs in order. The seeder
+    and the scoring of the candidates take the same cut, so each device scores the runs it
+    seeded. Not :func:`pieces`, whose runs of at most a share leave a third, small run where the
+    sequences do not fall on the share's edge: every run costs a seed launch, task lists and
+    profiles, on the one host thread that drives all the devices."""
     out: list[list[tuple[int, Chunk]]] = [[] for _ in range(n_devices)]
     for c, chunk in enumerate(chunks):
-        parts = pieces(db, chunk, -(-chunk.n_residues // n_devices)) if n_devices > 1 else [chunk]
-        for k, part in enumerate(parts):
-            out[k % n_devices].append((c, part))
+        shares = [chunk.residue_start + chunk.n_residues * k // n_devices for k in range(1, n_devices)]
+        cuts = [chunk.first, *(int(np.searchsorted(db.offsets, x)) for x in shares), chunk.stop]
+        cuts = [min(max(x, chunk.first), chunk.stop) for x in cuts]
+        for k, (start, stop) in enumerate(zip(cuts, cuts[1:])):
+            if stop > start:
+                out[k].append((c, Chunk(chunk.index, start, stop, int(db.offsets[start]), int(db.offsets[stop]))))
     return out
 
 

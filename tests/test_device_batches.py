@@ -88,19 +88,21 @@ def test_streamed_query_order_ties_and_edges():
 
 @pytest.mark.parametrize("n_devices", [1, 2, 3])
 def test_device_parts_cover_each_chunk_once_in_order(bundled_db, n_devices):
-    """The fast mode's cut: every subject of every chunk in exactly one run, a chunk's runs of
-    about equal residues (one per device, a whole chunk on one device), dealt round robin."""
+    """The fast mode's cut: every subject of every chunk in exactly one run, at most one run per
+    device and chunk (run k on device k), each about an equal share of the chunk's residues."""
     db = bundled_db
     parts = device_parts(db, db.chunks, n_devices)
     assert len(parts) == n_devices
+    longest = int(np.max(np.diff(db.offsets)))
     for c, chunk in enumerate(db.chunks):
-        runs = sorted((p for per_device in parts for k, p in per_device if k == c), key=lambda p: p.first)
-        assert [(p.first, p.stop) for p in runs] == list(zip([chunk.first, *(p.stop for p in runs[:-1])], [p.stop for p in runs]))
-        assert runs[-1].stop == chunk.stop and all(p.index == chunk.index for p in runs)
-        assert (
-            len(runs) == 1 if n_devices == 1 else all(p.n_residues <= -(-chunk.n_residues // n_devices) or p.n_sequences == 1 for p in runs)
-        )
-        for k, p in enumerate(runs):
-            assert (c, p) in parts[k % n_devices]
+        runs = [(d, p) for d in range(n_devices) for k, p in parts[d] if k == c]
+        assert [d for d, _p in runs] == sorted({d for d, _p in runs}), "one run per device, in device order"
+        assert runs[0][1].first == chunk.first and runs[-1][1].stop == chunk.stop
+        assert all(a.stop == b.first for (_d, a), (_e, b) in zip(runs, runs[1:]))
+        for _d, p in runs:
+            assert p.index == chunk.index and p.n_sequences > 0
+            assert p.residue_start == int(db.offsets[p.first]) and p.residue_stop == int(db.offsets[p.stop])
+            assert p.n_residues <= chunk.n_residues // n_devices + longest
+        assert n_devices == 1 or len(runs) == n_devices
     for per_device in parts:
         assert [k for k, _p in per_device] == sorted(k for k, _p in per_device), "each device's runs in chunk order"
