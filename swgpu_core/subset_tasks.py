@@ -3,10 +3,11 @@ each query scored against its own few subjects, many queries in one launch. Pure
 
 ``--mode fast`` scores only each query's candidates, often a few dozen: a launch per query
 would leave the GPU nearly idle and pay a launch and a selection per query. Instead the
-queries of one kernel shape share a launch: every warp scans its own query (its profile,
-padded length and passes are per warp), so each query's candidates are padded to whole
-warps (``-1`` entries, which the kernel skips); warps are ordered by their longest subject,
-longest first, so the long ones start early. A query wider than one pass keeps, per group
+queries of one kernel shape share a launch: every group of lanes scans its own query (its
+profile and padded length are per group), each query's candidates padded to whole groups
+(``-1`` entries, which the kernel skips), the groups of all queries ordered by their longest
+subject, longest first, so the long ones start early and a warp's groups are of about one
+length (:func:`task_list`). A query wider than one pass keeps, per group
 of subjects, boundary rows of its own (``bnd_rows``); one-pass queries read none.
 
 A pair of a query of several passes and a long subject is one warp's passes one after the
@@ -14,7 +15,7 @@ other, the launch's critical path: on bench200M's longest subjects (24,740-36,00
 208 pairs of queries longer than 2,048 residues took 0.106 s of a chunk's 0.192 s
 (bench/RESULTS.md, tenth session). :func:`long_pairs` sends those to the intra-task kernel's
 task lists instead (``sw_intra_tasks``: a block per group, the query across its warps, so a
-pass covers 2,048 columns, not 512), where a list unit is one group instead of a warp.
+pass covers 2,048 columns, not 512), a block per group.
 """
 
 from __future__ import annotations
@@ -66,12 +67,13 @@ def intra_task_warps(query_length: int) -> int:
 @dataclass(frozen=True)
 class TaskList:
     """One launch's list: ``subjects[k]`` (chunk-relative, -1 padding) scanned against query
-    ``slot_query[k]`` (an index into the launch's queries); warp ``w`` scans ``warp_query[w]``."""
+    ``slot_query[k]`` (an index into the launch's queries); group ``g`` (its subjects
+    ``subjects[g * per_group : (g + 1) * per_group]``) scans ``group_query[g]``."""
 
     subjects: np.ndarray  # int32 [n_slots]
     slot_query: np.ndarray  # int32 [n_slots] (-1 on padding)
-    warp_query: np.ndarray  # int32 [n_warps]
-    bnd_rows: np.ndarray  # int64 [n_slots / subjects per group]: first boundary row of each group
+    group_query: np.ndarray  # int32 [n_groups], padded to whole warps (blocks)
+    bnd_rows: np.ndarray  # int64 [n_groups]: first boundary row of each group
     boundary_rows: int  # rows the boundary buffer needs
 
     @property
@@ -83,33 +85,44 @@ def task_list(subjects: list[np.ndarray], lengths: np.ndarray, lanes: int, per_g
     """The list for queries ``0..len(subjects)-1`` (``subjects[q]``: chunk-relative indices,
     ``lengths``: the chunk's subject lengths), ``lanes`` threads per group of ``per_group``
     subjects (2 in the packed 16-bit kernels, 1 in the 32-bit one), ``passes[q]`` passes.
-    The intra-task kernel's lists take ``lanes`` 32: a unit ("warp") of one group, a block."""
-    per_warp = 32 // lanes * per_group
-    blocks, owners, longest = [], [], []
+    The intra-task kernel's lists take ``lanes`` 32: a group per block.
+
+    A group holds one query's subjects; the groups of all queries are sorted by their longest
+    subject, longest first, so the groups that share a warp (32 / ``lanes`` of them, of any
+    queries) run about the same number of rows: a warp runs as many as its longest. Per query,
+    its candidates are spread over the chunk's lengths, and warps of one query's subjects ran
+    each to the longest of theirs. Groups of different queries can share a warp because a
+    narrower shape than 32 lanes is only ever given to queries of one pass (:func:`task_shape`),
+    so the warp's groups make the same passes."""
+    per_warp = 32 // lanes  # groups
+    if lanes < 32 and any(passes[q] > 1 for q, subj in enumerate(subjects) if np.asarray(subj).size):
+        raise ValueError("queries of several passes take groups of 32 lanes (a warp each)")
+    blocks, owners = [], []
     for q, subj in enumerate(subjects):
         n = int(np.asarray(subj).size)
         if n == 0:
             continue
-        padded = np.full(-(-n // per_warp) * per_warp, -1, np.int64)
+        padded = np.full(-(-n // per_group) * per_group, -1, np.int64)
         padded[:n] = np.sort(np.asarray(subj, np.int64))[::-1]  # longest first: the chunk is sorted by length
-        warps = padded.reshape(-1, per_warp)
-        blocks.append(warps)
-        owners.append(np.full(warps.shape[0], q, np.int32))
-        longest.append(lengths[warps[:, 0]])
+        blocks.append(padded.reshape(-1, per_group))
+        owners.append(np.full(blocks[-1].shape[0], q, np.int32))
     if not blocks:
         empty = np.zeros(0, np.int32)
         return TaskList(empty, empty, empty, np.zeros(0, np.int64), 0)
-    warps = np.concatenate(blocks)
-    warp_query = np.concatenate(owners)
-    order = np.argsort(-np.concatenate(longest), kind="stable")
-    warps, warp_query = warps[order], warp_query[order]
-    flat = warps.ravel()
-    slot_query = np.where(flat >= 0, np.repeat(warp_query, per_warp), -1).astype(np.int32)
+    groups = np.concatenate(blocks)
+    group_query = np.concatenate(owners)
+    order = np.argsort(-lengths[groups[:, 0]], kind="stable")  # a group's first subject is its longest
+    groups, group_query = groups[order], group_query[order]
+    pad = -groups.shape[0] % per_warp  # whole warps: the kernel reads every group's query
+    if pad:
+        groups = np.concatenate([groups, np.full((pad, per_group), -1, np.int64)])
+        group_query = np.concatenate([group_query, np.full(pad, group_query[-1], np.int32)])
+    flat = groups.ravel()
+    slot_query = np.where(flat >= 0, np.repeat(group_query, per_group), -1).astype(np.int32)
     rows = np.where(flat >= 0, lengths[np.maximum(flat, 0)], 0).reshape(-1, per_group).max(axis=1)
-    multi = np.repeat(np.asarray(passes, np.int64)[warp_query] > 1, per_warp // per_group)
-    rows = np.where(multi, rows, 0)
+    rows = np.where(np.asarray(passes, np.int64)[group_query] > 1, rows, 0)
     bnd_rows = np.concatenate(([0], np.cumsum(rows)[:-1])).astype(np.int64)
-    return TaskList(flat.astype(np.int32), slot_query, warp_query, bnd_rows, int(rows.sum()))
+    return TaskList(flat.astype(np.int32), slot_query, group_query, bnd_rows, int(rows.sum()))
 
 
 def scores_by_query(tasks: TaskList, scores: np.ndarray, subjects: list[np.ndarray]) -> list[np.ndarray]:

@@ -64,7 +64,7 @@ def emulate(
     flat = np.concatenate([p.ravel() for p in profiles])
     prof_offsets = np.concatenate(([0], np.cumsum([p.size for p in profiles])))
     arrays = dict(residues=db.chunk_residues(chunk), offsets=offsets, subjects=tasks.subjects, profiles=flat, prof_offsets=prof_offsets,
-                  qpads=np.array([p.shape[1] for p in profiles] + [0], np.int32), warp_query=tasks.warp_query, bnd_rows=tasks.bnd_rows)  # fmt: skip
+                  qpads=np.array([p.shape[1] for p in profiles] + [0], np.int32), group_query=tasks.group_query, bnd_rows=tasks.bnd_rows)  # fmt: skip
     for name, arr in arrays.items():
         np.ascontiguousarray(arr).tofile(work / f"{name}.bin")
     scalars = [

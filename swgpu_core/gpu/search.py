@@ -666,7 +666,7 @@ class DeviceWorker:
             args = (
                 dev.residues, dev.offsets, cp.asarray(tasks.subjects), np.int32(n),
                 cp.asarray(np.array([p.data.ptr for p in profiles], np.uint64)), cp.asarray(np.array([p.shape[1] for p in profiles], np.int32)),
-                cp.asarray(tasks.warp_query), cp.asarray(tasks.bnd_rows), np.int32(self.scoring.first_gap_cost),
+                cp.asarray(tasks.group_query), cp.asarray(tasks.bnd_rows), np.int32(self.scoring.first_gap_cost),
                 np.int32(self.scoring.gap_extend), np.int32(0 if wide else 32767 - self.scoring.max_score), boundary, scores, overflow,
             )  # fmt: skip
         self.kernels.launch_tasks(shape, wide, args, n, stream)

@@ -372,28 +372,28 @@ __global__ void __launch_bounds__(kInterBlock, inter_min_blocks<G>()) sw_inter(S
 
 // ---------------------------------------------------------------- inter-task kernel over task lists
 // Many queries in one launch (the seeded search scores a few candidates per query): the list
-// `subjects` holds each warp's subjects (-1: padding), every warp scanning them against one
-// query, warp_query[warp], whose profile, padded length and passes are its own. Scores go to the
-// list entries (and the overflow list names entries), and each group keeps its boundary rows at
-// bnd_rows[group] (queries of one pass do not use it).
-#define SWGPU_TASK_PARAMS                                                                                             \
-    const uint8_t *residues, const int64_t *offsets, const int32_t *subjects, int n_subjects,                        \
-        const unsigned long long *profiles, const int32_t *qpads, const int32_t *warp_query, const int64_t *bnd_rows, \
+// `subjects` holds each group's subjects (-1: padding), every group of G lanes scanning them
+// against one query, group_query[group], whose profile and padded length are its own (the groups
+// of a warp may scan different queries: the host gives a shape narrower than a warp only to
+// queries of one pass, so a warp's groups make the same passes; swgpu_core/subset_tasks.py).
+// Scores go to the list entries (and the overflow list names entries), and each group keeps its
+// boundary rows at bnd_rows[group] (queries of one pass do not use it).
+#define SWGPU_TASK_PARAMS                                                                                              \
+    const uint8_t *residues, const int64_t *offsets, const int32_t *subjects, int n_subjects,                         \
+        const unsigned long long *profiles, const int32_t *qpads, const int32_t *group_query, const int64_t *bnd_rows, \
         int oe, int extend, int overflow_at, uint2 *boundary, int32_t *scores, int32_t *overflow
 
 template <class A, int R, int G>
 __global__ void __launch_bounds__(kInterBlock, 3) sw_inter_tasks(SWGPU_TASK_PARAMS) {  // few pairs per query
     const int thread = (int)(blockIdx.x * blockDim.x + threadIdx.x);
-    const int warp = thread / 32;
     if ((thread & ~31) / G * A::kLanes >= n_subjects) return;  // whole warps past the list leave
-    const int q = warp_query[warp];
+    const int group = thread / G;  // the list is padded to whole warps, so every group has a query
+    const int q = group_query[group];
     const int qpad = qpads[q];
     const ScanArgs a{residues, offsets, subjects, n_subjects, reinterpret_cast<const int16_t*>(profiles[q]), qpad, qpad / (G * R),
                      oe, extend, overflow_at, boundary, scores, overflow};
-    const int group = thread / G;
     inter_scan<A, R, G>(a, group, bnd_rows[group], true);
 }
-
 
 // ---------------------------------------------------------------- intra-task kernel
 // A block of W warps per group of kLanes (long) subjects: the pass is W * 32 * R columns
@@ -511,13 +511,13 @@ __global__ void __launch_bounds__(W * 32) sw_intra(SWGPU_SCAN_PARAMS) {
 // which ones, swgpu_core.subset_tasks.long_pairs): in the inter-task kernel such a pair is one
 // warp's passes one after the other, the launch's critical path. Here a block per group, as in
 // sw_intra, over a task list as sw_inter_tasks reads it, whose unit is a group: group g (block
-// g, the list sorted longest first) scans its subjects against query warp_query[g], with its
+// g, the list sorted longest first) scans its subjects against query group_query[g], with its
 // own profile, passes and boundary rows bnd_rows[g]; scores go to the list entries.
 template <class A, int R, int W>
 __global__ void __launch_bounds__(W * 32) sw_intra_tasks(SWGPU_TASK_PARAMS) {
     const int group = (int)blockIdx.x;
     if (group * A::kLanes >= n_subjects) return;  // the whole block
-    const int q = warp_query[group];
+    const int q = group_query[group];
     const int qpad = qpads[q];
     const ScanArgs a{residues, offsets, subjects, n_subjects, reinterpret_cast<const int16_t*>(profiles[q]), qpad, qpad / (W * 32 * R),
                      oe, extend, overflow_at, boundary, scores, overflow};

@@ -2,7 +2,7 @@
 // tests/test_subset_kernel.py.
 //
 // usage: tasks_emu DIR SEED
-// DIR holds raw arrays (residues offsets subjects profiles prof_offsets qpads warp_query bnd_rows
+// DIR holds raw arrays (residues offsets subjects profiles prof_offsets qpads group_query bnd_rows
 // .bin; profiles: every query's int16 profile end to end, prof_offsets: int64 element offsets)
 // and scalars.txt: arith(0 dpx, 1 plain, 2 s32) kind(0 inter, 1 intra) lanes_or_warps r n_slots
 // oe extend overflow_at boundary_rows, launched as swgpu_core.gpu.kernels.ScanKernels.launch_tasks
@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
     auto profiles = load<int16_t>(dir + "/profiles.bin");
     auto prof_offsets = load<int64_t>(dir + "/prof_offsets.bin");
     auto qpads = load<int32_t>(dir + "/qpads.bin");
-    auto warp_query = load<int32_t>(dir + "/warp_query.bin");
+    auto group_query = load<int32_t>(dir + "/group_query.bin");
     auto bnd_rows = load<int64_t>(dir + "/bnd_rows.bin");
     int arith, kind, width, r, n_slots, oe, extend, overflow_at, boundary_rows;
     {
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
     emu::launch(
         dim3{blocks, 1, 1}, dim3{threads, 1, 1},
         [&] {
-            kernel(residues.data(), offsets.data(), subjects.data(), n_slots, pointers.data(), qpads.data(), warp_query.data(), bnd_rows.data(),
+            kernel(residues.data(), offsets.data(), subjects.data(), n_slots, pointers.data(), qpads.data(), group_query.data(), bnd_rows.data(),
                    oe, extend, overflow_at, boundary.data(), scores.data(), overflow.data());
         },
         seed);

@@ -232,7 +232,7 @@ class RawKernel:
         kind = self.name[: self.name.index("<")]
         CALLS[kind] += 1
         arith, r, width = self.name[self.name.index("<") + 1 : -1].split(",")
-        residues, offsets, subjects, n, pointers, qpads, warp_query, bnd_rows, oe, extend, overflow_at, boundary, scores, overflow = args
+        residues, offsets, subjects, n, pointers, qpads, group_query, bnd_rows, oe, extend, overflow_at, boundary, scores, overflow = args
         groups = -(-int(n) // (1 if arith == "S32" else 2))
         from swgpu_core.kernel_abi import INTER_BLOCK
 
@@ -243,7 +243,7 @@ class RawKernel:
         profiles = [_arrays[int(p)] for p in np.asarray(pointers)]
         _write(work, dict(residues=residues, offsets=offsets, subjects=subjects, profiles=np.concatenate([p.ravel() for p in profiles]),
                           prof_offsets=np.concatenate(([0], np.cumsum([p.size for p in profiles]))).astype(np.int64),
-                          qpads=np.append(np.asarray(qpads), 0).astype(np.int32), warp_query=warp_query, bnd_rows=bnd_rows))  # fmt: skip
+                          qpads=np.append(np.asarray(qpads), 0).astype(np.int32), group_query=group_query, bnd_rows=bnd_rows))  # fmt: skip
         code = {"DpxS16x2": 0, "PlainS16x2": 1, "S32": 2}[arith]
         scalars = [code, int(not inter), width, r, int(n), int(oe), int(extend), int(overflow_at), boundary.size // 2]
         (work / "scalars.txt").write_text(" ".join(map(str, scalars)) + "\n")
