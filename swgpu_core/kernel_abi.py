@@ -123,9 +123,6 @@ class PartField(enum.IntEnum):
 SEED_MATRIX_STRIDE = 32
 #: Warps per block of the seed kernel (its ``__launch_bounds__`` is 32 times this).
 SEED_WARPS = 8
-#: Zero bytes after the queries' residues on the device: the seed kernel reads a span's 16
-#: residues as three aligned 8-byte words, up to 23 bytes past its first.
-SEED_QCODES_PAD = 32
 #: Positions of a subject per unit of the seed kernel's work (a warp): longer subjects are cut.
 SEED_SEGMENT = 1024
 
@@ -210,7 +207,6 @@ def seed_options(params: SeedParams) -> tuple[str, ...]:
         f"-DSWGPU_SEED_MATRIX_STRIDE={SEED_MATRIX_STRIDE}",
         f"-DSWGPU_SEED_WARPS={SEED_WARPS}",
         f"-DSWGPU_SEED_MAX_LENGTH={max(len(s) for s in params.shapes)}",
-        f"-DSWGPU_SEED_QCODES_PAD={SEED_QCODES_PAD}",
         f"-DSWGPU_SEED_SEGMENT={SEED_SEGMENT}",
         *_enum_defines("SEED_COUNTER", SeedCounter),
     )

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 #: The residues a seed may compare: the 20 standard amino acids, codes 0..19, in code order.
 _STANDARD = "ARNDCQEGHILKMFPSTWYV"
-#: Longest shape: the seed kernel reads a hit's span as 16 residues (two 8-byte words) and unrolls its loop to the longest shape's length.
+#: Longest shape: the seed kernel unrolls a hit's span loop to the longest shape's length.
 MAX_SHAPE_LENGTH = 16
 #: Most keys one shape may have (``n_groups ** weight``): each shape's key table has this many rows.
 MAX_KEYS = 1 << 24

@@ -64,8 +64,7 @@ def emulate(
     row_words = -(-n // 32)
     arrays = dict(residues=residues, offsets=offsets, segments=seed_segments(offsets, segment), reduction=params.reduction(), shape_offsets=params.shape_offsets(),
                   shape_lengths=params.shape_lengths(), bitmap=bitmap, key_offsets=key_offsets, positions=index.positions,
-                  query_of=index.query_of(), qstart=index.starts.astype(np.int32), matrix=matrix,
-                  qcodes=np.concatenate([index.codes, np.zeros(kernel_abi.SEED_QCODES_PAD, np.uint8)]))  # fmt: skip
+                  query_of=index.query_of(), qstart=index.starts.astype(np.int32), qcodes=index.codes, matrix=matrix)  # fmt: skip
     work.mkdir(parents=True, exist_ok=True)
     for name, arr in arrays.items():
         np.ascontiguousarray(arr).tofile(work / f"{name}.bin")

@@ -685,9 +685,10 @@ class DeviceWorker:
         The long pairs (:func:`~swgpu_core.subset_tasks.long_pairs`) go to the intra-task kernel on
         one long stream, queued first, so that their blocks, the critical path, start before the
         inter-task warps of the other pairs fill the GPU; the others on a second long stream. Both
-        have the highest priority: the seeding of the next run (on the seeder's stream, the
-        lowest; :meth:`CudaBackend.scan_seeded`) fills what they leave of the GPU. Each stream's
-        scans have a boundary buffer of their own, made before the first launch."""
+        have the highest priority, so that the seeding of the next run (on the seeder's stream,
+        the lowest; :meth:`CudaBackend.scan_seeded`) takes what they leave of the GPU (2a3c056:
+        no change beyond the spread, bench/RESULTS.md). Each stream's scans have a boundary
+        buffer of their own, made before the first launch."""
         dev = self.upload(db, chunk)
         lengths = np.asarray(db.lengths[chunk.first : chunk.stop], np.int64)
         rel = [np.asarray(s, np.int64) - chunk.first for s in subjects]
@@ -1243,9 +1244,9 @@ class CudaBackend:
         With a :class:`~swgpu_core.gpu.seed.CudaSeeder` on this scanner's workers, each device's
         runs (:func:`~swgpu_core.device_batches.device_parts`) are one pipeline: the next run's seed
         kernel is queued, on the seeder's stream, before the host builds this run's task lists
-        and queues their scoring, so the GPU seeds one run beside scoring the other (the scoring
-        of the longest subjects is a few blocks, latency-bound) and the host's work hides behind
-        both. A run's upload keeps the run being scored resident. The candidate stage's seconds
+        and queues their scoring, so the GPU seeds one run beside scoring the other and the host's
+        work hides behind both (bench200M x 500 on an H100: 0.76 s against 0.90 s one stage after
+        the other, ``bench/seeded_overlap.py``). A run's upload keeps the run being scored resident. The candidate stage's seconds
         are then its kernels' (the slowest device's), which overlap the scoring. Any other
         seeder: one chunk after the other, as the search's own loop does, and the stage's
         seconds are its wall time."""
@@ -1262,9 +1263,9 @@ class CudaBackend:
                     on_chunk(chunk)
             return out, seconds
         kernels = seeder.kernel_seconds
-        # each device's runs from the longest subjects down: the scoring of the longest, a few
-        # latency-bound blocks, then runs beside the next run's seeding, and what runs alone at the
-        # end is the scoring of the shortest subjects, which fills the GPU
+        # each device's runs from the longest subjects down, so that what runs alone at the end is
+        # the scoring of the shortest subjects, many short warps, not that of the longest (not
+        # measured apart: it came with e1b2f67's change of the span's loads)
         mine = [per_device[::-1] for per_device in device_parts(db, chunks, len(self.workers))]
         left = [sum(1 for per_device in mine for c, _p in per_device if c == k) for k in range(len(chunks))]  # runs to score, per chunk
 

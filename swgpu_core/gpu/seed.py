@@ -34,7 +34,8 @@ from .search import DeviceWorker, _record, _to_host
 #: a grid of one resident wave whose warps loop until the chunk is done: such blocks hold every
 #: SM to the end, so the scoring of the run before (CudaBackend.scan_seeded) could not start a
 #: block beside them; blocks that end after a few segments let it in, and its streams' higher
-#: priority puts its blocks first.
+#: priority puts its blocks first. Measured against the resident wave (2a3c056 against 98c94c0,
+#: one call): 0.757 against 0.768 s, within the spread.
 SEGMENTS_PER_WARP = 4
 
 
@@ -82,7 +83,7 @@ class _DeviceSeed:
                 self.positions = cp.asarray(index.positions if index.positions.size else np.zeros(1, np.int32))
                 self.query_of = cp.asarray(index.query_of() if index.codes.size else np.zeros(1, np.int32))
                 self.qstart = cp.asarray(index.starts.astype(np.int32))
-                self.qcodes = cp.asarray(np.concatenate([index.codes, np.zeros(kernel_abi.SEED_QCODES_PAD, np.uint8)]))
+                self.qcodes = cp.asarray(index.codes if index.codes.size else np.zeros(1, np.uint8))
                 self.reduction = cp.asarray(params.reduction())
                 self.shape_offsets = cp.asarray(params.shape_offsets())
                 self.shape_lengths = cp.asarray(params.shape_lengths())

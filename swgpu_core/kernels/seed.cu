@@ -4,7 +4,7 @@
 // swgpu_core/seed.py and docs/seeded.md, order-independent, so the CPU seeder finds the same set).
 //
 // Work. One warp per segment of a subject: its positions cut into runs of at most kSegment
-// (segments: (subject, first position) pairs, swgpu_core/kernel_abi.seed_segments), in a
+// (segments: (subject, first position) pairs, swgpu_core/seed.py seed_segments), in a
 // grid-stride loop. A warp per whole subject left the chunk of bench200M's longest subjects (262
 // of them, up to 36,000 residues) to a few hundred warps; cut, no warp's walk outlasts a segment.
 // A hit's span and extension may reach past its segment, within its subject. 32 subject positions
@@ -19,16 +19,11 @@
 // together in rounds of 32: an inclusive scan of the counts (five shuffles) numbers the hits
 // 0 .. total - 1, and in each round lane l takes hit base + l, finding its source lane as the
 // first lane whose inclusive count exceeds it (a binary search over the scan, five shuffles).
-// Each lane then scores its hit's span.
-//
-// A span in few loads. There are billions of hits (4.9e9 for bench200M x 500 queries), and a
-// span of up to kMaxLength <= 16 residues read a byte at a time is 2 x 16 loads per hit. Instead
-// the query's residues come as three aligned 8-byte words from global memory (the span starts
-// anywhere in the first, so 24 bytes hold its 16; the host pads the queries with
-// SWGPU_SEED_QCODES_PAD bytes, so the words never pass the buffer's end), and the subject's from
-// the warp's window in shared memory: the 64 residues from the lanes' first position j0 (a hit's
-// span starts within the first 32 and ends before the 48th), written once per 32 positions. Two
-// words of each side's 16 residues are funnel-shifted into place and the residues taken by shifts.
+// Each lane then scores its hit's span (the query's residues from global memory, the subject's
+// from the L1-cached chunk). Read as 8-byte words instead (the queries padded, the subject from a
+// warp's window in shared memory), the span was no faster (e1b2f67: 0.500 s; a8be5f5, bytes: 0.489 s, for
+// bench200M x 500 on an H100); the kernel is bound by the instructions it issues (Nsight Compute,
+// bench/RESULTS.md), not by these loads.
 //
 // Extensions in a queue. About one hit in five passes the span filter, and an X-drop extension
 // walks a variable distance, so extending each hit where it is found would again idle most lanes.
@@ -57,7 +52,6 @@ enum : int {
     kStride = SWGPU_SEED_MATRIX_STRIDE,
     kWarps = SWGPU_SEED_WARPS,
     kMaxLength = SWGPU_SEED_MAX_LENGTH,
-    kQcodesPad = SWGPU_SEED_QCODES_PAD,
     kSegment = SWGPU_SEED_SEGMENT,
 };
 enum SeedCounter : int { kCHits = SWGPU_SEED_COUNTER_HITS, kCExtensions = SWGPU_SEED_COUNTER_EXTENSIONS };
@@ -67,19 +61,6 @@ constexpr int kQueue = 64;
 constexpr uint32_t kNoGroup = 255u;
 constexpr int kBitmapWords = (kKeys + 31) / 32;
 static_assert(kGroups <= 128 && (kNoGroup & 128u), "a group index is below 128; kNoGroup (seed.py's 255) has the high bit");
-static_assert(kMaxLength <= 16 && kQcodesPad >= 24, "a span is two 8-byte words, read from three aligned ones");
-constexpr int kWindow = 64;  // a warp's subject window: positions j0 .. j0 + 63 (hits start before j0 + 32)
-
-// The 16 bytes from byte `shift` / 8 of (w0, w1, w2) as two words (little-endian): a funnel shift.
-__device__ __forceinline__ void bytes16(uint64_t w0, uint64_t w1, uint64_t w2, int shift, uint64_t& lo, uint64_t& hi) {
-    lo = shift ? (w0 >> shift) | (w1 << (64 - shift)) : w0;
-    hi = shift ? (w1 >> shift) | (w2 << (64 - shift)) : w1;
-}
-
-// Byte t (0 <= t < 16, known at compile time once unrolled) of the 16 held in (lo, hi).
-__device__ __forceinline__ uint32_t byte_at(uint64_t lo, uint64_t hi, int t) {
-    return (uint32_t)((t < 8 ? lo >> (8 * t) : hi >> (8 * (t - 8))) & 0xffu);
-}
 
 struct Pending {  // a hit that passed the span filter
     int query, pos, subject_pos, span, length;  // pos: in the concatenated queries; subject_pos: in the chunk
@@ -120,7 +101,6 @@ extern "C" __global__ void __launch_bounds__(32 * kWarps) seed_candidates(
     __shared__ int SO[kShapes * kWeight];
     __shared__ int SL[kShapes];
     __shared__ Pending queue_of[kWarps][kQueue];
-    __shared__ __align__(8) uint8_t window_of[kWarps][kWindow];
     for (int t = threadIdx.x; t < kStride * kStride; t += blockDim.x) M[t] = matrix[t];
     for (int t = threadIdx.x; t < 256; t += blockDim.x) RED[t] = reduction[t];
     for (int t = threadIdx.x; t < kShapes * kWeight; t += blockDim.x) SO[t] = shape_offsets[t];
@@ -128,7 +108,6 @@ extern "C" __global__ void __launch_bounds__(32 * kWarps) seed_candidates(
     __syncthreads();
     const int lane = threadIdx.x & 31;
     Pending* queue = queue_of[threadIdx.x >> 5];
-    uint8_t* window = window_of[threadIdx.x >> 5];
     const int n_warps = (gridDim.x * blockDim.x) >> 5;
     unsigned long long hits = 0, extensions = 0;
     for (int w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < n_segments; w += n_warps) {
@@ -163,11 +142,6 @@ extern "C" __global__ void __launch_bounds__(32 * kWarps) seed_candidates(
         };
         for (int64_t j0 = jb; j0 < je; j0 += 32) {
             const int64_t j = j0 + lane;
-            // residues past the subject's end are never part of a span (a key needs j + length <= se)
-            __syncwarp();  // the window's last readers are done
-            window[lane] = j < se ? res[j] : 0;
-            window[32 + lane] = j + 32 < se ? res[j + 32] : 0;
-            __syncwarp();
             for (int sh = 0; sh < kShapes; ++sh) {
                 const int length = SL[sh];
                 int first = 0, count = 0;
@@ -208,15 +182,12 @@ extern "C" __global__ void __launch_bounds__(32 * kWarps) seed_candidates(
                         ++hits;
                         const int p = positions[src_first + h - (src_upto - src_count)];
                         const int64_t jh = j0 + src;
-                        uint64_t qlo, qhi, slo, shi;
-                        const uint64_t* qw = reinterpret_cast<const uint64_t*>(qcodes) + (p >> 3);
-                        bytes16(__ldg(qw), __ldg(qw + 1), __ldg(qw + 2), 8 * (p & 7), qlo, qhi);
-                        const uint64_t* sw = reinterpret_cast<const uint64_t*>(window) + (src >> 3);
-                        bytes16(sw[0], sw[1], sw[2], 8 * (src & 7), slo, shi);
+                        // the span's loads issued together (a fixed trip count, predicated past the
+                        // shape's length), so their latencies overlap
                         int span = 0;
 #pragma unroll
                         for (int t = 0; t < kMaxLength; ++t)
-                            if (t < length) span += M[byte_at(qlo, qhi, t) * kStride + byte_at(slo, shi, t)];
+                            if (t < length) span += M[qcodes[p + t] * kStride + res[jh + t]];
                         // the pair's flag only for the one hit in five that passes: most hits never read it
                         if (span >= kSpan) {
                             const int q = query_of[p];
