@@ -34,6 +34,7 @@ from ..kernel_abi import SELECT_PICK_THREADS, boundary_rows, even_cuts, scan_row
 from ..plan import DeviceModel, LengthProfile, Plan, choose_threshold, evaluate
 from ..score_stats import ScoreHistograms
 from ..scoring import Scoring
+from ..seed import Seeder
 from ..steps import drive
 from ..subset_tasks import TaskList, intra_task_warps, long_pairs, scores_by_query, task_list, task_shape
 from .device import device_count, geometry
@@ -1234,7 +1235,13 @@ class CudaBackend:
         return _top_per_query([r for per_device in drive([run(d) for d in range(len(self.workers))]) for r in per_device], wanted, top)
 
     def scan_seeded(
-        self, db: Database, chunks: list[Chunk], queries: list[EncodedSequence], seeder, top: int, on_chunk=None
+        self,
+        db: Database,
+        chunks: list[Chunk],
+        queries: list[EncodedSequence],
+        seeder: Seeder,
+        top: int,
+        on_chunk: Callable[[Chunk], None] | None = None,
     ) -> tuple[list[list[tuple[np.ndarray, np.ndarray]]], float]:
         """The fast mode's two stages over ``chunks``: per chunk, per query, the candidates that
         ``seeder`` finds whose score reaches the ``top``-th best among them (what
