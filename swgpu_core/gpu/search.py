@@ -83,6 +83,8 @@ assert PIPELINE_DEPTH > FETCH_LAG >= SELECT_LAG, "a slot is taken again only aft
 #: count, and the keys of its scores above the score histogram's cap
 SLOT_BUFFERS = {"scores": (1, 0, np.int32), "overflow": (1, 1, np.int32), "index": (1, 0, np.int32), "value": (1, 0, np.int32),
                 "count": (0, 1, np.int32), "keys": (1, 0, np.int64)}  # fmt: skip
+#: the intra-task task kernel's shape for a block of so many warps (the fast mode's long pairs)
+_INTRA_TASK_SHAPE = {s.warps: s for s in INTRA_TASK_SHAPES}
 #: device bytes of query profiles kept between the batches of a search
 PROFILE_CACHE_BYTES = 256 << 20
 #: a stream priority above every device's range: CUDA clamps it to the device's greatest
@@ -700,7 +702,7 @@ class DeviceWorker:
                 n = len(queries[q])
                 long = long_pairs(n, lengths[r])
                 lanes, cols = task_shape(n)
-                intra = {s.warps: s for s in INTRA_TASK_SHAPES}[intra_task_warps(n)] if long.any() else None
+                intra = _INTRA_TASK_SHAPE[intra_task_warps(n)] if long.any() else None
                 for shape, part in ((intra, long), (Shape("inter", cols, lanes), ~long)):
                     if part.any():
                         buckets.setdefault(shape, []).append((q, part))
