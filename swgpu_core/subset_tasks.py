@@ -1,5 +1,6 @@
-"""Task lists of the inter-task scan kernel (``sw_inter_tasks`` in ``kernels/sw_scan.cu``):
-each query scored against its own few subjects, many queries in one launch. Pure numpy.
+"""Task lists of the task-list scan kernels (``sw_inter_tasks`` and ``sw_intra_tasks`` in
+``kernels/sw_scan.cu``): each query scored against its own few subjects, many queries in one
+launch. Pure numpy.
 
 ``--mode fast`` scores only each query's candidates, often a few dozen: a launch per query
 would leave the GPU nearly idle and pay a launch and a selection per query. Instead the
@@ -15,7 +16,7 @@ other, the launch's critical path: on bench200M's longest subjects (24,740-36,00
 208 pairs of queries longer than 2,048 residues took 0.106 s of a chunk's 0.192 s
 (bench/RESULTS.md, tenth session). :func:`long_pairs` sends those to the intra-task kernel's
 task lists instead (``sw_intra_tasks``: a block per group, the query across its warps, so a
-pass covers 2,048 columns, not 512), a block per group.
+pass covers 2,048 columns, not 512).
 """
 
 from __future__ import annotations
