@@ -53,29 +53,14 @@ def merge(chunks: list[Chunk]) -> Chunk:
     return Chunk(first.index, first.first, last.stop, first.residue_start, last.residue_stop)
 
 
-def pieces(db: Database, chunk: Chunk, limit: int) -> list[Chunk]:
-    """``chunk`` cut at sequence boundaries into runs of at most ``limit`` residues (a
-    single longer sequence forms a run of its own)."""
-    if chunk.n_residues <= limit:
-        return [chunk]
-    out, start = [], chunk.first
-    while start < chunk.stop:
-        base = int(db.offsets[start])
-        stop = int(np.searchsorted(db.offsets, base + limit, side="right")) - 1
-        stop = min(max(stop, start + 1), chunk.stop)
-        out.append(Chunk(chunk.index, start, stop, base, int(db.offsets[stop])))
-        start = stop
-    return out
-
-
 def device_parts(db: Database, chunks: list[Chunk], n_devices: int) -> list[list[tuple[int, Chunk]]]:
     """How the fast mode shares chunks between devices: each chunk cut at the first sequence
     boundary at or after each of ``n_devices`` equal shares of its residues (the whole chunk on
     one device), run ``k`` to device ``k``. Per device, its (index into ``chunks``, run) pairs in order. The seeder
     and the scoring of the candidates take the same cut, so each device scores the runs it
-    seeded. Not :func:`pieces`, whose runs of at most a share leave a third, small run where the
-    sequences do not fall on the share's edge: every run costs a seed launch, task lists and
-    profiles, on the one host thread that drives all the devices."""
+    seeded. Exactly one run per device: runs of at most a share (as this cut was before c357be0)
+    leave a third, small run where the sequences do not fall on the share's edge, and every run
+    costs a seed launch, task lists and profiles on the one host thread that drives the devices."""
     out: list[list[tuple[int, Chunk]]] = [[] for _ in range(n_devices)]
     for c, chunk in enumerate(chunks):
         shares = [chunk.residue_start + chunk.n_residues * k // n_devices for k in range(1, n_devices)]
