@@ -68,7 +68,7 @@ def emulate(
     work.mkdir(parents=True, exist_ok=True)
     for name, arr in arrays.items():
         np.ascontiguousarray(arr).tofile(work / f"{name}.bin")
-    (work / "scalars.txt").write_text(f"{n} {row_words} {n_queries} {n_blocks}\n")
+    (work / "scalars.txt").write_text(f"{row_words} {n_queries} {n_blocks}\n")
     done = subprocess.run([str(exe), str(work), str(seed)], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
     flags = np.fromfile(work / "flags.bin", np.uint32).reshape(n_queries, row_words)

@@ -3,7 +3,7 @@
 // usage: seed_emu DIR SEED
 // DIR holds the kernel's arrays as raw files (residues offsets segments reduction shape_offsets
 // shape_lengths bitmap key_offsets positions query_of qstart qcodes matrix .bin; segments: int32
-// pairs) and scalars.txt: n_subjects row_words n_queries n_blocks. Writes DIR/flags.bin (uint32,
+// pairs) and scalars.txt: row_words n_queries n_blocks. Writes DIR/flags.bin (uint32,
 // n_queries x row_words) and DIR/counters.bin (uint64).
 
 #include "cuda_emu.h"
@@ -41,10 +41,10 @@ int main(int argc, char** argv) {
     auto qstart = load<int32_t>(dir + "/qstart.bin");
     auto qcodes = load<uint8_t>(dir + "/qcodes.bin");
     auto matrix = load<int32_t>(dir + "/matrix.bin");
-    int n_subjects, row_words, n_queries, n_blocks;
+    int row_words, n_queries, n_blocks;
     {
         std::ifstream in(dir + "/scalars.txt");
-        in >> n_subjects >> row_words >> n_queries >> n_blocks;
+        in >> row_words >> n_queries >> n_blocks;
         if (!in) {
             std::fprintf(stderr, "seed_emu: bad scalars.txt\n");
             return 2;

@@ -217,13 +217,12 @@ class RawKernel:
         CALLS["seed_candidates"] += 1
         (residues, offsets, segments, n_segments, reduction, shape_offsets, shape_lengths, bitmap, key_offsets, positions, query_of, qstart,
          qcodes, matrix, flags, row_words, counters) = args  # fmt: skip
-        n = int(offsets.size) - 1
         assert int(n_segments) == segments.shape[0]
         _write(work, dict(residues=residues, offsets=offsets, segments=segments, reduction=reduction, shape_offsets=shape_offsets,
                           shape_lengths=shape_lengths,
                           bitmap=bitmap, key_offsets=key_offsets, positions=positions, query_of=query_of, qstart=qstart, qcodes=qcodes,
                           matrix=matrix))  # fmt: skip
-        (work / "scalars.txt").write_text(f"{int(n)} {int(row_words)} {flags.shape[0]} {grid[0]}\n")
+        (work / "scalars.txt").write_text(f"{int(row_words)} {flags.shape[0]} {grid[0]}\n")
         subprocess.run([_binary("seed_main.cpp", self.options), str(work), "7"], check=True)
         flags[:] = np.fromfile(work / "flags.bin", np.uint32).reshape(flags.shape)
         counters[:] = np.fromfile(work / "counters.bin", np.uint64)[: counters.size]
