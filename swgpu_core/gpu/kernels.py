@@ -17,7 +17,6 @@ the pass width that wastes the fewest padded query columns.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
@@ -93,19 +92,8 @@ def kernel_source() -> str:
 
 
 def build_profile(query: np.ndarray, scoring: Scoring, shape: Shape) -> np.ndarray:
-    """The query's profile for ``shape`` (:func:`swgpu_core.scan_profile.build_profile`), built
-    once per process: the fast mode on several GPUs needs every query's profile on each of them
-    (each scores its share of every chunk), and building them is the host's work that the one
-    host thread driving the GPUs has the least time for. Read-only, so the workers share it."""
-    return _built_profile(np.ascontiguousarray(query, np.uint8).tobytes(), scoring, scoring.matrix.tobytes(), shape)
-
-
-@functools.lru_cache(maxsize=2048)
-def _built_profile(codes: bytes, scoring: Scoring, matrix: bytes, shape: Shape) -> np.ndarray:
-    """``matrix``: the scores themselves, which a Scoring's equality leaves out."""
-    profile = scan_profile.build_profile(np.frombuffer(codes, np.uint8), scoring, shape.cols, shape.r)
-    profile.flags.writeable = False
-    return profile
+    """The query's profile for ``shape`` (:func:`swgpu_core.scan_profile.build_profile`)."""
+    return scan_profile.build_profile(query, scoring, shape.cols, shape.r)
 
 
 def _names_path(source: str, options: tuple[str, ...], names: list[str]) -> Path:
