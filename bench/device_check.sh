@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: the GPU tests (skips fail), where the command line's time goes, and the
 # side-by-side scoreboard against CUDASW++4.0; logs and JSON lines under $OUT.
-#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [longpairs] [fastcli] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
+#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [longpairs] [taskpolicy] [seedsrc] [fastcli] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
 # Expects the wheels the device's python lacks under .whl/ and a copy of shared/ (data/,
 # tools/, anchors/) under .carry/ (both carried, both git-ignored).
 set -uo pipefail
@@ -164,6 +164,39 @@ for line in sys.stdin:
       zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
       python3 bench/subset_split.py "$W/sw_bench200M" "$W/q500.fasta" --steps ${LONG_STEPS:-0 65536 32768 131072} \
         | tee "$OUT/long_pairs.jsonl" | cut -c1-200 || rc=1 ;;
+    taskpolicy)
+      # issue 15: the fast search with the task kernels' shapes of the eleventh session against the
+      # current ones, interleaved in one process (bench/task_policy.py), then the candidates' scoring per
+      # LONG_PAIR_STEPS value with the current shapes (bench/subset_split.py --steps)
+      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
+        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
+      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
+      zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
+      python3 bench/task_policy.py "$W/sw_bench200M" "$W/q500.fasta" --rounds ${POLICY_ROUNDS:-3} | sed "s/^{/{\"commit\": \"$SWGPU_COMMIT\", /" \
+        | tee -a "$OUT/task_policy.jsonl" || rc=1
+      [ -z "${LONG_STEPS:-}" ] || python3 bench/subset_split.py "$W/sw_bench200M" "$W/q500.fasta" --steps $LONG_STEPS \
+        | tee "$OUT/long_pairs.jsonl" | cut -c1-200 || rc=1 ;;
+    seedsrc)
+      # issue 15: Nsight Compute's source counters of the seed kernel (compiled with -lineinfo) on
+      # bench200M's chunk 1 x the 500 queries: instructions and stalls per line of kernels/seed.cu
+      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
+        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
+      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
+      zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
+      NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2> /dev/null | head -1)
+      if [ -n "$NCU" ]; then
+        $NCU --kernel-name seed_candidates --launch-skip 1 --launch-count 1 --section SourceCounters --section InstructionStats \
+          --section WarpStateStats --section LaunchStats --section Occupancy --import-source yes -f -o "$OUT/seed_src" \
+          python3 bench/seed_ncu.py "$W/sw_bench200M" "$W/q500.fasta" 1 --lineinfo > "$OUT/seed_src_run.txt" 2>&1; echo "ncu rc $?"
+        tail -3 "$OUT/seed_src_run.txt"
+        $NCU -i "$OUT/seed_src.ncu-rep" --page source --csv --print-source cuda > "$OUT/seed_src_cuda.csv" 2> "$OUT/seed_src_err.txt" \
+          || $NCU -i "$OUT/seed_src.ncu-rep" --page source --csv > "$OUT/seed_src_cuda.csv" 2>> "$OUT/seed_src_err.txt"
+        $NCU -i "$OUT/seed_src.ncu-rep" --page source --csv --print-source sass > "$OUT/seed_src_sass.csv" 2>> "$OUT/seed_src_err.txt"
+        $NCU -i "$OUT/seed_src.ncu-rep" --page details > "$OUT/seed_src_details.txt" 2>&1
+        wc -c "$OUT"/seed_src_*; head -c 600 "$OUT/seed_src_err.txt"
+      else
+        echo "seedsrc: no ncu on this machine"
+      fi ;;
     fastcli)
       # issue 15: the command line on bench200M x 500, top 500, --mode exact and fast (a warm-up of each,
       # then FAST_REPS rounds): the process's wall and its own scan time, and the fast table's recall

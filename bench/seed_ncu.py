@@ -2,7 +2,10 @@
 and one chunk seeded (the launch to skip), then the chunk named seeded again (the launch to
 profile).
 
-    ncu --kernel-name seed_candidates --launch-skip 1 --launch-count 1 ... python bench/seed_ncu.py DB QUERIES CHUNK
+    ncu --kernel-name seed_candidates --launch-skip 1 --launch-count 1 ... python bench/seed_ncu.py DB QUERIES CHUNK [--lineinfo]
+
+``--lineinfo``: the kernel compiled with ``-lineinfo``, for Nsight Compute's source counters (the
+instructions and stalls of each line of ``kernels/seed.cu``).
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import sys
 
 import swgpu_core as sw
+from swgpu_core import kernel_abi
 from swgpu_core.engine import get_engine
 from swgpu_core.fasta import read_sequences
 from swgpu_core.scoring import Scoring
@@ -17,6 +21,9 @@ from swgpu_core.seed import SeedParams
 
 
 def main() -> None:
+    if "--lineinfo" in sys.argv:
+        options = kernel_abi.compile_options
+        kernel_abi.compile_options = lambda: (*options(), "-lineinfo")
     db = sw.open_database(sys.argv[1])
     queries = read_sequences(sys.argv[2])
     chunk = db.chunks[int(sys.argv[3])]

@@ -25,16 +25,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .plan import INTRA_COLS_PER_WARP, intra_cols
+from .plan import INTRA_COLS_PER_WARP, inter_cols_per_lane, intra_cols
 
-#: (lanes per group, columns per lane) of the task kernel's shapes, narrowest pass first: a
-#: query takes the narrowest that covers it in one pass, else the widest, in several passes.
-TASK_SHAPES = ((8, 8), (8, 16), (16, 16), (32, 16))
+#: lanes per group of the inter-task lists, for every query: the exact scan's choice for a
+#: chunk's bulk of pairs (plan.inter_lanes, where the pairs fill the GPU). Queries wider than one
+#: pass of 8 x 16 columns take several (their groups share warps only with groups of as many
+#: passes, :func:`task_list`). TASK_LANES_NOTE
+TASK_LANES = 8
 
 
 def task_shape(query_length: int) -> tuple[int, int]:
-    """(lanes, columns per lane) for a query: the narrowest pass that holds it, else the widest."""
-    return next((s for s in TASK_SHAPES if s[0] * s[1] >= query_length), TASK_SHAPES[-1])
+    """(lanes, columns per lane) for a query: TASK_LANES lanes, with the columns the exact scan
+    gives a query on that many (:func:`swgpu_core.plan.inter_cols_per_lane`: 8 for 1-64 and
+    129-192 residues, else 16)."""
+    return TASK_LANES, inter_cols_per_lane(query_length, TASK_LANES)
 
 
 #: a pair whose inter-task scan takes at least this many serial steps (its passes times the
@@ -46,7 +50,7 @@ def task_shape(query_length: int) -> tuple[int, int]:
 LONG_PAIR_STEPS = 1 << 15
 #: the intra-task task kernel's widths (warps of INTRA_COLS_PER_WARP columns) that long pairs
 #: use: intra_cols of the queries wider than the widest inter-task pass
-INTRA_TASK_WARPS = (4, 8)
+INTRA_TASK_WARPS = (1, 2, 4, 8)
 
 
 def long_pairs(query_length: int, subject_lengths: np.ndarray) -> np.ndarray:
@@ -88,16 +92,15 @@ def task_list(subjects: list[np.ndarray], lengths: np.ndarray, lanes: int, per_g
     subjects (2 in the packed 16-bit kernels, 1 in the 32-bit one), ``passes[q]`` passes.
     The intra-task kernel's lists take ``lanes`` 32: a group per block.
 
-    A group holds one query's subjects; the groups of all queries are sorted by their longest
-    subject, longest first, so the groups that share a warp (32 / ``lanes`` of them, of any
-    queries) run about the same number of rows: a warp runs as many as its longest. Per query,
-    its candidates are spread over the chunk's lengths, and warps of one query's subjects ran
-    each to the longest of theirs. Groups of different queries can share a warp because a
-    narrower shape than 32 lanes is only ever given to queries of one pass (:func:`task_shape`),
-    so the warp's groups make the same passes."""
+    A group holds one query's subjects. The groups that share a warp (32 / ``lanes`` of them, of
+    any queries) make the same number of passes, since the warp's shuffles take all its lanes
+    through every step of every pass: the groups are sorted by passes, then by their longest
+    subject, each count of passes padded to whole warps, and the warps then ordered by their
+    work (passes x the rows of their longest group), the most first, so the long ones start
+    early and a warp's groups run about the same number of rows (a warp runs as many as its
+    longest). Per query, its candidates are spread over the chunk's lengths, and warps of one
+    query's subjects ran each to the longest of theirs."""
     per_warp = 32 // lanes  # groups
-    if lanes < 32 and any(passes[q] > 1 for q, subj in enumerate(subjects) if np.asarray(subj).size):
-        raise ValueError("queries of several passes take groups of 32 lanes (a warp each)")
     blocks, owners = [], []
     for q, subj in enumerate(subjects):
         n = int(np.asarray(subj).size)
@@ -112,18 +115,30 @@ def task_list(subjects: list[np.ndarray], lengths: np.ndarray, lanes: int, per_g
         return TaskList(empty, empty, empty, np.zeros(0, np.int64), 0)
     groups = np.concatenate(blocks)
     group_query = np.concatenate(owners)
-    order = np.argsort(-lengths[groups[:, 0]], kind="stable")  # a group's first subject is its longest
-    groups, group_query = groups[order], group_query[order]
-    pad = -groups.shape[0] % per_warp  # whole warps: the kernel reads every group's query
-    if pad:
-        groups = np.concatenate([groups, np.full((pad, per_group), -1, np.int64)])
-        group_query = np.concatenate([group_query, np.full(pad, group_query[-1], np.int32)])
+    group_passes = np.asarray(passes, np.int64)[group_query]
+    longest = lengths[groups[:, 0]]  # a group's first subject is its longest
+    order = np.lexsort((-longest, -group_passes))
+    groups, group_query, group_passes = groups[order], group_query[order], group_passes[order]
+    # each count of passes padded to whole warps (the kernel reads every group's query: a padding
+    # group carries the last real one's, of the same passes)
+    ends = np.flatnonzero(np.diff(group_passes, append=-1)) + 1
+    starts = np.concatenate(([0], ends[:-1]))
+    take = np.concatenate([np.concatenate((np.arange(a, b), np.full(-(b - a) % per_warp, -1))) for a, b in zip(starts, ends)])
+    pad = take < 0
+    src = take[np.maximum.accumulate(np.where(pad, 0, np.arange(take.size)))]  # a padding group: the real one before it
+    groups = np.where(pad[:, None], -1, groups[src])
+    group_query, group_passes = group_query[src], group_passes[src]
+    # whole warps, the most work first (stable: within a count of passes, the order above)
+    warp_work = (group_passes * np.where(groups[:, 0] >= 0, lengths[np.maximum(groups[:, 0], 0)], 0))[::per_warp]
+    warps = np.argsort(-warp_work, kind="stable")
+    pick = (warps[:, None] * per_warp + np.arange(per_warp)).ravel()
+    groups, group_query = groups[pick], group_query[pick]
     flat = groups.ravel()
     slot_query = np.where(flat >= 0, np.repeat(group_query, per_group), -1).astype(np.int32)
     rows = np.where(flat >= 0, lengths[np.maximum(flat, 0)], 0).reshape(-1, per_group).max(axis=1)
     rows = np.where(np.asarray(passes, np.int64)[group_query] > 1, rows, 0)
     bnd_rows = np.concatenate(([0], np.cumsum(rows)[:-1])).astype(np.int64)
-    return TaskList(flat.astype(np.int32), slot_query, group_query, bnd_rows, int(rows.sum()))
+    return TaskList(flat.astype(np.int32), slot_query, group_query.astype(np.int32), bnd_rows, int(rows.sum()))
 
 
 def scores_by_query(tasks: TaskList, scores: np.ndarray, subjects: list[np.ndarray]) -> list[np.ndarray]:

@@ -60,8 +60,9 @@ for devices in (None, [0, 0]):
 CudaBackend.scan_subset = one_after_another
 chunk = db.chunks[-1]
 rng = np.random.default_rng(2)
-# two queries wider than the inter-task kernel's widest pass, whose pairs are all long here (the
-# intra-task kernel's lists, blocks of 4 and 8 warps) beside the same queries' other shapes
+# every pair of a multi-pass query long here (the intra-task kernel's lists, a launch per block
+# width: two queries wider than 512 residues, blocks of 4 and 8 warps, beside the seed data's),
+# beside the one-pass queries' inter-task lists
 subset_records = records + [EncodedSequence(f"long{n}", "", rng.integers(0, 20, n).astype(np.uint8)) for n in (700, 1100)]
 subsets = [np.unique(rng.integers(chunk.first, chunk.stop, int(rng.integers(0, 30)))) for _ in records]
 subsets[1] = np.zeros(0, np.int64)
@@ -71,7 +72,8 @@ got = get_engine("cuda").scanner(Scoring.protein()).scan_subset(db, chunk, subse
 want = CpuBackend(Scoring.protein()).scan_subset(db, chunk, subset_records, subsets, 3)
 for (gi, gs), (wi, ws) in zip(got, want):
     assert np.array_equal(gi, wi) and np.array_equal(gs, ws)
-assert cupy.CALLS["seed_candidates"] > 0 and cupy.CALLS["sw_inter_tasks"] > 0 and cupy.CALLS["sw_intra_tasks"] == 2
+widths = {subset_tasks.intra_task_warps(len(q)) for q, s in zip(subset_records, subsets) if s.size and subset_tasks.long_pairs(len(q), [1 << 30])[0]}
+assert {4, 8} <= widths and cupy.CALLS["seed_candidates"] > 0 and cupy.CALLS["sw_inter_tasks"] > 0 and cupy.CALLS["sw_intra_tasks"] == len(widths)
 print("ok", cupy.CALLS)
 """
 

@@ -4,7 +4,7 @@ compiled with g++ against ``tests/cuda_emu/cuda_emu.h`` (the packed 16-bit DPX a
 intrinsics emulated per halfword), run on task lists of :mod:`swgpu_core.subset_tasks` with
 profiles of :mod:`swgpu_core.scan_profile`, as the CUDA backend builds them, and compared with
 the CPU backend's exact scores (pyopal). Queries of every inter task shape, one-pass and
-multi-pass, each against its own subjects; the intra-task kernel with blocks of 1, 2 and 4
+multi-pass (queries of different passes in one launch), each against its own subjects; the intra-task kernel with blocks of 1, 2 and 4
 warps (256, 512 and 1,024 columns a pass) and queries of one to six passes. Skipped where g++
 is missing.
 """
@@ -24,7 +24,7 @@ from swgpu_core.database import build_database
 from swgpu_core.fasta import EncodedSequence, read_sequences
 from swgpu_core.scan_profile import build_profile
 from swgpu_core.scoring import Scoring
-from swgpu_core.subset_tasks import TASK_SHAPES, scores_by_query, task_list, task_shape
+from swgpu_core.subset_tasks import TASK_LANES, scores_by_query, task_list, task_shape
 
 ARITH = {"dpx": 0, "plain": 1, "s32": 2}
 
@@ -37,13 +37,17 @@ def emulator(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory, resources):
-    """A small database of bundled sequences and queries of every task shape (up to three passes)."""
+    """A small database of bundled sequences and queries of every task shape (up to eleven passes)."""
     db = build_database(resources / "db.fasta.gz", tmp_path_factory.mktemp("db") / "db", chunk_residues=10_000_000, show_progress=False)
     rng = np.random.default_rng(3)
     bundled = read_sequences(resources / "queries.fasta", db.alphabet)
-    lengths = [40, 64, 65, 100, 200, 256, 300, 512, 700, 1400]
+    lengths = [40, 64, 65, 100, 150, 200, 256, 300, 512, 700, 1400]
     queries = [EncodedSequence(f"r{n}", "", rng.integers(0, 20, n).astype(np.uint8)) for n in lengths] + bundled
-    assert {task_shape(len(q)) for q in queries} == set(TASK_SHAPES)
+    # both columns per lane, and in one launch queries of one to eleven passes (of 8 columns: one and
+    # three), whose groups share no warp
+    assert {task_shape(len(q)) for q in queries} == {(TASK_LANES, 8), (TASK_LANES, 16)}
+    assert {-(-len(q) // (TASK_LANES * 16)) for q in queries if task_shape(len(q))[1] == 16} >= {1, 2, 3, 4, 6, 11}
+    assert {-(-len(q) // (TASK_LANES * 8)) for q in queries if task_shape(len(q))[1] == 8} == {1, 3}
     return db, queries
 
 

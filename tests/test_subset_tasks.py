@@ -12,12 +12,13 @@ from swgpu_core.subset_tasks import INTRA_TASK_WARPS, LONG_PAIR_STEPS, intra_tas
 @pytest.mark.parametrize(
     "query, subject, long",
     [
-        (512, 1_000_000, False),  # one inter-task pass: an intra block would take one too
-        (513, LONG_PAIR_STEPS // 2 - 1, False),  # two passes, one step short
-        (513, LONG_PAIR_STEPS // 2, True),
-        (1024, LONG_PAIR_STEPS // 2, True),  # two inter passes, one of 4 warps
-        (4291, -(-LONG_PAIR_STEPS // 9), True),  # nine passes (bench200M's longest query)
-        (4291, LONG_PAIR_STEPS // 9 - 1, False),
+        (128, 1_000_000, False),  # one inter-task pass of 8 x 16 columns: an intra block would take one too
+        (200, LONG_PAIR_STEPS // 2 - 1, False),  # two passes, one step short
+        (200, LONG_PAIR_STEPS // 2, True),
+        (129, -(-LONG_PAIR_STEPS // 3), True),  # three narrow passes of 8 x 8 columns (plan.inter_cols_per_lane)
+        (1024, LONG_PAIR_STEPS // 8, True),  # eight inter passes, one of 4 warps
+        (4291, -(-LONG_PAIR_STEPS // 34), True),  # 34 passes (bench200M's longest query)
+        (4291, LONG_PAIR_STEPS // 34 - 1, False),
         (100, 36_000, False),
     ],
 )
@@ -38,11 +39,11 @@ def test_an_intra_list_unit_is_one_group():
     multi-pass groups with boundary rows of their own (their longest subject's length)."""
     lengths = np.array([10, 20, 30, 40, 50, 60], np.int64)
     tasks = task_list([np.array([0, 3, 5]), np.array([1, 2])], lengths, 32, 2, [3, 1])
-    assert tasks.subjects.tolist() == [5, 3, 2, 1, 0, -1]
-    assert tasks.group_query.tolist() == [0, 1, 0]
-    assert tasks.slot_query.tolist() == [0, 0, 1, 1, 0, -1]
-    assert tasks.bnd_rows.tolist() == [0, 60, 60] and tasks.boundary_rows == 60 + 10
-    got = scores_by_query(tasks, np.array([7, 6, 5, 4, 3, -1]), [np.array([0, 3, 5]), np.array([1, 2])])
+    assert tasks.subjects.tolist() == [5, 3, 0, -1, 2, 1]  # work 3 x 60, 3 x 10, 1 x 30
+    assert tasks.group_query.tolist() == [0, 0, 1]
+    assert tasks.slot_query.tolist() == [0, 0, 0, -1, 1, 1]
+    assert tasks.bnd_rows.tolist() == [0, 60, 70] and tasks.boundary_rows == 60 + 10
+    got = scores_by_query(tasks, np.array([7, 6, 3, -1, 5, 4]), [np.array([0, 3, 5]), np.array([1, 2])])
     assert [g.tolist() for g in got] == [[3, 6, 7], [4, 5]]
 
 
@@ -57,7 +58,32 @@ def test_groups_of_one_pass_queries_share_warps_sorted_by_length():
     assert tasks.boundary_rows == 0 and tasks.bnd_rows.tolist() == [0, 0, 0, 0]
     padded = task_list([np.array([0])], lengths, 8, 2, [1])
     assert padded.subjects.tolist() == [0, -1] + [-1] * 6 and padded.group_query.tolist() == [0, 0, 0, 0]
-    with pytest.raises(ValueError, match="several passes"):
-        task_list(subjects, lengths, 8, 2, [1, 2, 1])
     got = scores_by_query(tasks, np.array([19, 18, 17, 11, 12, -1, 10, -1]), subjects)
     assert [g.tolist() for g in got] == [[10, 18, 19], [11, 17], [12]]
+
+
+def test_a_warp_holds_groups_of_one_count_of_passes_most_work_first():
+    """Groups of queries of different passes never share a warp (the kernel's shuffles take the
+    warp's lanes through every pass together): each count of passes is padded to whole warps,
+    its padding groups carrying one of its queries, and the warps go most work first (passes x
+    the rows of their longest group); multi-pass groups have boundary rows of their own."""
+    lengths = np.arange(10, 110, 10, dtype=np.int64)
+    subjects = [np.array([0, 8, 9]), np.array([1, 7]), np.array([2])]
+    tasks = task_list(subjects, lengths, 8, 2, [1, 2, 1])
+    assert tasks.subjects.tolist() == [7, 1] + [-1] * 6 + [9, 8, 2, -1, 0, -1, -1, -1]  # query 1: 2 x 80 rows before 1 x 100
+    assert tasks.group_query.tolist() == [1, 1, 1, 1, 0, 2, 0, 0]
+    assert tasks.bnd_rows.tolist() == [0] + [80] * 7 and tasks.boundary_rows == 80
+    rng = np.random.default_rng(5)
+    lengths = np.sort(rng.integers(20, 3000, 400)).astype(np.int64)
+    subjects = [np.unique(rng.integers(0, 400, rng.integers(1, 40))) for _ in range(30)]
+    passes = rng.integers(1, 5, 30).tolist()
+    tasks = task_list(subjects, lengths, 8, 2, passes)
+    warp_passes = np.asarray(passes)[tasks.group_query].reshape(-1, 4)
+    assert (warp_passes == warp_passes[:, :1]).all()
+    first = tasks.subjects.reshape(-1, 4, 2)[:, 0, 0]
+    work = warp_passes[:, 0] * lengths[first]
+    assert (np.diff(work) <= 0).all()
+    real = tasks.slot_query >= 0
+    assert sorted(zip(tasks.slot_query[real].tolist(), tasks.subjects[real].tolist())) == sorted(
+        (q, int(s)) for q, subj in enumerate(subjects) for s in subj
+    )

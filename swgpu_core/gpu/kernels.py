@@ -32,7 +32,7 @@ from .. import kernel_abi, scan_profile
 from ..kernel_abi import INTER_BLOCK
 from ..plan import INTER_COLS_PER_LANE, INTER_NARROW_COLS_PER_LANE, INTRA_WARPS, inter_cols_per_lane, inter_lanes
 from ..scoring import Scoring
-from ..subset_tasks import INTRA_TASK_WARPS
+from ..subset_tasks import INTRA_TASK_WARPS, TASK_LANES
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,9 @@ class Shape:
 
 INTER_SHAPES = tuple(Shape("inter", INTER_COLS_PER_LANE, g) for g in (8, 16, 32)) + (Shape("inter", INTER_NARROW_COLS_PER_LANE, 8),)
 INTRA_SHAPES = tuple(Shape("intra", 8, 32, w) for w in INTRA_WARPS)
-#: the intra-task shapes of the task-list kernel (the seeded search's long pairs)
+#: the shapes of the task-list kernels (the seeded search's candidates): inter-task ones of
+#: TASK_LANES lanes, intra-task ones for the long pairs
+INTER_TASK_SHAPES = tuple(s for s in INTER_SHAPES if s.lanes == TASK_LANES)
 INTRA_TASK_SHAPES = tuple(s for s in INTRA_SHAPES if s.warps in INTRA_TASK_WARPS)
 
 
@@ -161,7 +163,7 @@ class ScanKernels:
         self.arith = arith or ("dpx" if int(major) * 10 + int(minor) >= 90 else "plain")
         self.packed = {"dpx": "DpxS16x2", "plain": "PlainS16x2"}[self.arith]
         names = [s.template(a) for s in INTER_SHAPES + INTRA_SHAPES for a in (self.packed, "S32")]
-        names += [s.task_template(a) for s in INTER_SHAPES + INTRA_TASK_SHAPES for a in (self.packed, "S32")]
+        names += [s.task_template(a) for s in INTER_TASK_SHAPES + INTRA_TASK_SHAPES for a in (self.packed, "S32")]
         self._functions = load_functions(kernel_source(), ("-std=c++17", *kernel_abi.compile_options()), names)
 
     def launch(self, shape: Shape, wide: bool, args: tuple, n_subjects: int, stream: cp.cuda.Stream) -> None:
