@@ -21,6 +21,7 @@ import swgpu_core as sw
 from swgpu_core import subset_tasks
 from swgpu_core.engine import get_engine
 from swgpu_core.fasta import read_sequences
+from swgpu_core.gpu import kernels as gpu_kernels
 from swgpu_core.gpu import search as gpu_search
 from swgpu_core.scoring import Scoring
 from swgpu_core.search import search
@@ -37,6 +38,7 @@ POLICIES = {"eleventh": eleventh, "current": subset_tasks.task_shape}
 
 
 def use(policy: str) -> None:
+    """Lists made with ``policy``'s shapes from now on."""
     subset_tasks.task_shape = gpu_search.task_shape = POLICIES[policy]
 
 
@@ -46,6 +48,7 @@ def main() -> None:
     parser.add_argument("queries")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    gpu_kernels.INTER_TASK_SHAPES = gpu_kernels.INTER_SHAPES  # the eleventh session's shapes compiled too
     db = sw.open_database(args.db)
     queries = read_sequences(args.queries)
     scoring = Scoring.protein()
