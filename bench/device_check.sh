@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: the GPU tests (skips fail), where the command line's time goes, and the
 # side-by-side scoreboard against CUDASW++4.0; logs and JSON lines under $OUT.
-#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [longpairs] [taskpolicy] [seedsrc] [fastcli] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
+#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [longpairs] [taskpolicy] [seedab] [seedsrc] [fastcli] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
 # Expects the wheels the device's python lacks under .whl/ and a copy of shared/ (data/,
 # tools/, anchors/) under .carry/ (both carried, both git-ignored).
 set -uo pipefail
@@ -176,6 +176,24 @@ for line in sys.stdin:
         | tee -a "$OUT/task_policy.jsonl" || rc=1
       [ -z "${LONG_STEPS:-}" ] || python3 bench/subset_split.py "$W/sw_bench200M" "$W/q500.fasta" --steps $LONG_STEPS \
         | tee "$OUT/long_pairs.jsonl" | cut -c1-200 || rc=1 ;;
+    seedab)
+      # issue 15: the seed kernel alone per chunk (bench/seed_ab.py: seconds, registers, a digest of the
+      # candidates) and the warm overlapped fast search (bench/seeded_overlap.py), with an ab_old/ tree
+      # (an earlier swgpu_core, copied there untracked for the call) and this one, interleaved, twice
+      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
+        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
+      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
+      zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
+      for rep in 1 2; do
+        for tree in ab_old "$PWD"; do
+          [ -d "$tree/swgpu_core" ] || continue
+          tag=$(basename "$tree")
+          PYTHONPATH=/tmp/site:$(cd "$tree" && pwd) python3 bench/seed_ab.py "$W/sw_bench200M" "$W/q500.fasta" --tag "$tag" \
+            | sed "s/^{/{\"commit\": \"$SWGPU_COMMIT\", /" | tee -a "$OUT/seed_ab.jsonl" | cut -c1-260 || rc=1
+          PYTHONPATH=/tmp/site:$(cd "$tree" && pwd) python3 bench/seeded_overlap.py "$W/sw_bench200M" "$W/q500.fasta" --rounds 3 \
+            | sed "s/^{/{\"tree\": \"$tag\", /" | tee -a "$OUT/seeded_overlap.jsonl" || rc=1
+        done
+      done ;;
     seedsrc)
       # issue 15: Nsight Compute's source counters of the seed kernel (compiled with -lineinfo) on
       # bench200M's chunk 1 x the 500 queries: instructions and stalls per line of kernels/seed.cu
