@@ -178,14 +178,15 @@ for line in sys.stdin:
         | tee "$OUT/long_pairs.jsonl" | cut -c1-200 || rc=1 ;;
     seedab)
       # issue 15: the seed kernel alone per chunk (bench/seed_ab.py: seconds, registers, a digest of the
-      # candidates) and the warm overlapped fast search (bench/seeded_overlap.py), with an ab_old/ tree
-      # (an earlier swgpu_core, copied there untracked for the call) and this one, interleaved, twice
+      # candidates) and the warm overlapped fast search (bench/seeded_overlap.py), with the trees of
+      # AB_TREES (default ab_old/: an earlier swgpu_core, copied there untracked for the call) and this
+      # one, interleaved, twice
       [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
         "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
       [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
       zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
       for rep in 1 2; do
-        for tree in ab_old "$PWD"; do
+        for tree in ${AB_TREES:-ab_old} "$PWD"; do
           [ -d "$tree/swgpu_core" ] || continue
           tag=$(basename "$tree")
           PYTHONPATH=/tmp/site:$(cd "$tree" && pwd) python3 bench/seed_ab.py "$W/sw_bench200M" "$W/q500.fasta" --tag "$tag" \

@@ -64,6 +64,7 @@ enum SeedCounter : int { kCHits = SWGPU_SEED_COUNTER_HITS, kCExtensions = SWGPU_
 constexpr unsigned kAll = 0xffffffffu;
 constexpr int kExtendAt = 96;           // queued hits that start the extensions
 constexpr int kQueue = kExtendAt + 32;  // ... plus the 32 of one round
+constexpr int kClaimAt = 16;            // idle lanes that claim queued hits while others walk
 constexpr uint32_t kNoGroup = 255u;
 constexpr int kBitmapWords = (kKeys + 31) / 32;
 static_assert(kGroups <= 128 && (kNoGroup & 128u), "a group index is below 128; kNoGroup (seed.py's 255) has the high bit");
@@ -115,14 +116,15 @@ extern "C" __global__ void __launch_bounds__(32 * kWarps) seed_candidates(
             const unsigned below = (1u << lane) - 1u;
             int head = 0;                       // the next unclaimed entry (the same in every lane)
             bool busy = false;                  // walking an extension
-            int x = 0, n = 0, step = 1;         // the walk: query position, positions left in bounds, direction
-            int y = 0;                          // its subject position
+            const uint8_t *x = qcodes, *y = res;  // the walk: its query and subject residues
+            int n = 0, step = 1;                // positions left in bounds, direction
             int run = 0, best = 0, score = 0;   // running sum, its best, the HSP score so far
-            int left_x = 0, left_y = 0, left_n = 0;  // where the left walk starts, and its length
+            const uint8_t *left_x = qcodes, *left_y = res;  // where the left walk starts
+            int left_n = 0;                     // and its length
             uint32_t* word = nullptr;           // the pair's flag word
             for (;;) {
                 const unsigned idle = __ballot_sync(kAll, !busy);
-                if (idle != 0u && head < queued) {
+                if (head < queued && (idle == kAll || __popc(idle) >= kClaimAt)) {
                     const int claim = head + __popc(idle & below);
                     if (!busy && claim < queued) {
                         const Pending h = queue[claim];
@@ -131,12 +133,14 @@ extern "C" __global__ void __launch_bounds__(32 * kWarps) seed_candidates(
                             ++extensions;
                             busy = true;
                             const int qlo = qstart[h.query], qhi = qstart[h.query + 1];
-                            x = h.pos + h.length;
-                            y = h.subject_pos + h.length;
-                            n = (int)min((int64_t)(qhi - x), se - y);
+                            const int right = h.pos + h.length;
+                            const int64_t right_y = h.subject_pos + h.length;
+                            x = qcodes + right;
+                            y = res + right_y;
+                            n = (int)min((int64_t)(qhi - right), se - right_y);
                             step = 1;
-                            left_x = h.pos - 1;
-                            left_y = h.subject_pos - 1;
+                            left_x = qcodes + h.pos - 1;
+                            left_y = res + h.subject_pos - 1;
                             left_n = (int)min((int64_t)(h.pos - qlo), h.subject_pos - sb);
                             run = best = 0;
                             score = h.span;
@@ -148,7 +152,7 @@ extern "C" __global__ void __launch_bounds__(32 * kWarps) seed_candidates(
                 if (busy) {
                     bool end = n <= 0;
                     if (!end) {  // one step: stop more than kXdrop below the best, or at either sequence's end
-                        run += M[qcodes[x] * kStride + res[y]];
+                        run += M[*x * kStride + *y];
                         best = max(best, run);
                         end = best - run > kXdrop;
                         x += step;
