@@ -26,16 +26,17 @@
 // bench/RESULTS.md), not by these loads.
 //
 // Extensions in a queue. About one hit in five passes the span filter, and an X-drop extension
-// walks a variable distance, so extending each hit where it is found would idle most lanes.
+// walks a variable distance, so extending each hit where it is found would again idle most lanes.
 // Passing hits (of pairs not yet candidates) go to the warp's queue in shared memory, appended in
-// lane order by a ballot; once kExtendAt are queued, the lanes extend them all: each lane walks
-// one hit's extension, right then left, a step per turn of the loop, and a lane whose extension
-// ends claims the next unclaimed hit (a ballot of the idle lanes numbers their claims). Before,
-// the 32 lanes each extended one of 32 hits, right side, then left, each side as long as its
-// longest walk: Nsight Compute counted 13-14 lanes active per step of those walks, which were
-// half the kernel's instructions (bench200M x 500, chunk 1, bench/RESULTS.md, twelfth session).
-// Claiming leaves lanes idle only at the queue's end. The queue holds kExtendAt plus one round's
-// 32. It is emptied at each segment's end, as its entries need the subject's bounds.
+// lane order by a ballot; once 32 are queued each lane extends one, side by side. The queue holds
+// fewer than 32 left-overs plus one round's 32 (kQueue = 64). It is emptied at each segment's end,
+// as its entries need the subject's bounds. The walks are half the kernel's instructions, and
+// Nsight Compute counts 13-14 of the 32 lanes active per step (bench200M x 500, chunk 1; each
+// side runs as long as its longest walk). Each walk counts its steps in bounds beforehand and
+// moves two pointers (the seed kernels of bench200M x 500: 0.287 s against 0.304 s with four
+// bounds tests a step). Lanes that claim the next queued hit as their own walk ends, so that
+// fewer idle, were slower: 0.341-0.352 s (the claims' ballots and loads cost more than the
+// idle lanes; f8d864f, 2b3f3c1; bench/RESULTS.md, twelfth session).
 //
 // Output: a bit per (query, subject of the chunk), set by atomicOr; a hit that passes the span
 // filter is not queued when its pair's bit is already set, and a queued one not extended (the rule
@@ -62,9 +63,7 @@ enum : int {
 enum SeedCounter : int { kCHits = SWGPU_SEED_COUNTER_HITS, kCExtensions = SWGPU_SEED_COUNTER_EXTENSIONS };
 
 constexpr unsigned kAll = 0xffffffffu;
-constexpr int kExtendAt = 96;           // queued hits that start the extensions
-constexpr int kQueue = kExtendAt + 32;  // ... plus the 32 of one round
-constexpr int kClaimAt = 16;            // idle lanes that claim queued hits while others walk
+constexpr int kQueue = 64;
 constexpr uint32_t kNoGroup = 255u;
 constexpr int kBitmapWords = (kKeys + 31) / 32;
 static_assert(kGroups <= 128 && (kNoGroup & 128u), "a group index is below 128; kNoGroup (seed.py's 255) has the high bit");
@@ -72,6 +71,20 @@ static_assert(kGroups <= 128 && (kNoGroup & 128u), "a group index is below 128; 
 struct Pending {  // a hit that passed the span filter
     int query, pos, subject_pos, span, length;  // pos: in the concatenated queries; subject_pos: in the chunk
 };
+
+// Best running sum (>= 0) of the ungapped walk of at most n steps from q and s by `step`,
+// stopping more than kXdrop below the best.
+__device__ __forceinline__ int gain(const uint8_t* __restrict__ q, const uint8_t* __restrict__ s, int n, int step, const int* M) {
+    int best = 0, run = 0;
+    for (; n > 0; --n) {
+        run += M[*q * kStride + *s];
+        best = max(best, run);
+        if (best - run > kXdrop) break;
+        q += step;
+        s += step;
+    }
+    return best;
+}
 
 extern "C" __global__ void __launch_bounds__(32 * kWarps) seed_candidates(
     const uint8_t* __restrict__ res, const int64_t* __restrict__ offsets,
@@ -110,72 +123,29 @@ extern "C" __global__ void __launch_bounds__(32 * kWarps) seed_candidates(
         // the subject's trigger: kTriggerStep more per doubling of its length from 2^(base+1)
         const int needed = kTrigger + kTriggerStep * max(0, 31 - __clz((unsigned)(se - sb)) - kTriggerBaseLog2);
         int queued = 0;
-        // extend every queued hit, each lane taking the next unclaimed one when its own ends (see
-        // the head comment); the queue is empty after
-        auto extend_queued = [&]() {
-            const unsigned below = (1u << lane) - 1u;
-            int head = 0;                       // the next unclaimed entry (the same in every lane)
-            bool busy = false;                  // walking an extension
-            const uint8_t *x = qcodes, *y = res;  // the walk: its query and subject residues
-            int n = 0, step = 1;                // positions left in bounds, direction
-            int run = 0, best = 0, score = 0;   // running sum, its best, the HSP score so far
-            const uint8_t *left_x = qcodes, *left_y = res;  // where the left walk starts
-            int left_n = 0;                     // and its length
-            uint32_t* word = nullptr;           // the pair's flag word
-            for (;;) {
-                const unsigned idle = __ballot_sync(kAll, !busy);
-                if (head < queued && (idle == kAll || __popc(idle) >= kClaimAt)) {
-                    const int claim = head + __popc(idle & below);
-                    if (!busy && claim < queued) {
-                        const Pending h = queue[claim];
-                        word = flags + (size_t)h.query * row_words + (s >> 5);
-                        if (!(*(volatile uint32_t*)word & bit)) {
-                            ++extensions;
-                            busy = true;
-                            const int qlo = qstart[h.query], qhi = qstart[h.query + 1];
-                            const int right = h.pos + h.length;
-                            const int64_t right_y = h.subject_pos + h.length;
-                            x = qcodes + right;
-                            y = res + right_y;
-                            n = (int)min((int64_t)(qhi - right), se - right_y);
-                            step = 1;
-                            left_x = qcodes + h.pos - 1;
-                            left_y = res + h.subject_pos - 1;
-                            left_n = (int)min((int64_t)(h.pos - qlo), h.subject_pos - sb);
-                            run = best = 0;
-                            score = h.span;
-                        }
-                    }
-                    head = min(queued, head + __popc(idle));
-                }
-                if (!__any_sync(kAll, busy) && head >= queued) break;
-                if (busy) {
-                    bool end = n <= 0;
-                    if (!end) {  // one step: stop more than kXdrop below the best, or at either sequence's end
-                        run += M[*x * kStride + *y];
-                        best = max(best, run);
-                        end = best - run > kXdrop;
-                        x += step;
-                        y += step;
-                        --n;
-                    }
-                    if (end) {
-                        score += best;
-                        if (step > 0) {  // the right walk is done: the left one from the hit's start
-                            step = -1;
-                            x = left_x;
-                            y = left_y;
-                            n = left_n;
-                            run = best = 0;
-                        } else {
-                            if (score >= needed) atomicOr(word, bit);
-                            busy = false;
-                        }
-                    }
+        // extend the first n queued hits (n <= 32), one per lane, then move the rest to the front
+        auto flush = [&](int n) {
+            if (lane < n) {
+                const Pending h = queue[lane];
+                uint32_t* word = flags + (size_t)h.query * row_words + (s >> 5);
+                if (!(*(volatile uint32_t*)word & bit)) {
+                    ++extensions;
+                    const int qlo = qstart[h.query], qhi = qstart[h.query + 1];
+                    const int x = h.pos + h.length;
+                    const int64_t y = h.subject_pos + h.length;
+                    const int score = h.span + gain(qcodes + x, res + y, (int)min((int64_t)(qhi - x), se - y), 1, M) +
+                                      gain(qcodes + h.pos - 1, res + h.subject_pos - 1, (int)min((int64_t)(h.pos - qlo), h.subject_pos - sb), -1, M);
+                    if (score >= needed) atomicOr(word, bit);
                 }
             }
             __syncwarp();
-            queued = 0;
+            const int rest = queued - n;
+            Pending keep;
+            if (lane < rest) keep = queue[n + lane];
+            __syncwarp();
+            if (lane < rest) queue[lane] = keep;
+            __syncwarp();
+            queued = rest;
         };
         for (int64_t j0 = jb; j0 < je; j0 += 32) {
             const int64_t j = j0 + lane;
@@ -238,11 +208,11 @@ extern "C" __global__ void __launch_bounds__(32 * kWarps) seed_candidates(
                     if (pass) queue[queued + __popc(ballot & ((1u << lane) - 1u))] = mine;
                     __syncwarp();
                     queued += __popc(ballot);
-                    if (queued >= kExtendAt) extend_queued();
+                    if (queued >= 32) flush(32);
                 }
             }
         }
-        if (queued > 0) extend_queued();
+        while (queued > 0) flush(min(queued, 32));
     }
     atomicAdd(counters + kCHits, hits);
     atomicAdd(counters + kCExtensions, extensions);
