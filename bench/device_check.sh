@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: the GPU tests (skips fail), where the command line's time goes, and the
 # side-by-side scoreboard against CUDASW++4.0; logs and JSON lines under $OUT.
-#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [longpairs] [taskpolicy] [seedab] [seedsrc] [fastcli] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
+#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [longpairs] [taskpolicy] [seedab] [subsetncu] [seedsrc] [fastcli] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
 # Expects the wheels the device's python lacks under .whl/ and a copy of shared/ (data/,
 # tools/, anchors/) under .carry/ (both carried, both git-ignored).
 set -uo pipefail
@@ -195,6 +195,27 @@ for line in sys.stdin:
             | sed "s/^{/{\"tree\": \"$tag\", /" | tee -a "$OUT/seeded_overlap.jsonl" || rc=1
         done
       done ;;
+    subsetncu)
+      # issue 15: Nsight Compute on the candidates' scoring of bench200M's chunk ${NCU_CHUNK:-1} (the task-list
+      # kernels, bench/subset_ncu.py) and on the exact scan of the same chunk by 8 queries (sw_inter)
+      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
+        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
+      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
+      zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
+      NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2> /dev/null | head -1)
+      sections=(--section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy
+                --section LaunchStats --section SchedulerStats --section InstructionStats --section ComputeWorkloadAnalysis)
+      if [ -n "$NCU" ]; then
+        $NCU --kernel-name regex:sw_inter_tasks --launch-count 3 "${sections[@]}" \
+          python3 bench/subset_ncu.py "$W/sw_bench200M" "$W/q500.fasta" ${NCU_CHUNK:-1} > "$OUT/subset_ncu.txt" 2>&1; echo "ncu rc $?"
+        $NCU --kernel-name sw_inter --launch-count 2 "${sections[@]}" \
+          python3 bench/subset_ncu.py "$W/sw_bench200M" "$W/q500.fasta" ${NCU_CHUNK:-1} --exact > "$OUT/exact_ncu.txt" 2>&1; echo "ncu rc $?"
+        for f in subset_ncu exact_ncu; do
+          echo "== $f"; grep -E "^  sw_|Duration|Compute \(SM\) Throughput|Memory Throughput|L1/TEX Hit Rate|L2 Hit Rate|Achieved Occupancy|Registers Per|Warp Cycles Per Issued|Issued Ipc|No Eligible|Eligible Warps|Executed Instructions  |Block Size|Grid Size" "$OUT/$f.txt" | head -40
+        done
+      else
+        echo "subsetncu: no ncu on this machine"
+      fi ;;
     seedsrc)
       # issue 15: Nsight Compute's source counters of the seed kernel (compiled with -lineinfo) on
       # bench200M's chunk 1 x the 500 queries: instructions and stalls per line of kernels/seed.cu
