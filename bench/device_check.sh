@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: the GPU tests (skips fail), where the command line's time goes, and the
 # side-by-side scoreboard against CUDASW++4.0; logs and JSON lines under $OUT.
-#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [longpairs] [taskpolicy] [seedab] [subsetncu] [seedsrc] [fastcli] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
+#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [longpairs] [taskpolicy] [seedab] [subsetncu] [timeline] [seedsrc] [fastcli] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
 # Expects the wheels the device's python lacks under .whl/ and a copy of shared/ (data/,
 # tools/, anchors/) under .carry/ (both carried, both git-ignored).
 set -uo pipefail
@@ -215,6 +215,25 @@ for line in sys.stdin:
         done
       else
         echo "subsetncu: no ncu on this machine"
+      fi ;;
+    timeline)
+      # issue 15: the GPU's timeline of one warm fast search, bench200M x 500, top 500 (Nsight Systems,
+      # bench/fast_timeline.py): how much of the scan some kernel runs, each kernel family's seconds, the gaps
+      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
+        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
+      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
+      zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
+      NSYS=$(command -v nsys || ls /usr/local/cuda*/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2> /dev/null | head -1)
+      if [ -n "$NSYS" ]; then
+        for rep in $(seq "${TIMELINE_REPS:-1}"); do
+          $NSYS profile --capture-range=cudaProfilerApi --capture-range-end=stop -t cuda -f true -o "$W/timeline" \
+            python3 bench/fast_timeline.py "$W/sw_bench200M" "$W/q500.fasta" 2>&1 | grep -E "^\{|rror" | tee -a "$OUT/fast_timeline.jsonl"
+          $NSYS stats -r cuda_gpu_trace -f csv -o "$W/timeline" --force-overwrite true "$W/timeline.nsys-rep" > /dev/null 2>&1
+          python3 bench/fast_timeline.py --analyze "$W/timeline_cuda_gpu_trace.csv" | sed "s/^{/{\"commit\": \"$SWGPU_COMMIT\", /" \
+            | tee -a "$OUT/fast_timeline.jsonl" || rc=1
+        done
+      else
+        echo "timeline: no nsys on this machine"; ls /usr/local/cuda/bin | head -50
       fi ;;
     seedsrc)
       # issue 15: Nsight Compute's source counters of the seed kernel (compiled with -lineinfo) on
