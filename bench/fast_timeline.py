@@ -1,65 +1,80 @@
-"""The GPU's timeline of one warm fast search (issue 15): run under Nsight Systems, which records
-only between the profiler's start and stop around the measured search; ``--analyze`` then reads
-the kernel and copy trace (``nsys stats -r cuda_gpu_trace -f csv``) and prints, as one JSON line,
-the window from the first to the last GPU activity, the time some kernel ran (the union of their
-intervals) and each kernel family's own seconds, and the longest gaps with no kernel running.
+"""Where the time of one warm fast search goes (issue 15), without Nsight Systems (the device has
+none): the host thread's turns in the seeder's and the scoring's steps (the time each step ran on
+the host, between the events it waited for) and the GPU's timed events (each seed kernel's start
+and end, each scoring's start and end), on one clock: a reference event is synchronized just
+before the search, and the GPU events are read relative to it. Prints the timeline (ms from the
+reference) and one JSON line of totals.
 
-    nsys profile --capture-range=cudaProfilerApi --capture-range-end=stop -t cuda -o R python bench/fast_timeline.py DB QUERIES.fasta
-    nsys stats -r cuda_gpu_trace -f csv -o R R.nsys-rep; python bench/fast_timeline.py --analyze R_cuda_gpu_trace.csv
+    python bench/fast_timeline.py DB QUERIES.fasta     (one GPU)
 """
 
 from __future__ import annotations
 
-import csv
 import json
-import re
 import sys
-from collections import defaultdict
+import time
+from collections.abc import Generator
+
+import cupy as cp
+
+import swgpu_core as sw
+from swgpu_core.fasta import read_sequences
+from swgpu_core.gpu import search as gpu_search
+from swgpu_core.gpu import seed as gpu_seed
+
+EVENTS: list[tuple[str, cp.cuda.Event]] = []  # (the function that recorded it, event)
+HOST: list[tuple[str, float, float]] = []  # (stage, start, end) of each host turn
 
 
-def search(db_path: str, queries_path: str) -> None:
-    import cupy as cp
+def recording(stream: cp.cuda.Stream, timing: bool = False) -> cp.cuda.Event:
+    event = RECORD(stream, timing)
+    if timing:
+        EVENTS.append((sys._getframe(1).f_code.co_name, event))
+    return event
 
-    import swgpu_core as sw
-    from swgpu_core.fasta import read_sequences
 
-    db = sw.open_database(db_path)
-    queries = read_sequences(queries_path)
+def traced(stage: str, steps: Generator) -> Generator:
+    """``steps`` with the host time of each of its turns logged."""
+    value = None
+    while True:
+        began = time.perf_counter()
+        try:
+            event = steps.send(value)
+        except StopIteration as stop:
+            HOST.append((stage, began, time.perf_counter()))
+            return stop.value
+        HOST.append((stage, began, time.perf_counter()))
+        value = yield event
+
+
+RECORD = gpu_search._record
+gpu_search._record = gpu_seed._record = recording
+SUBSET_STEPS, PART_STEPS = gpu_search.DeviceWorker.subset_steps, gpu_seed.CudaSeeder.part_steps
+gpu_search.DeviceWorker.subset_steps = lambda self, *a, **k: traced("score", SUBSET_STEPS(self, *a, **k))
+gpu_seed.CudaSeeder.part_steps = lambda self, *a, **k: traced("seed", PART_STEPS(self, *a, **k))
+
+
+def main() -> None:
+    db = sw.open_database(sys.argv[1])
+    queries = read_sequences(sys.argv[2])
     sw.search(db, queries, backend="cuda", mode="fast", top=500, show_progress=False)  # warm-up
-    cp.cuda.runtime.deviceSynchronize()
-    cp.cuda.profiler.start()
+    EVENTS.clear()
+    HOST.clear()
+    stream = cp.cuda.get_current_stream()
+    reference = cp.cuda.Event()
+    reference.record(stream)
+    reference.synchronize()
+    origin = time.perf_counter()
     result = sw.search(db, queries, backend="cuda", mode="fast", top=500, show_progress=False)
     cp.cuda.runtime.deviceSynchronize()
-    cp.cuda.profiler.stop()
-    print(json.dumps({"kind": "fast-timeline-search", "scan": round(result.seconds, 4), "candidate_stage": round(result.seed.seconds, 4)}))
-
-
-def analyze(trace: str) -> None:
-    with open(trace) as f:
-        rows = list(csv.DictReader(f))
-    start_key = next(k for k in rows[0] if k.startswith("Start"))
-    dur_key = next(k for k in rows[0] if k.startswith("Duration"))
-    spans = [(int(r[start_key]), int(r[start_key]) + int(r[dur_key]), r["Name"]) for r in rows]
-    kernels = sorted((a, b, n) for a, b, n in spans if not n.startswith("[CUDA"))
-    first, last = min(a for a, _, _ in spans), max(b for _, b, _ in spans)
-    own: dict[str, float] = defaultdict(float)
-    for a, b, n in kernels:
-        own[re.split(r"[<(]", n)[0]] += (b - a) / 1e9
-    busy, gaps, end = 0, [], first
-    for a, b, _ in kernels:
-        if a > end:
-            gaps.append(((a - end) / 1e6, (end - first) / 1e6))
-        if b > end:
-            busy += b - max(a, end)
-            end = b
-    copies = sum(b - a for a, b, n in spans if n.startswith("[CUDA")) / 1e9
-    print(json.dumps({"kind": "fast-timeline", "window": round((last - first) / 1e9, 4), "kernel_busy": round(busy / 1e9, 4),
-                      "kernel_seconds": {k: round(v, 4) for k, v in sorted(own.items(), key=lambda kv: -kv[1])}, "copies": round(copies, 4),
-                      "gaps_ms_at_ms": [(round(g, 2), round(t, 1)) for g, t in sorted(gaps, reverse=True)[:12]]}))  # fmt: skip
+    lines = [((b - origin) * 1e3, (e - origin) * 1e3, f"host {stage}") for stage, b, e in HOST]
+    gpu = [(name, cp.cuda.get_elapsed_time(reference, ev)) for name, ev in EVENTS]
+    lines += [(t, t, f"gpu event {name}") for name, t in gpu]
+    for b, e, what in sorted(lines):
+        print(f"{b:9.2f} {e:9.2f} {e - b:8.2f}  {what}")
+    host = {s: round(sum(e - b for st, b, e in HOST if st == s), 4) for s in ("seed", "score")}
+    print(json.dumps({"kind": "fast-timeline", "scan": round(result.seconds, 4), "host_seconds": host, "host_turns": len(HOST)}))
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "--analyze":
-        analyze(sys.argv[2])
-    else:
-        search(sys.argv[1], sys.argv[2])
+    main()
