@@ -74,6 +74,30 @@ for (gi, gs), (wi, ws) in zip(got, want):
     assert np.array_equal(gi, wi) and np.array_equal(gs, ws)
 widths = {subset_tasks.intra_task_warps(len(q)) for q, s in zip(subset_records, subsets) if s.size and subset_tasks.long_pairs(len(q), [1 << 30])[0]}
 assert {4, 8} <= widths and cupy.CALLS["seed_candidates"] > 0 and cupy.CALLS["sw_inter_tasks"] > 0 and cupy.CALLS["sw_intra_tasks"] == len(widths)
+# the packed kernels' overflow list: with a score limit of 32,767 - 60, every pair scoring 60 or
+# more is listed, its packed score taken as lost (as a saturated one would be), and rescored by
+# the 32-bit kernels; the scores stay the CPU's
+class LowMark(Scoring):
+    @property
+    def max_score(self):
+        return 32767 - 60
+protein = Scoring.protein()
+low = LowMark(**{f: getattr(protein, f) for f in protein.__dataclass_fields__})
+launch = DeviceWorker._launch_tasks
+def saturating(self, dev, shape, wide, tasks, profiles, stream):
+    overflow, count, host_scores, event = launch(self, dev, shape, wide, tasks, profiles, stream)
+    if not wide:
+        event.synchronize()
+        host_scores[overflow[1 : 1 + int(count[0])].get()] = -7
+    return overflow, count, host_scores, event
+DeviceWorker._launch_tasks = saturating
+before = dict(cupy.CALLS)
+got = get_engine("cuda").scanner(low).scan_subset(db, chunk, subset_records, subsets, 3)
+DeviceWorker._launch_tasks = launch
+for (gi, gs), (wi, ws) in zip(got, want):
+    assert np.array_equal(gi, wi) and np.array_equal(gs, ws)
+assert max(ws.max(initial=0) for _, ws in want) >= 60
+assert cupy.CALLS["sw_inter_tasks"] + cupy.CALLS["sw_intra_tasks"] > before["sw_inter_tasks"] + before["sw_intra_tasks"] + len(widths) + 1
 print("ok", cupy.CALLS)
 """
 

@@ -656,8 +656,11 @@ class DeviceWorker:
         return self._buffer(f"task_boundary{self.longs.index(stream)}", 2 * max(rows, 1), np.uint32)
 
     def _launch_tasks(self, dev: DeviceChunk, shape: Shape, wide: bool, tasks: TaskList, profiles: list[cp.ndarray], stream) -> tuple:
-        """Queue one task-list scan (:mod:`swgpu_core.subset_tasks`) on ``stream``: (scores per
-        list entry, overflow list, its count's pinned copy, the event after that copy)."""
+        """Queue one task-list scan (:mod:`swgpu_core.subset_tasks`) on ``stream``: (overflow list,
+        the pinned copies of its count and of the scores per list entry, the event after those
+        copies). The scores come back in the kernel's stream order, so the host reads them once
+        the event is done, with no call that waits (a ``get`` would block the host thread until
+        its copy ran, and with it the next run's launches)."""
         n = tasks.n_slots
         boundary = self._task_boundary(stream, tasks.boundary_rows)
         # everything the kernel reads or writes is made and copied on its own stream, from that
@@ -674,8 +677,17 @@ class DeviceWorker:
             )  # fmt: skip
         self.kernels.launch_tasks(shape, wide, args, n, stream)
         count = np.frombuffer(cp.cuda.alloc_pinned_memory(4), np.int32, 1)
+        host_scores = np.frombuffer(cp.cuda.alloc_pinned_memory(4 * max(n, 1)), np.int32, max(n, 1))
         _to_host(count, overflow[:1], stream)
-        return scores, overflow, count, _record(stream)
+        _to_host(host_scores, scores, stream)
+        return overflow, count, host_scores, _record(stream)
+
+    def _joined(self, *streams: cp.cuda.Stream) -> cp.cuda.Event:
+        """A timed event on the compute stream after the work queued so far on ``streams``."""
+        with cp.cuda.Device(self.device_id):
+            for stream in streams:
+                self.compute.wait_event(_record(stream))
+            return _record(self.compute, timing=True)
 
     def subset_steps(
         self, db: Database, chunk: Chunk, queries: list[EncodedSequence], subjects: list[np.ndarray]
@@ -691,7 +703,11 @@ class DeviceWorker:
         have the highest priority, so that the seeding of the next run (on the seeder's stream,
         the lowest; :meth:`CudaBackend.scan_seeded`) takes what they leave of the GPU (2a3c056:
         no change beyond the spread, bench/RESULTS.md). Each stream's scans have a boundary
-        buffer of their own, made before the first launch."""
+        buffer of their own, made before the first launch.
+
+        The first step queues every launch and the copies of their scores into pinned memory, so
+        a caller may queue another run's work before it collects this one's (the steps after it
+        only read what those copies brought back)."""
         dev = self.upload(db, chunk)
         lengths = np.asarray(db.lengths[chunk.first : chunk.stop], np.int64)
         rel = [np.asarray(s, np.int64) - chunk.first for s in subjects]
@@ -726,25 +742,26 @@ class DeviceWorker:
             for members, shape, stream, profiles, tasks in planned:
                 launched = self._launch_tasks(dev, shape, False, tasks, profiles, stream)
                 flights.append((members, shape, stream, profiles, tasks, *launched))
-        for members, shape, stream, profiles, tasks, scores, overflow, count, counted in flights:
+            dev.last_use = self._joined(intra_stream, inter_stream)
+        for members, shape, stream, profiles, tasks, overflow, count, host_scores, counted in flights:
             yield counted
-            with cp.cuda.Device(self.device_id), stream:
-                host = scores[: tasks.n_slots].get()
-                if int(count[0]):  # rare: scores near 32,767, rescored in 32 bits
+            host = host_scores[: tasks.n_slots].copy()
+            if int(count[0]):  # rare: scores near 32,767, rescored in 32 bits
+                with cp.cuda.Device(self.device_id), stream:
                     redo = np.sort(overflow[1 : 1 + int(count[0])].get())
                     per_query = [tasks.subjects[redo[tasks.slot_query[redo] == k]] for k in range(len(members))]
                     wide = task_list(per_query, lengths, shape.lanes, 1, [p.shape[1] // shape.cols for p in profiles])
-                    w_scores, *_ = self._launch_tasks(dev, shape, True, wide, profiles, stream)
-                    keep = wide.slot_query >= 0
-                    fixed = dict(zip(zip(wide.slot_query[keep].tolist(), wide.subjects[keep].tolist()), w_scores.get()[keep].tolist()))
-                    for s in redo:
-                        host[s] = fixed[(int(tasks.slot_query[s]), int(tasks.subjects[s]))]
+                    *_, w_scores, w_counted = self._launch_tasks(dev, shape, True, wide, profiles, stream)
+                    dev.last_use = self._joined(intra_stream, inter_stream)
+                w_counted.synchronize()
+                keep = wide.slot_query >= 0
+                fixed = dict(
+                    zip(zip(wide.slot_query[keep].tolist(), wide.subjects[keep].tolist()), w_scores[: wide.n_slots][keep].tolist())
+                )
+                for s in redo:
+                    host[s] = fixed[(int(tasks.slot_query[s]), int(tasks.subjects[s]))]
             for (q, part), got in zip(members, scores_by_query(tasks, host, [rel[q][part] for q, part in members])):
                 out[q][part] = got
-        with cp.cuda.Device(self.device_id):
-            self.compute.wait_event(_record(intra_stream))
-            self.compute.wait_event(_record(inter_stream))
-            dev.last_use = _record(self.compute, timing=True)
         yield dev.last_use
         dev.last_use.synchronize()
         seconds = cp.cuda.get_elapsed_time(start, dev.last_use) / 1e3
@@ -1255,7 +1272,10 @@ class CudaBackend:
         kernel is queued, on the seeder's stream, before the host builds this run's task lists
         and queues their scoring, so the GPU seeds one run beside scoring the other and the host's
         work hides behind both (bench200M x 500 on an H100: 0.76 s against 0.90 s one stage after
-        the other, ``bench/seeded_overlap.py``). A run's upload keeps the run being scored resident. The candidate stage's seconds
+        the other, ``bench/seeded_overlap.py``); and the scores of the run before are collected
+        only after that, while the GPU seeds and scores (the host's turns were half the search:
+        ``bench/fast_timeline.py``, bench/RESULTS.md, twelfth session). A run's upload keeps the
+        run being scored resident; one still being collected holds its own. The candidate stage's seconds
         are then its kernels' (the slowest device's), which overlap the scoring. Any other
         seeder: one chunk after the other, as the search's own loop does, and the stage's
         seconds are its wall time."""
@@ -1280,16 +1300,25 @@ class CudaBackend:
 
         def run(d: int) -> Generator[cp.cuda.Event, None, list[tuple[int, Chunk, list[np.ndarray], list[np.ndarray]]]]:
             done = []
+
+            def collect(c: int, part: Chunk, found: list[np.ndarray], scoring: tuple[Generator, object]) -> Generator:
+                done.append((c, part, found, (yield from _finish(*scoring))))
+                left[c] -= 1
+                if on_chunk is not None and left[c] == 0:
+                    on_chunk(chunks[c])
+
             ahead = _started(seeder.part_steps(d, db, mine[d][0][1])) if mine[d] else None
+            scoring = None
             for k, (c, part) in enumerate(mine[d]):
                 found = yield from _finish(*ahead)
                 if k + 1 < len(mine[d]):
                     ahead = _started(seeder.part_steps(d, db, mine[d][k + 1][1], keep=part))
-                scores = yield from self.workers[d].subset_steps(db, part, queries, found)
-                done.append((c, part, found, scores))
-                left[c] -= 1
-                if on_chunk is not None and left[c] == 0:
-                    on_chunk(chunks[c])
+                launched = (c, part, found, _started(self.workers[d].subset_steps(db, part, queries, found)))
+                if scoring is not None:
+                    yield from collect(*scoring)
+                scoring = launched
+            if scoring is not None:
+                yield from collect(*scoring)
             return done
 
         results = [r for per_device in drive([run(d) for d in range(len(self.workers))]) for r in per_device]
