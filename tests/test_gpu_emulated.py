@@ -85,11 +85,11 @@ protein = Scoring.protein()
 low = LowMark(**{f: getattr(protein, f) for f in protein.__dataclass_fields__})
 launch = DeviceWorker._launch_tasks
 def saturating(self, dev, shape, wide, tasks, profiles, stream):
-    overflow, count, host_scores, event = launch(self, dev, shape, wide, tasks, profiles, stream)
+    staging, overflow, count, host_scores, event = launch(self, dev, shape, wide, tasks, profiles, stream)
     if not wide:
         event.synchronize()
         host_scores[overflow[1 : 1 + int(count[0])].get()] = -7
-    return overflow, count, host_scores, event
+    return staging, overflow, count, host_scores, event
 DeviceWorker._launch_tasks = saturating
 before = dict(cupy.CALLS)
 got = get_engine("cuda").scanner(low).scan_subset(db, chunk, subset_records, subsets, 3)

@@ -656,11 +656,13 @@ class DeviceWorker:
         return self._buffer(f"task_boundary{self.longs.index(stream)}", 2 * max(rows, 1), np.uint32)
 
     def _launch_tasks(self, dev: DeviceChunk, shape: Shape, wide: bool, tasks: TaskList, profiles: list[cp.ndarray], stream) -> tuple:
-        """Queue one task-list scan (:mod:`swgpu_core.subset_tasks`) on ``stream``: (overflow list,
-        the pinned copies of its count and of the scores per list entry, the event after those
-        copies). The scores come back in the kernel's stream order, so the host reads them once
-        the event is done, with no call that waits (a ``get`` would block the host thread until
-        its copy ran, and with it the next run's launches)."""
+        """Queue one task-list scan (:mod:`swgpu_core.subset_tasks`) on ``stream``: (the pinned
+        staging of its list, to keep until the event; the overflow list; the pinned copies of its
+        count and of the scores per list entry; the event after those copies). The list goes up
+        and the scores come back by copies queued in the kernel's stream order, so no call here
+        or in the host's reading of the scores waits for the GPU: a copy from or to pageable
+        memory (``cupy.asarray``, ``get``) blocks the host thread until the stream's queued
+        work is done, the previous run's scoring too, and with it the launches of this run."""
         n = tasks.n_slots
         boundary = self._task_boundary(stream, tasks.boundary_rows)
         # everything the kernel reads or writes is made and copied on its own stream, from that
@@ -669,18 +671,21 @@ class DeviceWorker:
         with stream:
             scores = cp.empty(max(n, 1), np.int32)
             overflow = cp.zeros(n + 1, np.int32)
-            args = (
-                dev.residues, dev.offsets, cp.asarray(tasks.subjects), np.int32(n),
-                cp.asarray(np.array([p.data.ptr for p in profiles], np.uint64)), cp.asarray(np.array([p.shape[1] for p in profiles], np.int32)),
-                cp.asarray(tasks.group_query), cp.asarray(tasks.bnd_rows), np.int32(self.scoring.first_gap_cost),
-                np.int32(self.scoring.gap_extend), np.int32(0 if wide else 32767 - self.scoring.max_score), boundary, scores, overflow,
-            )  # fmt: skip
+        pointers = np.array([p.data.ptr for p in profiles], np.uint64)
+        qpads = np.array([p.shape[1] for p in profiles], np.int32)
+        (subjects, pointers, qpads, group_query, bnd_rows), staging = _staged(
+            [tasks.subjects, pointers, qpads, tasks.group_query, tasks.bnd_rows], stream
+        )
+        args = (
+            dev.residues, dev.offsets, subjects, np.int32(n), pointers, qpads, group_query, bnd_rows, np.int32(self.scoring.first_gap_cost),
+            np.int32(self.scoring.gap_extend), np.int32(0 if wide else 32767 - self.scoring.max_score), boundary, scores, overflow,
+        )  # fmt: skip
         self.kernels.launch_tasks(shape, wide, args, n, stream)
         count = np.frombuffer(cp.cuda.alloc_pinned_memory(4), np.int32, 1)
         host_scores = np.frombuffer(cp.cuda.alloc_pinned_memory(4 * max(n, 1)), np.int32, max(n, 1))
         _to_host(count, overflow[:1], stream)
         _to_host(host_scores, scores, stream)
-        return overflow, count, host_scores, _record(stream)
+        return staging, overflow, count, host_scores, _record(stream)
 
     def _joined(self, *streams: cp.cuda.Stream) -> cp.cuda.Event:
         """A timed event on the compute stream after the work queued so far on ``streams``."""
@@ -743,7 +748,7 @@ class DeviceWorker:
                 launched = self._launch_tasks(dev, shape, False, tasks, profiles, stream)
                 flights.append((members, shape, stream, profiles, tasks, *launched))
             dev.last_use = self._joined(intra_stream, inter_stream)
-        for members, shape, stream, profiles, tasks, overflow, count, host_scores, counted in flights:
+        for members, shape, stream, profiles, tasks, _staging, overflow, count, host_scores, counted in flights:
             yield counted
             host = host_scores[: tasks.n_slots].copy()
             if int(count[0]):  # rare: scores near 32,767, rescored in 32 bits
@@ -751,9 +756,10 @@ class DeviceWorker:
                     redo = np.sort(overflow[1 : 1 + int(count[0])].get())
                     per_query = [tasks.subjects[redo[tasks.slot_query[redo] == k]] for k in range(len(members))]
                     wide = task_list(per_query, lengths, shape.lanes, 1, [p.shape[1] // shape.cols for p in profiles])
-                    *_, w_scores, w_counted = self._launch_tasks(dev, shape, True, wide, profiles, stream)
+                    w_staging, _, _, w_scores, w_counted = self._launch_tasks(dev, shape, True, wide, profiles, stream)
                     dev.last_use = self._joined(intra_stream, inter_stream)
                 w_counted.synchronize()
+                del w_staging  # its copy is done
                 keep = wide.slot_query >= 0
                 fixed = dict(
                     zip(zip(wide.slot_query[keep].tolist(), wide.subjects[keep].tolist()), w_scores[: wide.n_slots][keep].tolist())
@@ -1004,6 +1010,25 @@ def _usable(db: Database, budget: int) -> int:
     """The part of a memory budget that scales with the batches' residues: less the boundary
     rows a batch's longest subject adds (:func:`_device_bytes`)."""
     return max(0, budget - BOUNDARY_ROW_BYTES * (db.max_length + 1))
+
+
+def _staged(arrays: list[np.ndarray], stream: cp.cuda.Stream) -> tuple[list[cp.ndarray], object]:
+    """Device copies of host ``arrays``, made by one copy queued on ``stream`` out of one pinned
+    buffer (each array at a multiple of 8 bytes), and that buffer, to keep until the copy is done.
+    The device memory comes from ``stream``'s part of CuPy's pool, as the kernels reading it run there."""
+    starts, size = [], 0
+    for a in arrays:
+        size = -(-size // 8) * 8
+        starts.append(size)
+        size += a.nbytes
+    pinned = cp.cuda.alloc_pinned_memory(max(size, 8))
+    host = np.frombuffer(pinned, np.uint8, max(size, 8))
+    for a, at in zip(arrays, starts):
+        host[at : at + a.nbytes] = np.ascontiguousarray(a).view(np.uint8).ravel()
+    with stream:
+        device = cp.empty(max(size, 8), np.uint8)
+    cp.cuda.runtime.memcpyAsync(device.data.ptr, host.ctypes.data, size, cp.cuda.runtime.memcpyHostToDevice, stream.ptr)
+    return [device[at : at + a.nbytes].view(a.dtype) for a, at in zip(arrays, starts)], pinned
 
 
 def _to_host(dst: np.ndarray, src: cp.ndarray, stream: cp.cuda.Stream) -> None:

@@ -28,7 +28,7 @@ from ..scoring import Scoring
 from ..seed import SeedIndex, SeedParams, seed_index, seed_segments
 from ..steps import drive
 from .device import device_count
-from .search import DeviceWorker, _record, _to_host
+from .search import HIGHEST_PRIORITY, DeviceWorker, _record, _to_host
 
 #: Segments a warp of the seed kernel takes (its launch has as many blocks as that makes). Not
 #: a grid of one resident wave whose warps loop until the chunk is done: such blocks hold every
@@ -64,6 +64,7 @@ class _DeviceSeed:
             # a stream of its own, at the lowest priority: the next part's seeding runs beside the
             # scoring of the part before (CudaBackend.scan_seeded), whose blocks go first
             self.stream = cp.cuda.Stream(non_blocking=True, priority=0)
+            self.collect = cp.cuda.Stream(non_blocking=True, priority=HIGHEST_PRIORITY)
             with self.stream:
                 # each shape's keys are sorted: one searchsorted per shape gives its key offsets,
                 # with no host round trip (bincount would read the keys' maximum back first)
@@ -124,7 +125,11 @@ class _DeviceSeed:
             counted = _record(self.stream)
         yield counted
         counted.synchronize()
-        with cp.cuda.Device(self.worker.device_id), self.stream:  # the kernel is done: nonzero's wait is short
+        # the kernel is done; the bits become pairs on a stream of the highest priority, whose
+        # small kernels take the next free SM before the blocks of the scoring queued beside them
+        # (on the seeder's own stream, of the lowest, the host waited for those, and every step
+        # after this one with it)
+        with cp.cuda.Device(self.worker.device_id), self.collect:
             bits = cp.unpackbits(flags.view(cp.uint8), bitorder="little").reshape(self.n_queries, row_words * 32)[:, :n]
             pairs = cp.stack(cp.nonzero(bits)).astype(np.int64).get()
         split = np.searchsorted(pairs[0], np.arange(self.n_queries + 1))
