@@ -180,7 +180,7 @@ for line in sys.stdin:
       # issue 15: the seed kernel alone per chunk (bench/seed_ab.py: seconds, registers, a digest of the
       # candidates) and the warm overlapped fast search (bench/seeded_overlap.py), with the trees of
       # AB_TREES (default ab_old/: an earlier swgpu_core, copied there untracked for the call) and this
-      # one, interleaved, twice
+      # one, interleaved, twice (SEED_AB=0: the overlapped search only)
       [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
         "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
       [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
@@ -189,7 +189,7 @@ for line in sys.stdin:
         for tree in ${AB_TREES:-ab_old} "$PWD"; do
           [ -d "$tree/swgpu_core" ] || continue
           tag=$(basename "$tree")
-          PYTHONPATH=/tmp/site:$(cd "$tree" && pwd) python3 bench/seed_ab.py "$W/sw_bench200M" "$W/q500.fasta" --tag "$tag" \
+          [ "${SEED_AB:-1}" = 0 ] || PYTHONPATH=/tmp/site:$(cd "$tree" && pwd) python3 bench/seed_ab.py "$W/sw_bench200M" "$W/q500.fasta" --tag "$tag" \
             | sed "s/^{/{\"commit\": \"$SWGPU_COMMIT\", /" | tee -a "$OUT/seed_ab.jsonl" | cut -c1-260 || rc=1
           PYTHONPATH=/tmp/site:$(cd "$tree" && pwd) python3 bench/seeded_overlap.py "$W/sw_bench200M" "$W/q500.fasta" --rounds 3 \
             | sed "s/^{/{\"tree\": \"$tag\", /" | tee -a "$OUT/seeded_overlap.jsonl" || rc=1
