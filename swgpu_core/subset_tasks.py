@@ -6,17 +6,17 @@ launch. Pure numpy.
 would leave the GPU nearly idle and pay a launch and a selection per query. Instead the
 queries of one kernel shape share a launch: every group of lanes scans its own query (its
 profile and padded length are per group), each query's candidates padded to whole groups
-(``-1`` entries, which the kernel skips), the groups of all queries ordered by their longest
-subject, longest first, so the long ones start early and a warp's groups are of about one
-length (:func:`task_list`). A query wider than one pass keeps, per group
-of subjects, boundary rows of its own (``bnd_rows``); one-pass queries read none.
+(``-1`` entries, which the kernel skips), the groups of all queries ordered by their work,
+the most first, so the long ones start early and a warp's groups are of about one length
+(:func:`task_list`). A query wider than one pass keeps, per group of subjects, boundary rows
+of its own (``bnd_rows``); one-pass queries read none.
 
-A pair of a query of several passes and a long subject is one warp's passes one after the
+A pair of a query of several passes and a long subject is one group's passes one after the
 other, the launch's critical path: on bench200M's longest subjects (24,740-36,000 residues),
 208 pairs of queries longer than 2,048 residues took 0.106 s of a chunk's 0.192 s
 (bench/RESULTS.md, tenth session). :func:`long_pairs` sends those to the intra-task kernel's
 task lists instead (``sw_intra_tasks``: a block per group, the query across its warps, so a
-pass covers 2,048 columns, not 512).
+pass covers up to 2,048 columns, not 128).
 """
 
 from __future__ import annotations
@@ -30,7 +30,11 @@ from .plan import INTRA_COLS_PER_WARP, inter_cols_per_lane, intra_cols
 #: lanes per group of the inter-task lists, for every query: the exact scan's choice for a
 #: chunk's bulk of pairs (plan.inter_lanes, where the pairs fill the GPU). Queries wider than one
 #: pass of 8 x 16 columns take several (their groups share warps only with groups of as many
-#: passes, :func:`task_list`). TASK_LANES_NOTE
+#: passes, :func:`task_list`). Before, each query took the narrowest of 8 x 8, 8 x 16, 16 x 16
+#: and 32 x 16 that held it in one pass, else 32 x 16 in several: the 500 queries padded to 75%
+#: useful columns, against 85% here, and a 32-lane pass fills and drains its wavefront for 31
+#: steps, not 7. The fast search of bench200M x 500 (H100, bench/task_policy.py, one process,
+#: 3 rounds each, the same hits): 0.693 s against 0.733 s.
 TASK_LANES = 8
 
 

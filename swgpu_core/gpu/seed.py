@@ -126,9 +126,9 @@ class _DeviceSeed:
         yield counted
         counted.synchronize()
         # the kernel is done; the bits become pairs on a stream of the highest priority, whose
-        # small kernels take the next free SM before the blocks of the scoring queued beside them
-        # (on the seeder's own stream, of the lowest, the host waited for those, and every step
-        # after this one with it)
+        # small kernels take the next free SM before pending blocks of the scoring queued beside
+        # them: on the seeder's own stream, of the lowest, they would queue behind those, and the
+        # host thread, which waits for them here, with them
         with cp.cuda.Device(self.worker.device_id), self.collect:
             bits = cp.unpackbits(flags.view(cp.uint8), bitorder="little").reshape(self.n_queries, row_words * 32)[:, :n]
             pairs = cp.stack(cp.nonzero(bits)).astype(np.int64).get()

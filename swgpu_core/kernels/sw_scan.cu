@@ -374,8 +374,8 @@ __global__ void __launch_bounds__(kInterBlock, inter_min_blocks<G>()) sw_inter(S
 // Many queries in one launch (the seeded search scores a few candidates per query): the list
 // `subjects` holds each group's subjects (-1: padding), every group of G lanes scanning them
 // against one query, group_query[group], whose profile and padded length are its own (the groups
-// of a warp may scan different queries: the host gives a shape narrower than a warp only to
-// queries of one pass, so a warp's groups make the same passes; swgpu_core/subset_tasks.py).
+// of a warp may scan different queries: the host gives the groups of one warp queries of as
+// many passes, so a warp's groups make the same passes; swgpu_core/subset_tasks.py task_list).
 // Scores go to the list entries (and the overflow list names entries), and each group keeps its
 // boundary rows at bnd_rows[group] (queries of one pass do not use it).
 #define SWGPU_TASK_PARAMS                                                                                              \
@@ -385,8 +385,8 @@ __global__ void __launch_bounds__(kInterBlock, inter_min_blocks<G>()) sw_inter(S
 
 // The launch bounds as sw_inter's: the task lists give every query 8 lanes a group (swgpu_core/
 // subset_tasks.py TASK_LANES), and with three blocks' bounds (80 registers) Nsight Compute counted
-// 624 M local-memory spill requests in one launch over bench200M's chunk 1 (bench/RESULTS.md,
-// twelfth session).
+// 624 M local-memory spill requests in one launch over bench200M's chunk 1; with two (100
+// registers), none, for the same time (38.5 against 39.1 ms; bench/RESULTS.md, twelfth session).
 template <class A, int R, int G>
 __global__ void __launch_bounds__(kInterBlock, inter_min_blocks<G>()) sw_inter_tasks(SWGPU_TASK_PARAMS) {
     const int thread = (int)(blockIdx.x * blockDim.x + threadIdx.x);
