@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: the GPU tests (skips fail), where the command line's time goes, and the
 # side-by-side scoreboard against CUDASW++4.0; logs and JSON lines under $OUT.
-#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [longpairs] [taskpolicy] [seedab] [subsetncu] [timeline] [seedsrc] [fastcli] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
+#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [longpairs] [taskpolicy] [seedab] [abfast] [subsetncu] [timeline] [seedsrc] [fastcli] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
 # Expects the wheels the device's python lacks under .whl/ and a copy of shared/ (data/,
 # tools/, anchors/) under .carry/ (both carried, both git-ignored).
 set -uo pipefail
@@ -225,6 +225,25 @@ for line in sys.stdin:
       zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
       python3 bench/fast_timeline.py "$W/sw_bench200M" "$W/q500.fasta" > "$OUT/fast_timeline.txt" || rc=1
       tail -1 "$OUT/fast_timeline.txt" | sed "s/^{/{\"commit\": \"$SWGPU_COMMIT\", /" | tee -a "$OUT/fast_timeline.jsonl" ;;
+    abfast)
+      # issue 15: the fast command line (bench200M x 500, top 500), trees of AB_TREES against this one,
+      # a warm-up of each, then FAST_REPS rounds interleaved: wall, scan, and the tables compared
+      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
+        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
+      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
+      cli=(search --db "$W/sw_bench200M" --query .carry/data/uniprot_queries500.fasta.gz --top 500 --outfmt "6 qseqid sseqid evalue score" --mode fast)
+      trees=(${AB_TREES:-ab_old} "$PWD")
+      for tree in "${trees[@]}"; do (cd "$tree" && PYTHONPATH=/tmp/site:$PWD python3 -m swgpu_core "${cli[@]}" --out /dev/null --quiet) || rc=1; done
+      for rep in $(seq "${FAST_REPS:-2}"); do
+        for tree in "${trees[@]}"; do
+          tag=$(basename "$tree"); s=$EPOCHREALTIME
+          (cd "$tree" && PYTHONPATH=/tmp/site:$PWD python3 -m swgpu_core "${cli[@]}" --out "$W/abfast_$tag.tsv" 2> "$W/abfast_$tag.err") || rc=1
+          python3 -c "import json, re, sys; err = open(sys.argv[3]).read(); scan = re.search(r' in ([0-9.]+) s, ', err)
+print(json.dumps({'kind': 'fast-cli-ab', 'commit': '$SWGPU_COMMIT', 'tree': sys.argv[1], 'wall': round(float(sys.argv[2]), 3), 'scan': float(scan.group(1)) if scan else None}))" \
+            "$tag" "$(python3 -c "print($EPOCHREALTIME - $s)")" "$W/abfast_$tag.err" | tee -a "$OUT/fast_cli_ab.jsonl"
+        done
+      done
+      for tree in "${trees[@]}"; do cmp -s "$W/abfast_ab_old.tsv" "$W/abfast_$(basename "$tree").tsv" && echo "abfast: $(basename "$tree") table identical to ab_old's" || echo "abfast: $(basename "$tree") table differs"; done ;;
     seedsrc)
       # issue 15: Nsight Compute's source counters of the seed kernel (compiled with -lineinfo) on
       # bench200M's chunk 1 x the 500 queries: instructions and stalls per line of kernels/seed.cu
