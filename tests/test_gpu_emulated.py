@@ -84,8 +84,8 @@ class LowMark(Scoring):
 protein = Scoring.protein()
 low = LowMark(**{f: getattr(protein, f) for f in protein.__dataclass_fields__})
 launch = DeviceWorker._launch_tasks
-def saturating(self, dev, shape, wide, tasks, profiles, stream, slot=None):
-    staging, overflow, count, host_scores, event = launch(self, dev, shape, wide, tasks, profiles, stream, slot)
+def saturating(self, dev, shape, wide, tasks, profiles, stream):
+    staging, overflow, count, host_scores, event = launch(self, dev, shape, wide, tasks, profiles, stream)
     if not wide:
         event.synchronize()
         host_scores[overflow[1 : 1 + int(count[0])].get()] = -7

@@ -163,8 +163,6 @@ class DeviceWorker:
         self._model: DeviceModel | None = None
         self._launches = 0  # scans launched, which picks each query's long stream
         self._boundary_users: list[tuple[int, int, cp.cuda.Stream, cp.cuda.Event]] = []  # recent scans' rows: (first, stop, stream, end)
-        self._pinned_buffers: dict[tuple, object] = {}  # the task lists' pinned buffers (_pinned)
-        self._subset_runs = 0  # runs of subset_steps so far, which picks their pinned buffers
 
     @property
     def model(self) -> DeviceModel:
@@ -657,22 +655,7 @@ class DeviceWorker:
         the scans of one stream run in order and share it)."""
         return self._buffer(f"task_boundary{self.longs.index(stream)}", 2 * max(rows, 1), np.uint32)
 
-    def _pinned(self, key: tuple | None, nbytes: int):
-        """Pinned host memory of at least ``nbytes``: the worker's buffer kept under ``key``, made
-        larger when it is too small, or (``key`` None) a new one. Kept because a cold process
-        (the command line) would otherwise ask the driver for new pinned memory at every launch
-        (CuPy's pool reuses a block only of the same size), which costs milliseconds each. The
-        caller reuses a key only once the copies of its last use are done."""
-        if key is None:
-            return cp.cuda.alloc_pinned_memory(nbytes)
-        found = self._pinned_buffers.get(key)
-        if found is None or found.size() < nbytes:
-            found = self._pinned_buffers[key] = cp.cuda.alloc_pinned_memory(max(nbytes, 2 * found.size() if found else 0))
-        return found
-
-    def _launch_tasks(
-        self, dev: DeviceChunk, shape: Shape, wide: bool, tasks: TaskList, profiles: list[cp.ndarray], stream, slot: tuple | None = None
-    ) -> tuple:
+    def _launch_tasks(self, dev: DeviceChunk, shape: Shape, wide: bool, tasks: TaskList, profiles: list[cp.ndarray], stream) -> tuple:
         """Queue one task-list scan (:mod:`swgpu_core.subset_tasks`) on ``stream``: (the pinned
         staging of its list, to keep until the event; the overflow list; the pinned copies of its
         count and of the scores per list entry; the event after those copies). The list goes up
@@ -690,16 +673,16 @@ class DeviceWorker:
             overflow = cp.zeros(n + 1, np.int32)
         pointers = np.array([p.data.ptr for p in profiles], np.uint64)
         qpads = np.array([p.shape[1] for p in profiles], np.int32)
-        lists = [tasks.subjects, pointers, qpads, tasks.group_query, tasks.bnd_rows]
-        staging = self._pinned(slot and (*slot, "lists"), _staged_bytes(lists))
-        subjects, pointers, qpads, group_query, bnd_rows = _staged(lists, stream, staging)
+        (subjects, pointers, qpads, group_query, bnd_rows), staging = _staged(
+            [tasks.subjects, pointers, qpads, tasks.group_query, tasks.bnd_rows], stream
+        )
         args = (
             dev.residues, dev.offsets, subjects, np.int32(n), pointers, qpads, group_query, bnd_rows, np.int32(self.scoring.first_gap_cost),
             np.int32(self.scoring.gap_extend), np.int32(0 if wide else 32767 - self.scoring.max_score), boundary, scores, overflow,
         )  # fmt: skip
         self.kernels.launch_tasks(shape, wide, args, n, stream)
-        back = np.frombuffer(self._pinned(slot and (*slot, "scores"), 4 * (n + 1)), np.int32, n + 1)
-        count, host_scores = back[:1], back[1:]
+        count = np.frombuffer(cp.cuda.alloc_pinned_memory(4), np.int32, 1)
+        host_scores = np.frombuffer(cp.cuda.alloc_pinned_memory(4 * max(n, 1)), np.int32, max(n, 1))
         _to_host(count, overflow[:1], stream)
         _to_host(host_scores, scores, stream)
         return staging, overflow, count, host_scores, _record(stream)
@@ -762,13 +745,8 @@ class DeviceWorker:
             intra_stream.wait_event(start)
             inter_stream.wait_event(start)
             flights = []
-            # the pinned buffers of this run's launches: two runs of a worker may be in flight
-            # (CudaBackend.scan_seeded collects one after queueing the next), so every other run
-            # reuses a set, once the run that used it last is collected
-            parity = self._subset_runs % 2
-            self._subset_runs += 1
-            for k, (members, shape, stream, profiles, tasks) in enumerate(planned):
-                launched = self._launch_tasks(dev, shape, False, tasks, profiles, stream, slot=(parity, k))
+            for members, shape, stream, profiles, tasks in planned:
+                launched = self._launch_tasks(dev, shape, False, tasks, profiles, stream)
                 flights.append((members, shape, stream, profiles, tasks, *launched))
             dev.last_use = self._joined(intra_stream, inter_stream)
         for members, shape, stream, profiles, tasks, _staging, overflow, count, host_scores, counted in flights:
@@ -1035,33 +1013,23 @@ def _usable(db: Database, budget: int) -> int:
     return max(0, budget - BOUNDARY_ROW_BYTES * (db.max_length + 1))
 
 
-def _staged_starts(arrays: list[np.ndarray]) -> tuple[list[int], int]:
-    """Where :func:`_staged` puts each array (a multiple of 8 bytes), and the bytes they take."""
+def _staged(arrays: list[np.ndarray], stream: cp.cuda.Stream) -> tuple[list[cp.ndarray], object]:
+    """Device copies of host ``arrays``, made by one copy queued on ``stream`` out of one pinned
+    buffer (each array at a multiple of 8 bytes), and that buffer, to keep until the copy is done.
+    The device memory comes from ``stream``'s part of CuPy's pool, as the kernels reading it run there."""
     starts, size = [], 0
     for a in arrays:
         size = -(-size // 8) * 8
         starts.append(size)
         size += a.nbytes
-    return starts, max(size, 8)
-
-
-def _staged_bytes(arrays: list[np.ndarray]) -> int:
-    """The pinned bytes :func:`_staged` needs for ``arrays``."""
-    return _staged_starts(arrays)[1]
-
-
-def _staged(arrays: list[np.ndarray], stream: cp.cuda.Stream, pinned) -> list[cp.ndarray]:
-    """Device copies of host ``arrays``, made by one copy queued on ``stream`` out of ``pinned``
-    (:func:`_staged_bytes` of them at least), which must stay unchanged until that copy is done.
-    The device memory comes from ``stream``'s part of CuPy's pool, as the kernels reading it run there."""
-    starts, size = _staged_starts(arrays)
-    host = np.frombuffer(pinned, np.uint8, size)
+    pinned = cp.cuda.alloc_pinned_memory(max(size, 8))
+    host = np.frombuffer(pinned, np.uint8, max(size, 8))
     for a, at in zip(arrays, starts):
         host[at : at + a.nbytes] = np.ascontiguousarray(a).view(np.uint8).ravel()
     with stream:
-        device = cp.empty(size, np.uint8)
+        device = cp.empty(max(size, 8), np.uint8)
     cp.cuda.runtime.memcpyAsync(device.data.ptr, host.ctypes.data, size, cp.cuda.runtime.memcpyHostToDevice, stream.ptr)
-    return [device[at : at + a.nbytes].view(a.dtype) for a, at in zip(arrays, starts)]
+    return [device[at : at + a.nbytes].view(a.dtype) for a, at in zip(arrays, starts)], pinned
 
 
 def _to_host(dst: np.ndarray, src: cp.ndarray, stream: cp.cuda.Stream) -> None:

@@ -162,9 +162,6 @@ class _Pinned(bytearray):
     def ptr(self) -> int:
         return ctypes.addressof((ctypes.c_char * len(self)).from_buffer(self))
 
-    def size(self) -> int:  # PinnedMemoryPointer.size()
-        return len(self)
-
 
 _PROPERTIES = {"name": b"Emulated H100", "multiProcessorCount": 4, "maxThreadsPerMultiProcessor": 2048, "totalGlobalMem": 8 << 30,
                "sharedMemPerBlockOptin": 232_448}  # fmt: skip
