@@ -84,6 +84,7 @@ class TaskList:
     group_query: np.ndarray  # int32 [n_groups], padded to whole warps (blocks)
     bnd_rows: np.ndarray  # int64 [n_groups]: first boundary row of each group
     boundary_rows: int  # rows the boundary buffer needs
+    source: np.ndarray  # int64 [n_slots]: each entry's index into the given subjects end to end (-1 on padding)
 
     @property
     def n_slots(self) -> int:
@@ -105,56 +106,58 @@ def task_list(subjects: list[np.ndarray], lengths: np.ndarray, lanes: int, per_g
     longest). Per query, its candidates are spread over the chunk's lengths, and warps of one
     query's subjects ran each to the longest of theirs."""
     per_warp = 32 // lanes  # groups
-    blocks, owners = [], []
-    for q, subj in enumerate(subjects):
-        n = int(np.asarray(subj).size)
-        if n == 0:
-            continue
-        padded = np.full(-(-n // per_group) * per_group, -1, np.int64)
-        padded[:n] = np.sort(np.asarray(subj, np.int64))[::-1]  # longest first: the chunk is sorted by length
-        blocks.append(padded.reshape(-1, per_group))
-        owners.append(np.full(blocks[-1].shape[0], q, np.int32))
-    if not blocks:
+    arrays = [np.asarray(subj, np.int64) for subj in subjects]
+    sizes = np.array([a.size for a in arrays], np.int64)
+    if not sizes.sum():
         empty = np.zeros(0, np.int32)
-        return TaskList(empty, empty, empty, np.zeros(0, np.int64), 0)
-    groups = np.concatenate(blocks)
-    group_query = np.concatenate(owners)
+        return TaskList(empty, empty, empty, np.zeros(0, np.int64), 0, np.zeros(0, np.int64))
+    # each query's subjects longest first (the chunk is sorted by length: the highest index
+    # first), padded to whole groups; source: each entry's index into the subjects end to end
+    given = np.concatenate(arrays)
+    owner = np.repeat(np.arange(sizes.size), sizes)
+    first = np.cumsum(sizes) - sizes
+    rank = np.arange(given.size) - first[owner]  # the entry's place among its query's, as given
+    if np.any((np.diff(given) < 0) & (np.diff(owner) == 0)):
+        by = np.lexsort((given, owner))  # sorted within each query
+        rank[by] = np.arange(given.size) - first[owner[by]]
+    padded = -(-sizes // per_group) * per_group
+    place = (np.cumsum(padded) - padded)[owner] + sizes[owner] - 1 - rank
+    source = np.full(int(padded.sum()), -1, np.int64)
+    source[place] = np.arange(given.size)
+    source = source.reshape(-1, per_group)
+    group_query = np.repeat(np.arange(sizes.size, dtype=np.int32), padded // per_group)
     group_passes = np.asarray(passes, np.int64)[group_query]
-    longest = lengths[groups[:, 0]]  # a group's first subject is its longest
-    order = np.lexsort((-longest, -group_passes))
-    groups, group_query, group_passes = groups[order], group_query[order], group_passes[order]
+    longest = lengths[given[source[:, 0]]]  # a group's first subject is its longest (and never padding)
+    # the groups' order, composed as indices and applied once (the gathers are the cost): by
+    # passes, then longest subject, the most first (a stable sort: ties in the query's order)
+    order = np.argsort(-((group_passes << 32) | longest), kind="stable")
     # each count of passes padded to whole warps (the kernel reads every group's query: a padding
     # group carries the last real one's, of the same passes)
-    ends = np.flatnonzero(np.diff(group_passes, append=-1)) + 1
+    ends = np.flatnonzero(np.diff(group_passes[order], append=-1)) + 1
     starts = np.concatenate(([0], ends[:-1]))
     take = np.concatenate([np.concatenate((np.arange(a, b), np.full(-(b - a) % per_warp, -1))) for a, b in zip(starts, ends)])
     pad = take < 0
-    src = take[np.maximum.accumulate(np.where(pad, 0, np.arange(take.size)))]  # a padding group: the real one before it
-    groups = np.where(pad[:, None], -1, groups[src])
-    group_query, group_passes = group_query[src], group_passes[src]
-    # whole warps, the most work first (stable: within a count of passes, the order above)
-    warp_work = (group_passes * np.where(groups[:, 0] >= 0, lengths[np.maximum(groups[:, 0], 0)], 0))[::per_warp]
-    warps = np.argsort(-warp_work, kind="stable")
-    pick = (warps[:, None] * per_warp + np.arange(per_warp)).ravel()
-    groups, group_query = groups[pick], group_query[pick]
-    flat = groups.ravel()
+    pick = order[take[np.maximum.accumulate(np.where(pad, 0, np.arange(take.size)))]]  # a padding group: the real one before it
+    # whole warps, the most work first (stable: within a count of passes, the order above; a
+    # warp's first group is a real one)
+    warps = np.argsort(-(group_passes[pick] * longest[pick])[::per_warp], kind="stable")
+    at = (warps[:, None] * per_warp + np.arange(per_warp)).ravel()
+    pick, pad = pick[at], pad[at]
+    source = np.where(pad[:, None], -1, source[pick]).ravel()
+    group_query = group_query[pick]
+    flat = np.where(source >= 0, given[np.maximum(source, 0)], -1)
     slot_query = np.where(flat >= 0, np.repeat(group_query, per_group), -1).astype(np.int32)
     rows = np.where(flat >= 0, lengths[np.maximum(flat, 0)], 0).reshape(-1, per_group).max(axis=1)
     rows = np.where(np.asarray(passes, np.int64)[group_query] > 1, rows, 0)
     bnd_rows = np.concatenate(([0], np.cumsum(rows)[:-1])).astype(np.int64)
-    return TaskList(flat.astype(np.int32), slot_query, group_query.astype(np.int32), bnd_rows, int(rows.sum()))
+    return TaskList(flat.astype(np.int32), slot_query, group_query.astype(np.int32), bnd_rows, int(rows.sum()), source)
 
 
 def scores_by_query(tasks: TaskList, scores: np.ndarray, subjects: list[np.ndarray]) -> list[np.ndarray]:
-    """Each query's scores in the order of its ``subjects`` (sorted, as given to :func:`task_list`),
-    from the launch's per-entry ``scores``."""
-    real = np.flatnonzero(tasks.slot_query >= 0)
-    by_query = real[np.argsort(tasks.slot_query[real], kind="stable")]  # the list entries, query by query
-    bounds = np.searchsorted(tasks.slot_query[by_query], np.arange(len(subjects) + 1))
-    out = []
-    for k, subj in enumerate(subjects):
-        mine = by_query[bounds[k] : bounds[k + 1]]
-        got = np.zeros(np.asarray(subj).size, np.int32)
-        got[np.searchsorted(subj, tasks.subjects[mine])] = scores[mine]
-        out.append(got)
-    return out
+    """Each query's scores in the order of its ``subjects`` (as given to :func:`task_list`), from
+    the launch's per-entry ``scores``."""
+    sizes = [np.asarray(subj).size for subj in subjects]
+    real = tasks.source >= 0
+    given = np.zeros(sum(sizes), np.int32)
+    given[tasks.source[real]] = scores[real]
+    return np.split(given, np.cumsum(sizes)[:-1])

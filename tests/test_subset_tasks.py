@@ -87,3 +87,27 @@ def test_a_warp_holds_groups_of_one_count_of_passes_most_work_first():
     assert sorted(zip(tasks.slot_query[real].tolist(), tasks.subjects[real].tolist())) == sorted(
         (q, int(s)) for q, subj in enumerate(subjects) for s in subj
     )
+
+
+def test_entries_name_their_source_and_scores_come_back_in_the_given_order():
+    """Every entry names its place among the given subjects end to end (``source``, -1 on
+    padding); the order a query's subjects are given in changes neither the list's subjects
+    nor the scores each subject gets back."""
+    rng = np.random.default_rng(8)
+    lengths = np.sort(rng.integers(20, 3000, 300)).astype(np.int64)
+    subjects = [np.unique(rng.integers(0, 300, rng.integers(0, 25))) for _ in range(12)]
+    passes = rng.integers(1, 4, 12).tolist()
+    tasks = task_list(subjects, lengths, 8, 2, passes)
+    given = np.concatenate(subjects)
+    real = tasks.source >= 0
+    assert np.array_equal(tasks.subjects[real], given[tasks.source[real]]) and (tasks.subjects[~real] == -1).all()
+    assert sorted(tasks.source[real].tolist()) == list(range(given.size))
+    scores = (tasks.subjects * 3 + tasks.slot_query).astype(np.int32)  # a score that names its pair
+    for k, got in enumerate(scores_by_query(tasks, scores, subjects)):
+        assert got.tolist() == (subjects[k] * 3 + k).tolist()
+    shuffled = [rng.permutation(s) for s in subjects]
+    again = task_list(shuffled, lengths, 8, 2, passes)
+    assert np.array_equal(again.subjects, tasks.subjects) and np.array_equal(again.group_query, tasks.group_query)
+    scores = (again.subjects * 3 + again.slot_query).astype(np.int32)
+    for k, got in enumerate(scores_by_query(again, scores, shuffled)):
+        assert got.tolist() == (shuffled[k] * 3 + k).tolist()

@@ -754,19 +754,16 @@ class DeviceWorker:
             host = host_scores[: tasks.n_slots].copy()
             if int(count[0]):  # rare: scores near 32,767, rescored in 32 bits
                 with cp.cuda.Device(self.device_id), stream:
-                    redo = np.sort(overflow[1 : 1 + int(count[0])].get())
-                    per_query = [tasks.subjects[redo[tasks.slot_query[redo] == k]] for k in range(len(members))]
+                    redo = overflow[1 : 1 + int(count[0])].get()
+                    mine = [redo[tasks.slot_query[redo] == k] for k in range(len(members))]  # each query's entries
+                    per_query = [tasks.subjects[m] for m in mine]
                     wide = task_list(per_query, lengths, shape.lanes, 1, [p.shape[1] // shape.cols for p in profiles])
                     w_staging, _, _, w_scores, w_counted = self._launch_tasks(dev, shape, True, wide, profiles, stream)
                     dev.last_use = self._joined(intra_stream, inter_stream)
                 w_counted.synchronize()
                 del w_staging  # its copy is done
-                keep = wide.slot_query >= 0
-                fixed = dict(
-                    zip(zip(wide.slot_query[keep].tolist(), wide.subjects[keep].tolist()), w_scores[: wide.n_slots][keep].tolist())
-                )
-                for s in redo:
-                    host[s] = fixed[(int(tasks.slot_query[s]), int(tasks.subjects[s]))]
+                for m, got in zip(mine, scores_by_query(wide, w_scores[: wide.n_slots], per_query)):
+                    host[m] = got
             for (q, part), got in zip(members, scores_by_query(tasks, host, [rel[q][part] for q, part in members])):
                 out[q][part] = got
         yield dev.last_use
