@@ -14,6 +14,16 @@ export SWGPU_COMMIT=${SWGPU_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || 
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 W=/tmp/side_by_side; mkdir -p "$W"
 rc=0
+# bench200M (tools/make_bench_db.py --residues 200000000 --seed 7) under $W, made once per machine;
+# bench200M also builds its database
+bench200M_fasta() {
+  [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
+    "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
+}
+bench200M() {
+  bench200M_fasta
+  [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
+}
 steps=("$@"); [ ${#steps[@]} -gt 0 ] || steps=(tests profile)
 for what in "${steps[@]}"; do
   case $what in
@@ -46,9 +56,7 @@ print({t: (statistics.median(v), min(v)) for t, v in w.items()})"
       python3 bench/phase_times.py "${args[@]}" --out /dev/null | tee "$OUT/ab_phases.json" ;;
     profile)
       # where `swgpu search` spends its time on bench200M x 20: import, then a cProfile of the run
-      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
-        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
-      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
+      bench200M
       python3 -X importtime -m swgpu_core --help 2> "$OUT/importtime.txt" > /dev/null
       sort -t'|' -k2 -n "$OUT/importtime.txt" | tail -12
       q=.carry/data/cudasw_queries.fasta
@@ -101,16 +109,12 @@ PY
       python3 bench/phase_times.py "${args[@]}" | tee -a "$OUT/startup_phases.jsonl" ;;
     shapes)
       # per-query kernel time of each inter-task shape over bench200M, 40 of the 500 queries (bench/shape_sweep.py)
-      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
-        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
-      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
+      bench200M
       python3 bench/shape_sweep.py "$W/sw_bench200M" .carry/data/uniprot_queries500.fasta.gz --sample 40 | tee "$OUT/shape_sweep.jsonl" || rc=1 ;;
     memory)
       # peak host memory (anonymous and file-backed apart, bench/host_memory.py) of a search of bench200M x 20,
       # resident and streamed under budgets of 1/8 and 1/32 of 9 bytes per residue
-      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
-        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
-      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
+      bench200M
       for budget in "" 225000000 56250000; do
         python3 bench/host_memory.py -- python3 -m swgpu_core search --db "$W/sw_bench200M" --query .carry/data/cudasw_queries.fasta \
           --backend cuda --top 10 --out "$W/mem_${budget:-resident}.tsv" ${budget:+--gpu-memory $budget} | tee -a "$OUT/host_memory.jsonl" || rc=1
@@ -144,8 +148,7 @@ PY
       # issue 15: per seed rule (SPAN,X,TRIGGER) the GPU candidate stage's time and counts and the recall
       # of the exact mode's hits at E <= 1e-5 / 1e-3, bench200M x 500, top 500 (bench/seed_recall.py --backend cuda);
       # the first point is the default, compiled once before so that no point pays the build of the shared parts
-      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
-        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
+      bench200M_fasta
       python3 bench/seed_recall.py run --backend cuda --threads 16 --fasta "$W/bench200M.fasta.gz" \
         --queries .carry/data/uniprot_queries500.fasta.gz --name bench200M --work /tmp/seed_recall --machine "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" \
         --sweep 20,16,52 ${SEED_SWEEP:-20,16,52 20,16,55,0 25,16,52 20,16,50} --out "$OUT/seed_sweep.jsonl" \
@@ -158,20 +161,14 @@ for line in sys.stdin:
     longpairs)
       # issue 15: the fast mode's candidates scored per chunk of bench200M x 500 for each threshold of
       # the long pairs sent to the intra-task kernel (bench/subset_split.py --steps; 0: none)
-      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
-        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
-      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
-      zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
+      bench200M; zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
       python3 bench/subset_split.py "$W/sw_bench200M" "$W/q500.fasta" --steps ${LONG_STEPS:-0 65536 32768 131072} \
         | tee "$OUT/long_pairs.jsonl" | cut -c1-200 || rc=1 ;;
     taskpolicy)
       # issue 15: the fast search with the task kernels' shapes of the eleventh session against the
       # current ones, interleaved in one process (bench/task_policy.py), then the candidates' scoring per
       # LONG_PAIR_STEPS value with the current shapes (bench/subset_split.py --steps)
-      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
-        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
-      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
-      zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
+      bench200M; zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
       python3 bench/task_policy.py "$W/sw_bench200M" "$W/q500.fasta" --rounds ${POLICY_ROUNDS:-3} | sed "s/^{/{\"commit\": \"$SWGPU_COMMIT\", /" \
         | tee -a "$OUT/task_policy.jsonl" || rc=1
       [ -z "${LONG_STEPS:-}" ] || python3 bench/subset_split.py "$W/sw_bench200M" "$W/q500.fasta" --steps $LONG_STEPS \
@@ -181,10 +178,7 @@ for line in sys.stdin:
       # candidates) and the warm overlapped fast search (bench/seeded_overlap.py), with the trees of
       # AB_TREES (default ab_old/: an earlier swgpu_core, copied there untracked for the call) and this
       # one, interleaved, twice (SEED_AB=0: the overlapped search only)
-      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
-        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
-      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
-      zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
+      bench200M; zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
       for rep in 1 2; do
         for tree in ${AB_TREES:-ab_old} "$PWD"; do
           [ -d "$tree/swgpu_core" ] || continue
@@ -198,10 +192,7 @@ for line in sys.stdin:
     subsetncu)
       # issue 15: Nsight Compute on the candidates' scoring of bench200M's chunk ${NCU_CHUNK:-1} (the task-list
       # kernels, bench/subset_ncu.py) and on the exact scan of the same chunk by 8 queries (sw_inter)
-      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
-        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
-      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
-      zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
+      bench200M; zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
       NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2> /dev/null | head -1)
       sections=(--section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy
                 --section LaunchStats --section SchedulerStats --section InstructionStats --section ComputeWorkloadAnalysis)
@@ -219,18 +210,13 @@ for line in sys.stdin:
     timeline)
       # issue 15: where one warm fast search's time goes, bench200M x 500, top 500 (bench/fast_timeline.py):
       # the host's turns in the seeder's and the scoring's steps and the GPU's timed events on one clock
-      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
-        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
-      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
-      zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
+      bench200M; zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
       python3 bench/fast_timeline.py "$W/sw_bench200M" "$W/q500.fasta" > "$OUT/fast_timeline.txt" || rc=1
       tail -1 "$OUT/fast_timeline.txt" | sed "s/^{/{\"commit\": \"$SWGPU_COMMIT\", /" | tee -a "$OUT/fast_timeline.jsonl" ;;
     abfast)
       # issue 15: the fast command line (bench200M x 500, top 500), trees of AB_TREES against this one,
       # a warm-up of each, then FAST_REPS rounds interleaved: wall, scan, and the tables compared
-      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
-        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
-      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
+      bench200M
       cli=(search --db "$W/sw_bench200M" --query .carry/data/uniprot_queries500.fasta.gz --top 500 --outfmt "6 qseqid sseqid evalue score" --mode fast)
       trees=(${AB_TREES:-ab_old} "$PWD")
       for tree in "${trees[@]}"; do (cd "$tree" && PYTHONPATH=/tmp/site:$PWD python3 -m swgpu_core "${cli[@]}" --out /dev/null --quiet) || rc=1; done
@@ -247,10 +233,7 @@ print(json.dumps({'kind': 'fast-cli-ab', 'commit': '$SWGPU_COMMIT', 'tree': sys.
     seedsrc)
       # issue 15: Nsight Compute's source counters of the seed kernel (compiled with -lineinfo) on
       # bench200M's chunk 1 x the 500 queries: instructions and stalls per line of kernels/seed.cu
-      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
-        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
-      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
-      zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
+      bench200M; zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
       NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2> /dev/null | head -1)
       if [ -n "$NCU" ]; then
         $NCU --kernel-name seed_candidates --launch-skip 1 --launch-count 1 --section SourceCounters --section InstructionStats \
@@ -268,9 +251,7 @@ print(json.dumps({'kind': 'fast-cli-ab', 'commit': '$SWGPU_COMMIT', 'tree': sys.
     fastcli)
       # issue 15: the command line on bench200M x 500, top 500, --mode exact and fast (a warm-up of each,
       # then FAST_REPS rounds): the process's wall and its own scan time, and the fast table's recall
-      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
-        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
-      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
+      bench200M
       cli=(search --db "$W/sw_bench200M" --query .carry/data/uniprot_queries500.fasta.gz --top 500 --outfmt "6 qseqid sseqid evalue score")
       for mode in ${FAST_MODES:-exact fast}; do python3 -m swgpu_core "${cli[@]}" --mode "$mode" --out "$W/cli_$mode.tsv" --quiet || rc=1; done
       for rep in $(seq "${FAST_REPS:-2}"); do
@@ -287,9 +268,7 @@ print(json.dumps({'kind': 'fast-cli', 'commit': '$SWGPU_COMMIT', 'mode': sys.arg
     intraprobe)
       # the intra-task kernel alone over bench200M's 548 longest subjects (bench/intra_probe.py): ns per
       # step per query length and block width, then Nsight Compute's view of two of them where ncu runs
-      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
-        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
-      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
+      bench200M
       for lw in 144:1 1000:1 1000:4 1000:8 2504:16 5478:16 5478:32; do
         for tree in ab_old "$PWD"; do  # with an ab_old/ tree (see ab), the same for it first
           [ -d "$tree/swgpu_core" ] || continue
@@ -312,9 +291,7 @@ print(json.dumps({'kind': 'fast-cli', 'commit': '$SWGPU_COMMIT', 'mode': sys.arg
       # compute-sanitizer's racecheck, synccheck and memcheck over the intra-task kernel's shared ring,
       # small cases (4 subjects of at most 600 residues) with several passes: 1,000 residues on 1
       # warp (4 passes), 2,504 on 4 warps (3), 5,478 on 16 warps (2)
-      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
-        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
-      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
+      bench200M
       SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2> /dev/null | head -1)
       # a cache of their own, filled by one run outside the tools: the planner's model measured under
       # a tool (ten times slower) would otherwise be kept for every later search on this machine
@@ -336,9 +313,7 @@ print(json.dumps({'kind': 'fast-cli', 'commit': '$SWGPU_COMMIT', 'mode': sys.arg
       python3 bench/select_probe.py | tee "$OUT/select_probe.jsonl" || rc=1 ;;
     intra)
       # the intra-task kernel per R (8 as compiled, 16 compiled for the test) over bench200M's 548 longest subjects (bench/intra_sweep.py)
-      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
-        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
-      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
+      bench200M
       python3 bench/intra_sweep.py "$W/sw_bench200M" .carry/data/cudasw_queries.fasta | tee "$OUT/intra_sweep.jsonl" || rc=1 ;;
     long)
       # align-long on the issue-16 data (a 10^4 DNA query against 10^8 of random DNA with its
@@ -356,9 +331,7 @@ print(json.dumps({'kind': 'fast-cli', 'commit': '$SWGPU_COMMIT', 'mode': sys.arg
       [ -d ab_old ] && cmp "$L/al_ab_old.tsv" "$L/al_$(basename "$PWD").tsv" && echo "alignments identical" ;;
     phases)
       # where one `swgpu search` of bench200M x 20 spends its wall time (bench/phase_times.py), twice
-      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
-        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
-      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
+      bench200M
       for rep in 1 2; do
         python3 bench/phase_times.py search --db "$W/sw_bench200M" --query .carry/data/cudasw_queries.fasta --backend cuda --top 10 \
           --outfmt "6 qseqid sseqid score" --out /dev/null --quiet | tee -a "$OUT/phases_bench200M.jsonl"
@@ -366,9 +339,7 @@ print(json.dumps({'kind': 'fast-cli', 'commit': '$SWGPU_COMMIT', 'mode': sys.arg
     stream)
       # streamed scans against the resident one, kernel time per device batch (bench/stream_profile.py);
       # with an ab_old/ tree (see ab), the same for it first
-      [ -f "$W/bench200M.fasta.gz" ] || python3 .carry/tools/make_bench_db.py .carry/data/uniprot20k.fasta.gz \
-        "$W/bench200M.fasta.gz" --residues 200000000 --seed 7 > /dev/null || rc=1
-      [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
+      bench200M
       for tree in ab_old "$PWD"; do
         [ -d "$tree/swgpu_core" ] || continue
         echo "== tree $(basename "$tree")"
