@@ -1300,8 +1300,10 @@ class CudaBackend:
         for the GPU (:meth:`DeviceWorker._launch_tasks`), the host's turns in a search of
         bench200M x 500 went from 0.38-0.53 s to 0.25 s (``bench/fast_timeline.py``), and two
         GPUs from 0.85x of one in scan time (2 x H200, before) to 1.28x (2 x H100); one GPU's
-        scan stayed as it was, its kernels being the bound (bench/RESULTS.md, twelfth session). A run's upload keeps the
-        run being scored resident; one still being collected holds its own. The candidate stage's seconds
+        scan stayed as it was, its kernels being the bound (bench/RESULTS.md, twelfth session).
+        A run's upload keeps the run being scored resident; one still being collected holds its
+        own, and its end event (recorded as its kernels are queued) keeps an upload from taking
+        its memory before they are done. The candidate stage's seconds
         are then its kernels' (the slowest device's), which overlap the scoring. Any other
         seeder: one chunk after the other, as the search's own loop does, and the stage's
         seconds are its wall time."""
