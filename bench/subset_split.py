@@ -7,7 +7,7 @@ kernel for such subjects) of the queries longer than 2,048 residues over the who
 
 With ``--steps``, instead: the candidates' scoring of every chunk (best of 3) for each value of
 ``subset_tasks.LONG_PAIR_STEPS`` (0: no long pairs, everything in the inter-task lists), with the
-long pairs' count, as JSON lines.
+long pairs' count and the cells scored, as JSON lines.
 
     python bench/subset_split.py DB QUERIES.fasta [--steps 0 32768 65536 ...]     (one GPU)
 """
@@ -58,7 +58,7 @@ def steps_sweep(db, scanner, seeder, queries, values: list[int]) -> None:
             seconds = timed(scanner, db, chunk, queries, found[chunk.index])
             timing = scanner.workers[0].last_timing
             per_chunk.append({"chunk": chunk.index, "seconds": round(seconds, 4), "kernels": round(timing["seconds"], 4), "pairs": timing["pairs"],
-                              "long_pairs": timing["long_pairs"]})  # fmt: skip
+                              "long_pairs": timing["long_pairs"], "cells": timing["cells"]})  # fmt: skip
         total = sum(c["seconds"] for c in per_chunk)
         print(
             json.dumps({"kind": "subset-long-pairs", "long_pair_steps": value, "seconds": round(total, 4), "chunks": per_chunk}), flush=True

@@ -770,10 +770,17 @@ class DeviceWorker:
         dev.last_use.synchronize()
         seconds = cp.cuda.get_elapsed_time(start, dev.last_use) / 1e3
         self.kernel_seconds += seconds
-        self.cells += sum(len(queries[q]) * int(lengths[rel[q]].sum()) for q in range(len(queries)))
+        cells = sum(len(queries[q]) * int(lengths[rel[q]].sum()) for q in range(len(queries)))
+        self.cells += cells
         long = sum(int(part.sum()) for shape, members in buckets.items() if shape.kind == "intra" for _, part in members)
         self.long_pairs += long
-        self.last_timing = {"seconds": seconds, "launches": len(flights), "pairs": sum(int(r.size) for r in rel), "long_pairs": long}
+        self.last_timing = {
+            "seconds": seconds,
+            "launches": len(flights),
+            "pairs": sum(int(r.size) for r in rel),
+            "long_pairs": long,
+            "cells": cells,
+        }
         return out
 
     def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, score_stats: ScoreHistograms | None = None):
