@@ -211,8 +211,11 @@ for line in sys.stdin:
       # issue 15: where one warm fast search's time goes, bench200M x 500, top 500 (bench/fast_timeline.py):
       # the host's turns in the seeder's and the scoring's steps and the GPU's timed events on one clock
       bench200M; zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
-      python3 bench/fast_timeline.py "$W/sw_bench200M" "$W/q500.fasta" > "$OUT/fast_timeline.txt" || rc=1
-      tail -1 "$OUT/fast_timeline.txt" | sed "s/^{/{\"commit\": \"$SWGPU_COMMIT\", /" | tee -a "$OUT/fast_timeline.jsonl" ;;
+      # TIMELINE_COLD=1: also the process's first search (bench/fast_timeline.py --cold)
+      for how in warm ${TIMELINE_COLD:+cold}; do
+        python3 bench/fast_timeline.py "$W/sw_bench200M" "$W/q500.fasta" --$how > "$OUT/fast_timeline_$how.txt" || rc=1
+        tail -1 "$OUT/fast_timeline_$how.txt" | sed "s/^{/{\"commit\": \"$SWGPU_COMMIT\", /" | tee -a "$OUT/fast_timeline.jsonl"
+      done ;;
     abfast)
       # issue 15: the fast command line (bench200M x 500, top 500), trees of AB_TREES against this one,
       # a warm-up of each, then FAST_REPS rounds interleaved: wall, scan, and the tables compared

@@ -5,7 +5,10 @@ and end, each scoring's start and end), on one clock: a reference event is synch
 before the search, and the GPU events are read relative to it. Prints the timeline (ms from the
 reference) and one JSON line of totals.
 
-    python bench/fast_timeline.py DB QUERIES.fasta     (one GPU)
+    python bench/fast_timeline.py DB QUERIES.fasta [--cold]     (one GPU)
+
+``--cold``: the process's first search, as the command line's: after the command line's GPU
+warm-up (:func:`swgpu_core.engine.warm_up`) has ended, but with no search before it.
 """
 
 from __future__ import annotations
@@ -57,7 +60,14 @@ gpu_seed.CudaSeeder.part_steps = lambda self, *a, **k: traced("seed", PART_STEPS
 def main() -> None:
     db = sw.open_database(sys.argv[1])
     queries = read_sequences(sys.argv[2])
-    sw.search(db, queries, backend="cuda", mode="fast", top=500, show_progress=False)  # warm-up
+    cold = "--cold" in sys.argv[3:]
+    if cold:
+        from swgpu_core import engine
+
+        engine.warm_up([0])
+        engine._WARM_UP[0].join()
+    else:
+        sw.search(db, queries, backend="cuda", mode="fast", top=500, show_progress=False)  # warm-up
     EVENTS.clear()
     HOST.clear()
     stream = cp.cuda.get_current_stream()
@@ -73,7 +83,9 @@ def main() -> None:
     for b, e, what in sorted(lines):
         print(f"{b:9.2f} {e:9.2f} {e - b:8.2f}  {what}")
     host = {s: round(sum(e - b for st, b, e in HOST if st == s), 4) for s in ("seed", "score")}
-    print(json.dumps({"kind": "fast-timeline", "scan": round(result.seconds, 4), "host_seconds": host, "host_turns": len(HOST)}))
+    print(
+        json.dumps({"kind": "fast-timeline", "cold": cold, "scan": round(result.seconds, 4), "host_seconds": host, "host_turns": len(HOST)})
+    )
 
 
 if __name__ == "__main__":
