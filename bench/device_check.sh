@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: the GPU tests (skips fail), where the command line's time goes, and the
 # side-by-side scoreboard against CUDASW++4.0; logs and JSON lines under $OUT.
-#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [longpairs] [taskpolicy] [seedab] [abfast] [subsetncu] [timeline] [seedsrc] [fastcli] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
+#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [longpairs] [taskpolicy] [seedab] [seedparams] [fastprofile] [abfast] [subsetncu] [timeline] [seedsrc] [fastcli] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
 # Expects the wheels the device's python lacks under .whl/ and a copy of shared/ (data/,
 # tools/, anchors/) under .carry/ (both carried, both git-ignored).
 set -uo pipefail
@@ -216,6 +216,18 @@ for line in sys.stdin:
         python3 bench/fast_timeline.py "$W/sw_bench200M" "$W/q500.fasta" --$how > "$OUT/fast_timeline_$how.txt" || rc=1
         tail -1 "$OUT/fast_timeline_$how.txt" | sed "s/^{/{\"commit\": \"$SWGPU_COMMIT\", /" | tee -a "$OUT/fast_timeline.jsonl"
       done ;;
+    seedparams)
+      # issue 15: the fast search under the seed rules of SEED_POINTS (SPAN,XDROP,TRIGGER,STEP) in one warm
+      # process, interleaved (bench/seed_params_ab.py): scan, seed kernels, candidates, the table's recall
+      bench200M; zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
+      python3 bench/seed_params_ab.py "$W/sw_bench200M" "$W/q500.fasta" --rounds ${SEED_ROUNDS:-3} \
+        --points ${SEED_POINTS:-20,16,52,3 22,16,52,3 24,16,52,3 25,16,52,3} | tee -a "$OUT/seed_params_ab.jsonl" || rc=1 ;;
+    fastprofile)
+      # issue 15: cProfile of the process's first fast search and of a second one (bench/fast_profile.py),
+      # bench200M x 500; the profiles are kept under $OUT for pstats
+      bench200M; zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
+      python3 bench/fast_profile.py "$W/sw_bench200M" "$W/q500.fasta" --save "$OUT" > "$OUT/fast_profile.txt" 2>&1 || rc=1
+      grep "==" "$OUT/fast_profile.txt" ;;
     abfast)
       # issue 15: the fast command line (bench200M x 500, top 500), trees of AB_TREES against this one,
       # a warm-up of each, then FAST_REPS rounds interleaved: wall, scan, and the tables compared
