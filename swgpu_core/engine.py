@@ -101,14 +101,15 @@ def _probe() -> tuple[int, str | None]:
     return count, None
 
 
-def warm_up(devices: Sequence[int] | None = None, *, scan: bool = True) -> None:
+def warm_up(devices: Sequence[int] | None = None, *, scan: bool = True, seed_params: SeedParams | None = None) -> None:
     """Begin, in a background thread, what a process's first GPU operation would wait for.
 
     That is importing CuPy, CUDA's initialisation (``cuInit``: 0.44 s on an H200 host) and, for
     each of ``devices`` (None: every visible one) in turn, its context, or with ``scan`` (a
     database search) only the first device's context, scan kernels and the routines of the
     candidate selection (:func:`swgpu_core.gpu.search.warm_up_device`; the search sets up the
-    others once the first one scans). The CUDA calls release the GIL, so they run
+    others once the first one scans), and with ``seed_params`` (a fast search) its candidate
+    stage's kernel and routines. The CUDA calls release the GIL, so they run
     while the command reads its database and queries (``cuInit`` and the first device's
     context are made through :mod:`swgpu_core.cuda_driver`: CuPy's device count keeps the GIL,
     and its contexts wait for its import); the operation then finds them done (or
@@ -118,11 +119,11 @@ def warm_up(devices: Sequence[int] | None = None, *, scan: bool = True) -> None:
     with _WARM_UP_LOCK:
         if _WARM_UP:
             return
-        _WARM_UP.append(threading.Thread(target=_warm, args=(devices, scan), name="swgpu-gpu-warm-up", daemon=True))
+        _WARM_UP.append(threading.Thread(target=_warm, args=(devices, scan, seed_params), name="swgpu-gpu-warm-up", daemon=True))
     _WARM_UP[0].start()
 
 
-def _warm(devices: Sequence[int] | None, scan: bool) -> None:
+def _warm(devices: Sequence[int] | None, scan: bool, seed_params: SeedParams | None = None) -> None:
     # the first GPU's context in a thread of its own while CuPy is imported below. A search
     # (scan) warms only that GPU: it starts on it as soon as it is ready, and sets up the
     # others itself once its first queries are queued (CudaBackend), because while the driver
@@ -139,7 +140,7 @@ def _warm(devices: Sequence[int] | None, scan: bool) -> None:
     for d in wanted[:1] if scan else wanted:
         if 0 <= d < count:
             try:
-                warm_up_device(d) if scan else open_context(d)
+                warm_up_device(d, seed_params) if scan else open_context(d)
             except Exception:  # noqa: BLE001 -- the operation that needs the GPU reports it
                 return
 

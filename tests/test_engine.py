@@ -21,6 +21,7 @@ from swgpu_core.long.cpu_scan import scan_section
 from swgpu_core.long.endpoints import BandRule
 from swgpu_core.long.sections import layout
 from swgpu_core.scoring import Scoring
+from swgpu_core.seed import SeedParams
 
 
 @pytest.fixture
@@ -112,7 +113,7 @@ def test_commands_start_the_gpu_first_unless_the_cpu_is_asked_for(monkeypatch, t
     from swgpu_core.commands import _options
 
     started: list[tuple] = []
-    monkeypatch.setattr(_options, "warm_up", lambda devices, scan=False: started.append((devices, scan)))
+    monkeypatch.setattr(_options, "warm_up", lambda devices, scan=False, seed_params=None: started.append((devices, scan)))
     missing = str(tmp_path / "missing")
     args = {
         "search": ["search", "--db", missing, "--query", missing],
@@ -124,6 +125,33 @@ def test_commands_start_the_gpu_first_unless_the_cpu_is_asked_for(monkeypatch, t
         started.clear()
         assert cli.main([*args, "--backend", backend, "--out", str(tmp_path / "o")]) == 2
         assert started == want, backend
+
+
+@pytest.mark.parametrize(("mode", "want"), [("exact", None), ("fast", SeedParams())])
+def test_a_fast_search_warms_its_candidate_stage_too(monkeypatch, tmp_path, mode, want):
+    """``--mode fast`` has the warm-up load the seed kernel and its routines ahead (the search's
+    parameters), while the command reads its inputs; and the warm-up's thread passes them on."""
+    from swgpu_core import cli
+    from swgpu_core.commands import _options
+
+    started: list = []
+    monkeypatch.setattr(_options, "warm_up", lambda devices, scan=False, seed_params=None: started.append(seed_params))
+    missing = str(tmp_path / "missing")
+    assert cli.main(["search", "--db", missing, "--query", missing, "--mode", mode, "--out", str(tmp_path / "o")]) == 2
+    assert started == [want]
+    import types
+
+    from swgpu_core import cuda_driver
+
+    done: list = []
+    monkeypatch.setattr(cuda_driver, "open_contexts", lambda devices: None)
+    monkeypatch.setattr(eng, "probe_gpu", lambda: (1, None))
+    monkeypatch.setitem(
+        sys.modules, "swgpu_core.gpu.search", types.SimpleNamespace(warm_up_device=lambda d, seed=None: done.append((d, seed)))
+    )
+    monkeypatch.setitem(sys.modules, "swgpu_core.gpu.device", types.SimpleNamespace(open_context=lambda d: None))
+    eng._warm(None, True, want)
+    assert done == [(0, want)]
 
 
 def test_swgpu_starts_the_driver_before_it_imports_its_commands(monkeypatch, tmp_path):
@@ -354,7 +382,9 @@ def test_a_search_warms_only_its_first_gpu(monkeypatch, scan, warmed):
     done: list[str] = []
     monkeypatch.setattr(cuda_driver, "open_contexts", lambda devices: None)
     monkeypatch.setattr(eng, "probe_gpu", lambda: (2, None))
-    monkeypatch.setitem(sys.modules, "swgpu_core.gpu.search", types.SimpleNamespace(warm_up_device=lambda d: done.append(f"scan {d}")))
+    monkeypatch.setitem(
+        sys.modules, "swgpu_core.gpu.search", types.SimpleNamespace(warm_up_device=lambda d, seed=None: done.append(f"scan {d}"))
+    )
     monkeypatch.setitem(sys.modules, "swgpu_core.gpu.device", types.SimpleNamespace(open_context=lambda d: done.append(f"context {d}")))
     eng._warm([1, 0], scan)
     assert done == warmed

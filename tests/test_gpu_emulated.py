@@ -98,6 +98,22 @@ for (gi, gs), (wi, ws) in zip(got, want):
     assert np.array_equal(gi, wi) and np.array_equal(gs, ws)
 assert max(ws.max(initial=0) for _, ws in want) >= 60
 assert cupy.CALLS["sw_inter_tasks"] + cupy.CALLS["sw_intra_tasks"] > before["sw_inter_tasks"] + before["sw_intra_tasks"] + len(widths) + 1
+# the seeder's bits to pairs: only the words with a bit set come back, expanded on the host; bits
+# past the run's subjects (the last word's high ones) are none of its pairs
+from swgpu_core.gpu import seed as gpu_seed
+flags = rng.integers(0, 1 << 32, (7, 5), dtype=np.uint64).astype(np.uint32)
+flags[rng.random(flags.shape) < 0.4] = 0
+flags[2, 4] |= np.uint32(1 << 31)
+got_q, got_s = gpu_seed._candidate_pairs(cupy.asarray(flags), 5, 150)
+want_q, want_s = np.nonzero(np.unpackbits(flags.view(np.uint8), bitorder="little").reshape(7, 160)[:, :150])
+assert np.array_equal(got_q, want_q) and np.array_equal(got_s, want_s) and got_s.max() < 150
+assert [a.size for a in gpu_seed._candidate_pairs(cupy.zeros((3, 2), np.uint32), 2, 64)] == [0, 0]
+# the command line's warm-up of a fast search runs through (tables of no queries, no bits collected)
+from swgpu_core.gpu.search import warm_up_device
+from swgpu_core.seed import SeedParams
+calls = cupy.CALLS["seed_candidates"]
+warm_up_device(0, SeedParams())
+assert cupy.CALLS["seed_candidates"] == calls
 print("ok", cupy.CALLS)
 """
 

@@ -18,14 +18,17 @@ from ..engine import KINDS, warm_up
 from ..errors import InputError
 from ..formats import FORMATS, Output, choose_format, plan_output
 from ..outfmt import DEFAULT_OUTFMT, fields_help
+from ..seed import SeedParams
 
 
-def start_gpu(args: argparse.Namespace, devices: Sequence[int] | None, *, scan: bool = False) -> None:
+def start_gpu(
+    args: argparse.Namespace, devices: Sequence[int] | None, *, scan: bool = False, seed_params: SeedParams | None = None
+) -> None:
     """Begin CUDA's start-up in the background (:func:`swgpu_core.engine.warm_up`; ``devices``
-    None: every visible one) unless the CPU backend was asked for. Called first thing in a
-    command, so that it runs while the command reads its inputs."""
+    None: every visible one; ``seed_params``: a fast search's) unless the CPU backend was asked
+    for. Called first thing in a command, so that it runs while the command reads its inputs."""
     if args.backend != "cpu":
-        warm_up(devices, scan=scan)
+        warm_up(devices, scan=scan, seed_params=seed_params)
 
 
 def gpus_done(args: argparse.Namespace, keep: object = None) -> None:

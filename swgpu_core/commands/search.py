@@ -14,7 +14,7 @@ import time
 from ..atomic import check_output_path
 from ..engine import KINDS
 from ..errors import InputError
-from ..seed import FAST_NO_FIT, SEARCH_MODES
+from ..seed import FAST_NO_FIT, SEARCH_MODES, SeedParams
 from ._options import (
     add_alignment_arguments,
     add_output_arguments,
@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     from ..engine import get_engine
 
     devices = parse_index_list(args.devices, "--devices") if args.devices else None
-    start_gpu(args, devices, scan=True)
+    start_gpu(args, devices, scan=True, seed_params=SeedParams() if args.mode == "fast" else None)
     from .. import api
     from ..formats import needs_alignments, write_output
     from ..hitlist import save_hits

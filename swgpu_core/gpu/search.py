@@ -34,7 +34,7 @@ from ..kernel_abi import SELECT_PICK_THREADS, boundary_rows, even_cuts, scan_row
 from ..plan import DeviceModel, LengthProfile, Plan, choose_threshold, evaluate
 from ..score_stats import ScoreHistograms
 from ..scoring import Scoring
-from ..seed import Seeder
+from ..seed import Seeder, SeedParams
 from ..steps import drive
 from ..subset_tasks import TaskList, intra_task_warps, long_pairs, scores_by_query, task_list, task_shape
 from .device import device_count, geometry
@@ -222,6 +222,14 @@ class DeviceWorker:
             for stream in (self.compute, *self.inters, *self.longs):
                 stream.synchronize()
 
+    def staging_ring(self) -> None:
+        """Make the ring of pinned buffers of :meth:`_copy_in` (on its first upload: a worker that
+        copies its batches from another GPU needs none)."""
+        if not self._staging:
+            with cp.cuda.Device(self.device_id):
+                self._staging = [cp.cuda.alloc_pinned_memory(STAGING_BYTES) for _ in range(STAGING_BUFFERS)]
+            self._staged = [None] * STAGING_BUFFERS
+
     def _copy_in(self, dst: cp.ndarray, src: np.ndarray) -> None:
         """Queue the copy of ``src`` (host, contiguous) into ``dst`` on the copy stream, in pieces
         staged through the ring of pinned buffers: a piece is staged while the previous one is
@@ -229,10 +237,7 @@ class DeviceWorker:
         copy out of it has completed. Host memory stays bounded by the ring, whatever the database.
         """
         data = np.ascontiguousarray(src).reshape(-1).view(np.uint8)
-        if not self._staging:
-            with cp.cuda.Device(self.device_id):
-                self._staging = [cp.cuda.alloc_pinned_memory(STAGING_BYTES) for _ in range(STAGING_BUFFERS)]
-            self._staged = [None] * STAGING_BUFFERS
+        self.staging_ring()
         for start in range(0, data.size, STAGING_BYTES):
             piece = data[start : start + STAGING_BYTES]
             k = self._next_staging
@@ -942,15 +947,23 @@ def _finish(steps: Generator, event) -> Generator:
             return stop.value
 
 
-def warm_up_device(device_id: int) -> None:
+def warm_up_device(device_id: int, seed_params: SeedParams | None = None) -> None:
     """Load what every search on ``device_id`` needs once per process, ahead of it (from
     :func:`swgpu_core.engine.warm_up`'s thread): the context, the scan kernels (shared by
     every worker, :func:`~swgpu_core.gpu.kernels.scan_kernels`), the planner's model and the
     selection routines CuPy loads on first use (:meth:`DeviceWorker.prepare`; CuPy keeps
-    them per device for the process), so that the search's own workers find them loaded."""
-    from ..scoring import Scoring
+    them per device for the process), so that the search's own workers find them loaded; and
+    the pinned buffers of the upload ring, which go back to CuPy's pinned pool, where the
+    search's first upload finds them (the driver takes milliseconds to pin 64 MB). With
+    ``seed_params`` (``--mode fast``), the candidate stage's too (:func:`swgpu_core.gpu.seed.warm_up`)."""
+    scoring = Scoring.protein()
+    worker = DeviceWorker(device_id, scoring, None, None, None)
+    worker.prepare()
+    worker.staging_ring()
+    if seed_params is not None:
+        from .seed import warm_up
 
-    DeviceWorker(device_id, Scoring.protein(), None, None, None).prepare()
+        warm_up(worker, seed_params, scoring)
 
 
 @dataclass

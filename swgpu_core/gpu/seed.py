@@ -14,6 +14,7 @@ sorted subjects.
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Generator
 
 import cupy as cp
@@ -39,13 +40,41 @@ from .search import HIGHEST_PRIORITY, DeviceWorker, _record, _to_host
 SEGMENTS_PER_WARP = 4
 
 
+_KERNEL_LOCK = threading.Lock()  # the warm-up's thread and a search may ask for a kernel at once
+
+
 @functools.cache
-def _kernel(device_id: int, params: SeedParams) -> cp.RawKernel:
-    """The seed kernel for ``params`` on ``device_id``, compiled once per process (CuPy keeps the
-    binary on disk, keyed by the source and the options)."""
+def _compiled(device_id: int, params: SeedParams) -> cp.RawKernel:
     with cp.cuda.Device(device_id):
         options = ("-std=c++17", *kernel_abi.compile_options(), *kernel_abi.seed_options(params))
         return cp.RawModule(code=kernel_abi.kernel_source("seed.cu"), options=options).get_function("seed_candidates")
+
+
+def _kernel(device_id: int, params: SeedParams) -> cp.RawKernel:
+    """The seed kernel for ``params`` on ``device_id``, compiled once per process (CuPy keeps the
+    binary on disk, keyed by the source and the options); a second caller waits for the first's."""
+    with _KERNEL_LOCK:
+        return _compiled(device_id, params)
+
+
+def _candidate_pairs(flags: cp.ndarray, row_words: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The set bits of ``flags`` (a row of ``row_words`` words per query, bit ``s`` of a row for
+    subject ``s`` < ``n``) as (queries, subjects), int64 on the host, sorted by query, then subject.
+
+    Only the words that have a bit set come back (a few hundred thousand of a run's millions),
+    with their places, and the host expands them: the device's share is one compaction of the
+    words, where unpacking every bit first (``cupy.unpackbits``, then ``nonzero``) wrote and
+    scanned a byte per (query, subject), 50 MB a run of bench200M x 500 queries, and its
+    temporaries (an int64 per byte) grew CuPy's pool in a cold process at every larger run."""
+    words = flags.ravel()
+    at = cp.flatnonzero(words)
+    got = cp.stack((at, words[at].astype(np.int64))).get()
+    bits = np.unpackbits(got[1].astype("<u4").view(np.uint8), bitorder="little").reshape(-1, 32)
+    w, b = np.nonzero(bits)
+    word = got[0][w]
+    queries, subjects = word // row_words, (word % row_words) * 32 + b
+    keep = subjects < n
+    return queries[keep], subjects[keep]
 
 
 class _DeviceSeed:
@@ -130,13 +159,25 @@ class _DeviceSeed:
         # them: on the seeder's own stream, of the lowest, they would queue behind those, and the
         # host thread, which waits for them here, with them
         with cp.cuda.Device(self.worker.device_id), self.collect:
-            bits = cp.unpackbits(flags.view(cp.uint8), bitorder="little").reshape(self.n_queries, row_words * 32)[:, :n]
-            pairs = cp.stack(cp.nonzero(bits)).astype(np.int64).get()
-        split = np.searchsorted(pairs[0], np.arange(self.n_queries + 1))
+            queries, subjects = _candidate_pairs(flags, row_words, n)
+        split = np.searchsorted(queries, np.arange(self.n_queries + 1))
         seconds = cp.cuda.get_elapsed_time(start, end) / 1e3
         self.kernel_seconds += seconds
-        self.last_timing = {"seconds": seconds, "blocks": blocks, "pairs": int(pairs.shape[1])}
-        return [pairs[1, split[q] : split[q + 1]] for q in range(self.n_queries)], self._host_counters.copy()
+        self.last_timing = {"seconds": seconds, "blocks": blocks, "pairs": int(subjects.size)}
+        return [subjects[split[q] : split[q + 1]] for q in range(self.n_queries)], self._host_counters.copy()
+
+
+def warm_up(worker: DeviceWorker, params: SeedParams, scoring: Scoring) -> None:
+    """Load, ahead of a fast search (from :func:`swgpu_core.engine.warm_up`'s thread), what its
+    candidate stage loads on first use in a process: the seed kernel for ``params``, and the
+    CuPy routines of the key table and of the candidates' collection, by making the tables of an
+    empty query batch and collecting a run of no bits on ``worker``'s device. (A cold process's
+    first search spent 0.4 s more than a warm one making its tables, and its collections 0.1 s
+    more within its scan, bench/RESULTS.md.) The tables' memory goes back to CuPy's pool."""
+    seed = _DeviceSeed(worker, seed_index([], params), params, scoring)
+    with cp.cuda.Device(worker.device_id), seed.collect:
+        _candidate_pairs(cp.zeros((1, 1), cp.uint32), 1, 1)
+        seed.collect.synchronize()
 
 
 class CudaSeeder:

@@ -55,14 +55,8 @@ def packbits(a, axis=None, bitorder="big") -> ndarray:
     return _device(np.packbits(np.asarray(a), bitorder=bitorder))
 
 
-def unpackbits(a, axis=None, bitorder="big") -> ndarray:
-    if axis is not None:
-        raise NotImplementedError("axis option is not supported yet")  # as CuPy 13
-    return _device(np.unpackbits(np.asarray(a), bitorder=bitorder))
-
-
-def nonzero(a) -> tuple[ndarray, ...]:
-    return tuple(_device(x) for x in np.nonzero(np.asarray(a)))
+def flatnonzero(a) -> ndarray:
+    return _device(np.flatnonzero(np.asarray(a)))
 
 
 def stack(arrays) -> ndarray:
