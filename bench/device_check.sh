@@ -232,7 +232,7 @@ for line in sys.stdin:
       # issue 15: the fast command line (bench200M x 500, top 500), trees of AB_TREES against this one,
       # a warm-up of each, then FAST_REPS rounds interleaved: wall, scan, and the tables compared
       bench200M
-      cli=(search --db "$W/sw_bench200M" --query .carry/data/uniprot_queries500.fasta.gz --top 500 --outfmt "6 qseqid sseqid evalue score" --mode fast)
+      cli=(search --db "$W/sw_bench200M" --query "$PWD/.carry/data/uniprot_queries500.fasta.gz" --top 500 --outfmt "6 qseqid sseqid evalue score" --mode fast)
       trees=(${AB_TREES:-ab_old} "$PWD")
       for tree in "${trees[@]}"; do (cd "$tree" && PYTHONPATH=/tmp/site:$PWD python3 -m swgpu_core "${cli[@]}" --out /dev/null --quiet) || rc=1; done
       for rep in $(seq "${FAST_REPS:-2}"); do

@@ -8,7 +8,8 @@ reference) and one JSON line of totals.
     python bench/fast_timeline.py DB QUERIES.fasta [--cold]     (one GPU)
 
 ``--cold``: the process's first search, as the command line's: after the command line's GPU
-warm-up (:func:`swgpu_core.engine.warm_up`) has ended, but with no search before it.
+warm-up of a fast search (:func:`swgpu_core.engine.warm_up` with the seed parameters) has
+ended, but with no search before it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import swgpu_core as sw
 from swgpu_core.fasta import read_sequences
 from swgpu_core.gpu import search as gpu_search
 from swgpu_core.gpu import seed as gpu_seed
+from swgpu_core.seed import SeedParams
 
 EVENTS: list[tuple[str, cp.cuda.Event]] = []  # (the function that recorded it, event)
 HOST: list[tuple[str, float, float]] = []  # (stage, start, end) of each host turn
@@ -64,7 +66,7 @@ def main() -> None:
     if cold:
         from swgpu_core import engine
 
-        engine.warm_up([0])
+        engine.warm_up([0], seed_params=SeedParams())
         engine._WARM_UP[0].join()
     else:
         sw.search(db, queries, backend="cuda", mode="fast", top=500, show_progress=False)  # warm-up

@@ -98,8 +98,8 @@ for (gi, gs), (wi, ws) in zip(got, want):
     assert np.array_equal(gi, wi) and np.array_equal(gs, ws)
 assert max(ws.max(initial=0) for _, ws in want) >= 60
 assert cupy.CALLS["sw_inter_tasks"] + cupy.CALLS["sw_intra_tasks"] > before["sw_inter_tasks"] + before["sw_intra_tasks"] + len(widths) + 1
-# the seeder's bits to pairs: only the words with a bit set come back, expanded on the host; bits
-# past the run's subjects (the last word's high ones) are none of its pairs
+# the seeder's bits to pairs: only the words with a bit set unpacked; bits past the run's subjects
+# (the last word's high ones) are none of its pairs
 from swgpu_core.gpu import seed as gpu_seed
 flags = rng.integers(0, 1 << 32, (7, 5), dtype=np.uint64).astype(np.uint32)
 flags[rng.random(flags.shape) < 0.4] = 0

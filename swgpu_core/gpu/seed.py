@@ -61,20 +61,19 @@ def _candidate_pairs(flags: cp.ndarray, row_words: int, n: int) -> tuple[np.ndar
     """The set bits of ``flags`` (a row of ``row_words`` words per query, bit ``s`` of a row for
     subject ``s`` < ``n``) as (queries, subjects), int64 on the host, sorted by query, then subject.
 
-    Only the words that have a bit set come back (a few hundred thousand of a run's millions),
-    with their places, and the host expands them: the device's share is one compaction of the
-    words, where unpacking every bit first (``cupy.unpackbits``, then ``nonzero``) wrote and
-    scanned a byte per (query, subject), 50 MB a run of bench200M x 500 queries, and its
-    temporaries (an int64 per byte) grew CuPy's pool in a cold process at every larger run."""
+    The words with a bit set (a few hundred thousand of a run's millions) are picked first, then
+    only their bits unpacked and scanned, all on the device: unpacking every bit (a byte per
+    (query, subject), 50 MB a run of bench200M x 500 queries) and scanning those had
+    temporaries of an int64 per byte, which grew CuPy's pool in a cold process at every larger
+    run; expanding the picked words on the host instead cost it 18 ms a run (bench/RESULTS.md)."""
     words = flags.ravel()
     at = cp.flatnonzero(words)
-    got = cp.stack((at, words[at].astype(np.int64))).get()
-    bits = np.unpackbits(got[1].astype("<u4").view(np.uint8), bitorder="little").reshape(-1, 32)
-    w, b = np.nonzero(bits)
-    word = got[0][w]
-    queries, subjects = word // row_words, (word % row_words) * 32 + b
+    bit = cp.flatnonzero(cp.unpackbits(words[at].view(cp.uint8), bitorder="little"))
+    word = at[bit >> 5]
+    subjects = (word % row_words) * 32 + (bit & 31)
     keep = subjects < n
-    return queries[keep], subjects[keep]
+    pairs = cp.stack((word[keep] // row_words, subjects[keep])).get()
+    return pairs[0], pairs[1]
 
 
 class _DeviceSeed:

@@ -55,6 +55,12 @@ def packbits(a, axis=None, bitorder="big") -> ndarray:
     return _device(np.packbits(np.asarray(a), bitorder=bitorder))
 
 
+def unpackbits(a, axis=None, bitorder="big") -> ndarray:
+    if axis is not None:
+        raise NotImplementedError("axis option is not supported yet")  # as CuPy 13
+    return _device(np.unpackbits(np.asarray(a), bitorder=bitorder))
+
+
 def flatnonzero(a) -> ndarray:
     return _device(np.flatnonzero(np.asarray(a)))
 
