@@ -7,10 +7,10 @@
 # pandas (and what it imports) is there for Snakemake, which imports it when it is installed,
 # to compare the jobs' params (persistence._serialize_param_pandas): compiled on each import,
 # it was 1.0 s of every workflow run's DAG building on the device (cProfile, 2026-11-26).
-# An A/B tree in ab_old/ (device_check.sh ab) is compiled too: without it the old tree paid
+# The A/B trees in ab_*/ (device_check.sh ab, abfast) are compiled too: without it the old tree paid
 # the compilation in every run (0.15-0.2 s), a bias in every A/B of start-up before 2026-11-26.
 export PYTHONPYCACHEPREFIX=/tmp/pycache
-python3 -m compileall -q -j 0 /tmp/site "$PWD/swgpu_core" $([ -d ab_old/swgpu_core ] && echo "$PWD/ab_old/swgpu_core") $(python3 -c "
+python3 -m compileall -q -j 0 /tmp/site "$PWD/swgpu_core" $(for t in ab_*/swgpu_core; do [ -d "$t" ] && echo "$PWD/$t"; done) $(python3 -c "
 import importlib.util as u
 import sysconfig
 print(sysconfig.get_paths()['stdlib'])  # the cache prefix hides the standard library's own .pyc files
