@@ -103,9 +103,10 @@ def search(
     """
     selected = [db.chunks[i] for i in chunks] if chunks is not None else db.chunks
     found: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in queries]
-    started = time.perf_counter()
     total = sum(c.n_residues for c in selected) * len(queries)
+    # before the clock starts: the bar's first use in a process imports tqdm (40 ms)
     bar = progress_bar(total=total, desc=f"search ({backend.name})", unit="res", unit_scale=True, disable=not show_progress)
+    started = time.perf_counter()
     hist = (
         ScoreHistograms.for_search(scoring, [len(q) for q in queries], db.n_sequences, db.n_residues, db.max_length)
         if score_stats and seeder is None

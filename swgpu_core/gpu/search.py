@@ -90,6 +90,9 @@ PROFILE_CACHE_BYTES = 256 << 20
 #: a stream priority above every device's range: CUDA clamps it to the device's greatest
 #: (cudaStreamCreateWithPriority), and CuPy does not expose cudaDeviceGetStreamPriorityRange
 HIGHEST_PRIORITY = -1000
+#: bytes each profile of one copy (DeviceWorker._profiles_for) starts at a multiple of: the
+#: kernels read a profile's rows in 16-byte loads, and this keeps each one's first row on a line
+PROFILE_ALIGN = 256
 
 
 @dataclass
@@ -360,31 +363,49 @@ class DeviceWorker:
 
     def _profile(self, query: EncodedSequence, shape: Shape, stream: cp.cuda.Stream) -> cp.ndarray:
         """The query's profile for ``shape`` on the device, ready for kernels queued next on
+        ``stream``; kept for the batches of a search (:meth:`_profiles_for`)."""
+        return self._profiles_for([query], shape, stream)[0]
+
+    def _profiles_for(self, queries: list[EncodedSequence], shape: Shape, stream: cp.cuda.Stream) -> list[cp.ndarray]:
+        """Each query's profile for ``shape`` on the device, ready for kernels queued next on
         ``stream``; kept for the batches of a search.
 
-        Built on the host while the GPU scans the previous query, staged in pinned memory
-        (kept with it) so that the copy, queued on ``stream``, never makes the host wait for
-        the kernels queued before it. A kept profile may have been copied on another stream
-        (a repeated query), so ``stream`` waits for that copy.
+        The missing ones are built on the host (while the GPU scans what was queued before)
+        into one pinned buffer, kept with them, and go up by one copy queued on ``stream``, so
+        the host never waits for the kernels queued before it: a pinned buffer per profile
+        cost a cold process (the command line) a call to the driver each, 86 us, 907 of
+        them in a fast search of 500 queries (bench/RESULTS.md). A kept profile may have
+        been copied on another stream (a repeated query), so ``stream`` waits for that copy.
 
-        The profile's memory comes from ``stream``'s part of CuPy's pool, which is
+        The profiles' memory comes from ``stream``'s part of CuPy's pool, which is
         stream-ordered: taken from the compute stream's part, a long stream's profile could be
         memory that a selection still queued there has just freed (its temporaries).
         """
-        key = (shape, query.codes.tobytes())
-        found = self._profiles.get(key)
-        if found is None:
-            host = build_profile(query.codes, self.scoring, shape)
-            pinned = cp.cuda.alloc_pinned_memory(host.nbytes)
-            np.frombuffer(pinned, host.dtype, host.size)[:] = host.ravel()
+        keys = [(shape, q.codes.tobytes()) for q in queries]
+        built: dict[tuple[Shape, bytes], np.ndarray] = {}
+        for key, query in zip(keys, queries):
+            if key not in self._profiles and key not in built:
+                built[key] = build_profile(query.codes, self.scoring, shape)
+        if built:
+            starts, size = _layout(list(built.values()), PROFILE_ALIGN)
+            pinned = cp.cuda.alloc_pinned_memory(size)
+            host = np.frombuffer(pinned, np.uint8, size)
+            for prof, at in zip(built.values(), starts):
+                host[at : at + prof.nbytes] = prof.view(np.uint8).ravel()
             with stream:
-                prof = cp.empty(host.shape, host.dtype)
-            cp.cuda.runtime.memcpyAsync(prof.data.ptr, pinned.ptr, host.nbytes, cp.cuda.runtime.memcpyHostToDevice, stream.ptr)
-            found = self._profiles[key] = (prof, pinned, _record(stream))
-            self._profile_bytes += host.nbytes
-        else:
-            stream.wait_event(found[2])
-        return found[0]
+                device = cp.empty(size, np.uint8)
+            cp.cuda.runtime.memcpyAsync(device.data.ptr, host.ctypes.data, size, cp.cuda.runtime.memcpyHostToDevice, stream.ptr)
+            copied = _record(stream)
+            for (key, prof), at in zip(built.items(), starts):
+                self._profiles[key] = (device[at : at + prof.nbytes].view(prof.dtype).reshape(prof.shape), pinned, copied)
+                self._profile_bytes += prof.nbytes
+        waited: set[int] = set()
+        for key in keys:
+            copied = self._profiles[key][2]
+            if key not in built and id(copied) not in waited:
+                stream.wait_event(copied)
+                waited.add(id(copied))
+        return [self._profiles[key][0] for key in keys]
 
     def _forget_profiles(self) -> None:
         """Drop the kept profiles once they pass PROFILE_CACHE_BYTES (many queries), after the
@@ -737,7 +758,7 @@ class DeviceWorker:
         with cp.cuda.Device(self.device_id), self.compute:
             for shape in sorted(buckets, key=lambda s: s.kind != "intra"):
                 members, stream = buckets[shape], intra_stream if shape.kind == "intra" else inter_stream
-                profiles = [self._profile(queries[q], shape, stream) for q, _ in members]
+                profiles = self._profiles_for([queries[q] for q, _ in members], shape, stream)
                 tasks = task_list(
                     [rel[q][part] for q, part in members], lengths, shape.lanes, 2, [p.shape[1] // shape.cols for p in profiles]
                 )
@@ -1030,21 +1051,28 @@ def _usable(db: Database, budget: int) -> int:
     return max(0, budget - BOUNDARY_ROW_BYTES * (db.max_length + 1))
 
 
+def _layout(arrays: list[np.ndarray], align: int) -> tuple[list[int], int]:
+    """Where each of ``arrays`` goes in one buffer (each at a multiple of ``align`` bytes), and the
+    buffer's size (at least ``align``)."""
+    starts, size = [], 0
+    for a in arrays:
+        size = -(-size // align) * align
+        starts.append(size)
+        size += a.nbytes
+    return starts, max(size, align)
+
+
 def _staged(arrays: list[np.ndarray], stream: cp.cuda.Stream) -> tuple[list[cp.ndarray], object]:
     """Device copies of host ``arrays``, made by one copy queued on ``stream`` out of one pinned
     buffer (each array at a multiple of 8 bytes), and that buffer, to keep until the copy is done.
     The device memory comes from ``stream``'s part of CuPy's pool, as the kernels reading it run there."""
-    starts, size = [], 0
-    for a in arrays:
-        size = -(-size // 8) * 8
-        starts.append(size)
-        size += a.nbytes
-    pinned = cp.cuda.alloc_pinned_memory(max(size, 8))
-    host = np.frombuffer(pinned, np.uint8, max(size, 8))
+    starts, size = _layout(arrays, 8)
+    pinned = cp.cuda.alloc_pinned_memory(size)
+    host = np.frombuffer(pinned, np.uint8, size)
     for a, at in zip(arrays, starts):
         host[at : at + a.nbytes] = np.ascontiguousarray(a).view(np.uint8).ravel()
     with stream:
-        device = cp.empty(max(size, 8), np.uint8)
+        device = cp.empty(size, np.uint8)
     cp.cuda.runtime.memcpyAsync(device.data.ptr, host.ctypes.data, size, cp.cuda.runtime.memcpyHostToDevice, stream.ptr)
     return [device[at : at + a.nbytes].view(a.dtype) for a, at in zip(arrays, starts)], pinned
 

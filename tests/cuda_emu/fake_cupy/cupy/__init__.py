@@ -23,7 +23,7 @@ import numpy as np
 
 #: kernel launches so far, by kernel
 CALLS = {"seed_candidates": 0, "sw_inter_tasks": 0, "sw_intra_tasks": 0, "sw_inter": 0, "sw_intra": 0, "select_count": 0, "select_pick": 0}
-_arrays: dict[int, np.ndarray] = {}  # device pointer -> array (the task kernel's profile pointers)
+_arrays: dict[int, np.ndarray] = {}  # device pointer -> array made here (for the task kernel's profile pointers)
 _binaries: dict[tuple, str] = {}
 
 
@@ -34,6 +34,22 @@ class ndarray(np.ndarray):  # noqa: N801 (CuPy's name)
 
     def get(self, stream=None) -> np.ndarray:
         return np.array(self)
+
+
+def _at(ptr: int, count: int, dtype) -> np.ndarray:
+    """The ``count`` elements of ``dtype`` at device address ``ptr``, inside an array made here
+    (a profile may be a slice of a larger buffer)."""
+    import bisect
+
+    bases = sorted(_arrays)
+    k = bisect.bisect_right(bases, ptr) - 1
+    nbytes = count * np.dtype(dtype).itemsize
+    while k >= 0:
+        a = _arrays[bases[k]]
+        if ptr + nbytes <= bases[k] + a.nbytes:
+            return np.frombuffer(a.view(np.uint8).reshape(-1), dtype, count, offset=ptr - bases[k])
+        k -= 1
+    raise KeyError(f"fake cupy: no array holds {nbytes} bytes at {ptr:#x}")
 
 
 def _device(a: np.ndarray) -> ndarray:
@@ -239,7 +255,9 @@ class RawKernel:
         expected = ((-(-groups * int(width) // INTER_BLOCK),), (INTER_BLOCK,)) if inter else ((groups,), (32 * int(width),))
         if (tuple(grid), tuple(block)) != expected:
             raise RuntimeError(f"fake cupy: {self.name} launched with grid {grid} and block {block}, not {expected}")
-        profiles = [_arrays[int(p)] for p in np.asarray(pointers)]
+        from swgpu_core.kernel_abi import PROFILE_ROWS
+
+        profiles = [_at(int(p), PROFILE_ROWS * int(qpad), np.int16) for p, qpad in zip(np.asarray(pointers), np.asarray(qpads))]
         _write(work, dict(residues=residues, offsets=offsets, subjects=subjects, profiles=np.concatenate([p.ravel() for p in profiles]),
                           prof_offsets=np.concatenate(([0], np.cumsum([p.size for p in profiles]))).astype(np.int64),
                           qpads=np.append(np.asarray(qpads), 0).astype(np.int32), group_query=group_query, bnd_rows=bnd_rows))  # fmt: skip
