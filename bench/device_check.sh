@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: the GPU tests (skips fail), where the command line's time goes, and the
 # side-by-side scoreboard against CUDASW++4.0; logs and JSON lines under $OUT.
-#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [longpairs] [taskpolicy] [seedab] [seedparams] [fastprofile] [abfast] [subsetncu] [timeline] [seedsrc] [fastcli] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
+#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [longpairs] [taskpolicy] [seedab] [seedparams] [fastprofile] [cliprofile] [abfast] [subsetncu] [timeline] [seedsrc] [fastcli] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
 # Expects the wheels the device's python lacks under .whl/ and a copy of shared/ (data/,
 # tools/, anchors/) under .carry/ (both carried, both git-ignored).
 set -uo pipefail
@@ -228,6 +228,13 @@ for line in sys.stdin:
       bench200M; zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
       python3 bench/fast_profile.py "$W/sw_bench200M" "$W/q500.fasta" --save "$OUT" > "$OUT/fast_profile.txt" 2>&1 || rc=1
       grep "==" "$OUT/fast_profile.txt" ;;
+    cliprofile)
+      # issue 15: cProfile of the fast command line's main thread (bench200M x 500, top 500), after a
+      # warm-up run; the profile kept under $OUT for pstats (the scan's lines: scan_seeded and below)
+      bench200M
+      cli=(search --db "$W/sw_bench200M" --query "$PWD/.carry/data/uniprot_queries500.fasta.gz" --top 500 --outfmt "6 qseqid sseqid evalue score" --mode fast)
+      python3 -m swgpu_core "${cli[@]}" --out /dev/null --quiet || rc=1
+      python3 -m cProfile -o "$OUT/cli_fast.prof" -m swgpu_core "${cli[@]}" --out /dev/null 2>&1 | grep " in [0-9.]* s" || rc=1 ;;
     abfast)
       # issue 15: the fast command line (bench200M x 500, top 500), trees of AB_TREES against this one,
       # a warm-up of each, then FAST_REPS rounds interleaved: wall, scan, and the tables compared
