@@ -21,6 +21,7 @@ pass covers up to 2,048 columns, not 128).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,6 +72,29 @@ def long_pairs(query_length: int, subject_lengths: np.ndarray) -> np.ndarray:
 def intra_task_warps(query_length: int) -> int:
     """The intra-task block's warps for a query's long pairs: the default intra pass (one of INTRA_TASK_WARPS)."""
     return intra_cols(query_length) // INTRA_COLS_PER_WARP
+
+
+@functools.cache
+def _query_rule(query_length: int) -> tuple[int, int, int]:
+    """(inter-task columns per lane, inter-task passes where a long pair would take fewer passes
+    in the intra-task kernel else 0, the intra-task block's warps) of a query length."""
+    lanes, cols = task_shape(query_length)
+    passes = -(-query_length // (lanes * cols))
+    fewer = -(-query_length // intra_cols(query_length)) < passes
+    return cols, passes if fewer else 0, intra_task_warps(query_length)
+
+
+def pair_kernels(query_lengths: np.ndarray, owner: np.ndarray, subject_lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per pair (query ``owner[k]`` of ``query_lengths``, a subject of ``subject_lengths[k]``):
+    whether it is long (:func:`long_pairs`), and its kernel's width: the intra-task block's warps
+    (:func:`intra_task_warps`) for a long pair, else the inter-task lane's columns
+    (:func:`task_shape`). The same rule as those per query, for every pair of a run at once (a
+    loop over 500 queries cost the host milliseconds at each run, where the last run's
+    scoring waits for it)."""
+    rules = np.array([_query_rule(int(n)) for n in query_lengths], np.int64).reshape(-1, 3)
+    cols, passes, warps = rules[owner, 0], rules[owner, 1], rules[owner, 2]
+    long = (passes > 0) & (passes * np.asarray(subject_lengths, np.int64) >= LONG_PAIR_STEPS)
+    return long, np.where(long, warps, cols)
 
 
 @dataclass(frozen=True)

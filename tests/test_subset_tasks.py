@@ -6,7 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from swgpu_core.subset_tasks import INTRA_TASK_WARPS, LONG_PAIR_STEPS, intra_task_warps, long_pairs, scores_by_query, task_list
+from swgpu_core.subset_tasks import (
+    INTRA_TASK_WARPS,
+    LONG_PAIR_STEPS,
+    intra_task_warps,
+    long_pairs,
+    pair_kernels,
+    scores_by_query,
+    task_list,
+    task_shape,
+)
 
 
 @pytest.mark.parametrize(
@@ -25,6 +34,22 @@ from swgpu_core.subset_tasks import INTRA_TASK_WARPS, LONG_PAIR_STEPS, intra_tas
 def test_a_pair_is_long_when_its_inter_task_passes_take_the_steps(query, subject, long):
     assert long_pairs(query, np.array([subject, 10]))[0] == long
     assert not long_pairs(query, np.array([subject, 10]))[1]
+
+
+def test_the_pairs_kernels_at_once_follow_the_rule_per_query():
+    """pair_kernels, the rule for a run's pairs at once, equals long_pairs, intra_task_warps and
+    task_shape per query, for queries of 1 to 9,000 residues and subjects around the threshold."""
+    rng = np.random.default_rng(5)
+    queries = np.concatenate((rng.integers(1, 9000, 300), [1, 64, 65, 128, 129, 2048, 2049]))
+    owner = np.repeat(np.arange(queries.size), 40)
+    subjects = rng.integers(1, 4 * LONG_PAIR_STEPS // 8, owner.size)
+    long, width = pair_kernels(queries, owner, subjects)
+    assert 0 < long.sum() < long.size
+    for q, n in enumerate(queries):
+        mine = owner == q
+        want = long_pairs(int(n), subjects[mine])
+        assert np.array_equal(long[mine], want)
+        assert np.array_equal(width[mine], np.where(want, intra_task_warps(int(n)), task_shape(int(n))[1]))
 
 
 def test_every_long_query_has_an_intra_task_kernel():

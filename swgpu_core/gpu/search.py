@@ -36,7 +36,7 @@ from ..score_stats import ScoreHistograms
 from ..scoring import Scoring
 from ..seed import Seeder, SeedParams
 from ..steps import drive
-from ..subset_tasks import TaskList, intra_task_warps, long_pairs, scores_by_query, task_list, task_shape
+from ..subset_tasks import TASK_LANES, TaskList, pair_kernels, scores_by_query, task_list
 from .device import device_count, geometry
 from .kernels import INTRA_TASK_SHAPES, Shape, build_profile, pick_shapes, scan_kernels
 from .score_stats import length_bins, queue_histogram
@@ -741,27 +741,30 @@ class DeviceWorker:
         only read what those copies brought back)."""
         dev = self.upload(db, chunk)
         lengths = np.asarray(db.lengths[chunk.first : chunk.stop], np.int64)
-        rel = [np.asarray(s, np.int64) - chunk.first for s in subjects]
-        out = [np.zeros(r.size, np.int32) for r in rel]
-        buckets: dict[Shape, list[tuple[int, np.ndarray]]] = {}  # per shape, (query, its subjects there as a mask of rel[query])
-        for q, r in enumerate(rel):
-            if r.size:
-                n = len(queries[q])
-                long = long_pairs(n, lengths[r])
-                lanes, cols = task_shape(n)
-                intra = _INTRA_TASK_SHAPE[intra_task_warps(n)] if long.any() else None
-                for shape, part in ((intra, long), (Shape("inter", cols, lanes), ~long)):
-                    if part.any():
-                        buckets.setdefault(shape, []).append((q, part))
+        # every pair of the run at once: flat[k] (chunk-relative subject) of query owner[k]
+        sizes = np.array([np.size(s) for s in subjects], np.int64)
+        flat = np.concatenate([np.asarray(s, np.int64) for s in subjects]) - chunk.first if sizes.sum() else np.zeros(0, np.int64)
+        owner = np.repeat(np.arange(sizes.size), sizes)
+        qlens = np.array([len(q) for q in queries], np.int64)
+        long, width = pair_kernels(qlens, owner, lengths[flat])
+        # per kernel shape, its members: (query, the indices into flat of its pairs there, in order);
+        # the intra-task shapes first, each after the query that first has it
+        key = np.where(long, -width, width)
+        kinds = np.unique(key)
+        firsts = [int(owner[np.argmax(key == k)]) for k in kinds]
+        buckets: list[tuple[Shape, list[tuple[int, np.ndarray]]]] = []
+        for k, _first in sorted(zip(kinds.tolist(), firsts), key=lambda kf: (kf[0] > 0, kf[1])):
+            picked = np.flatnonzero(key == k)
+            cuts = np.flatnonzero(np.diff(owner[picked])) + 1
+            members = list(zip(owner[picked[np.concatenate(([0], cuts))]].tolist(), np.split(picked, cuts)))
+            buckets.append((_INTRA_TASK_SHAPE[-k] if k < 0 else Shape("inter", k, TASK_LANES), members))
         planned = []
         intra_stream, inter_stream = self.longs[:2]
         with cp.cuda.Device(self.device_id), self.compute:
-            for shape in sorted(buckets, key=lambda s: s.kind != "intra"):
-                members, stream = buckets[shape], intra_stream if shape.kind == "intra" else inter_stream
+            for shape, members in buckets:
+                stream = intra_stream if shape.kind == "intra" else inter_stream
                 profiles = self._profiles_for([queries[q] for q, _ in members], shape, stream)
-                tasks = task_list(
-                    [rel[q][part] for q, part in members], lengths, shape.lanes, 2, [p.shape[1] // shape.cols for p in profiles]
-                )
+                tasks = task_list([flat[ids] for _, ids in members], lengths, shape.lanes, 2, [p.shape[1] // shape.cols for p in profiles])
                 planned.append((members, shape, stream, profiles, tasks))
             for stream in (intra_stream, inter_stream):
                 self._task_boundary(stream, max((tasks.boundary_rows for _, _, on, _, tasks in planned if on is stream), default=0))
@@ -775,6 +778,7 @@ class DeviceWorker:
                 launched = self._launch_tasks(dev, shape, False, tasks, profiles, stream)
                 flights.append((members, shape, stream, profiles, tasks, *launched))
             dev.last_use = self._joined(intra_stream, inter_stream)
+        scores = np.zeros(flat.size, np.int32)  # per pair of flat
         for members, shape, stream, profiles, tasks, _staging, overflow, count, host_scores, counted in flights:
             yield counted
             host = host_scores[: tasks.n_slots].copy()
@@ -790,24 +794,23 @@ class DeviceWorker:
                 del w_staging  # its copy is done
                 for m, got in zip(mine, scores_by_query(wide, w_scores[: wide.n_slots], per_query)):
                     host[m] = got
-            for (q, part), got in zip(members, scores_by_query(tasks, host, [rel[q][part] for q, part in members])):
-                out[q][part] = got
+            given = [flat[ids] for _, ids in members]
+            scores[np.concatenate([ids for _, ids in members])] = np.concatenate(scores_by_query(tasks, host, given))
         yield dev.last_use
         dev.last_use.synchronize()
         seconds = cp.cuda.get_elapsed_time(start, dev.last_use) / 1e3
         self.kernel_seconds += seconds
-        cells = sum(len(queries[q]) * int(lengths[rel[q]].sum()) for q in range(len(queries)))
+        cells = int(np.dot(qlens[owner], lengths[flat]))
         self.cells += cells
-        long = sum(int(part.sum()) for shape, members in buckets.items() if shape.kind == "intra" for _, part in members)
-        self.long_pairs += long
+        self.long_pairs += int(long.sum())
         self.last_timing = {
             "seconds": seconds,
             "launches": len(flights),
-            "pairs": sum(int(r.size) for r in rel),
-            "long_pairs": long,
+            "pairs": int(flat.size),
+            "long_pairs": int(long.sum()),
             "cells": cells,
         }
-        return out
+        return np.split(scores, np.cumsum(sizes)[:-1]) if sizes.size else []
 
     def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, score_stats: ScoreHistograms | None = None):
         """Per query, the candidates of ``chunk`` (see :meth:`swgpu_core.engine.Scanner.scan_chunk`)."""
