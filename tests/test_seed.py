@@ -294,7 +294,7 @@ def test_cli_fast_mode_table_hit_list_merge_and_report(bundled_db: Database, swg
         assert swgpu("search", *common, "--mode", mode, "--chunks", chunks, "--save-hits", lists[-1], "--quiet")[0] == 0
     saved = load_hits(lists[0])
     assert saved.mode == "fast" and saved.meta["seed"]["params"] == {
-        "span": 20, "xdrop": 16, "trigger": 52, "trigger_step": 3, "alphabet": SeedParams().alphabet, "shapes": list(DEFAULT_SHAPES),
+        "span": 24, "xdrop": 16, "trigger": 52, "trigger_step": 3, "alphabet": SeedParams().alphabet, "shapes": list(DEFAULT_SHAPES),
     }  # fmt: skip
     assert load_hits(lists[2]).mode == "exact"
     rc, merged, err = swgpu("merge", lists[0], lists[1], "--db", bundled_db.path, *fmt)
@@ -315,7 +315,7 @@ def test_cli_fast_mode_table_hit_list_merge_and_report(bundled_db: Database, swg
     html = (tmp_path / "r.html").read_text()
     assert (
         "search mode" in html
-        and "fast: 14 spaced shapes of weight 6 in a 13-letter alphabet, span 20, xdrop 16, trigger 52 (+3 per doubling" in html
+        and "fast: 14 spaced shapes of weight 6 in a 13-letter alphabet, span 24, xdrop 16, trigger 52 (+3 per doubling" in html
     )
     assert "that seeding selected (spaced seeds" in html
 
