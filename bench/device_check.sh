@@ -251,7 +251,8 @@ print(json.dumps({'kind': 'fast-cli-ab', 'commit': '$SWGPU_COMMIT', 'tree': sys.
             "$tag" "$(python3 -c "print($EPOCHREALTIME - $s)")" "$W/abfast_$tag.err" | tee -a "$OUT/fast_cli_ab.jsonl"
         done
       done
-      for tree in "${trees[@]}"; do cmp -s "$W/abfast_ab_old.tsv" "$W/abfast_$(basename "$tree").tsv" && echo "abfast: $(basename "$tree") table identical to ab_old's" || echo "abfast: $(basename "$tree") table differs"; done ;;
+      first=$(basename "${trees[0]}")
+      for tree in "${trees[@]}"; do cmp -s "$W/abfast_$first.tsv" "$W/abfast_$(basename "$tree").tsv" && echo "abfast: $(basename "$tree") table identical to $first's" || echo "abfast: $(basename "$tree") table differs from $first's"; done ;;
     seedsrc)
       # issue 15: Nsight Compute's source counters of the seed kernel (compiled with -lineinfo) on
       # bench200M's chunk 1 x the 500 queries: instructions and stalls per line of kernels/seed.cu
