@@ -212,8 +212,9 @@ for line in sys.stdin:
       # the host's turns in the seeder's and the scoring's steps and the GPU's timed events on one clock
       bench200M; zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
       # TIMELINE_COLD=1: also the process's first search (bench/fast_timeline.py --cold)
-      for how in warm ${TIMELINE_COLD:+cold}; do
-        python3 bench/fast_timeline.py "$W/sw_bench200M" "$W/q500.fasta" --$how > "$OUT/fast_timeline_$how.txt" || rc=1
+      # TIMELINE_EXTRA: more runs, each a list of options joined by commas (say "cold,async-pool")
+      for how in warm ${TIMELINE_COLD:+cold} ${TIMELINE_EXTRA:-}; do
+        python3 bench/fast_timeline.py "$W/sw_bench200M" "$W/q500.fasta" $(echo ",$how" | sed 's/,/ --/g') > "$OUT/fast_timeline_$how.txt" || rc=1
         tail -1 "$OUT/fast_timeline_$how.txt" | sed "s/^{/{\"commit\": \"$SWGPU_COMMIT\", /" | tee -a "$OUT/fast_timeline.jsonl"
       done ;;
     seedparams)

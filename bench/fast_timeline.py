@@ -5,7 +5,7 @@ and end, each scoring's start and end), on one clock: a reference event is synch
 before the search, and the GPU events are read relative to it. Prints the timeline (ms from the
 reference) and one JSON line of totals.
 
-    python bench/fast_timeline.py DB QUERIES.fasta [--cold]     (one GPU)
+    python bench/fast_timeline.py DB QUERIES.fasta [--cold] [--async-pool]     (one GPU)
 
 ``--cold``: the process's first search, as the command line's: after the command line's GPU
 warm-up of a fast search (:func:`swgpu_core.engine.warm_up` with the seed parameters) has
@@ -63,6 +63,8 @@ def main() -> None:
     db = sw.open_database(sys.argv[1])
     queries = read_sequences(sys.argv[2])
     cold = "--cold" in sys.argv[3:]
+    if "--async-pool" in sys.argv[3:]:  # an experiment: CUDA's stream-ordered allocator in place of CuPy's pool
+        cp.cuda.set_allocator(cp.cuda.MemoryAsyncPool().malloc)
     if cold:
         from swgpu_core import engine
 
@@ -86,7 +88,16 @@ def main() -> None:
         print(f"{b:9.2f} {e:9.2f} {e - b:8.2f}  {what}")
     host = {s: round(sum(e - b for st, b, e in HOST if st == s), 4) for s in ("seed", "score")}
     print(
-        json.dumps({"kind": "fast-timeline", "cold": cold, "scan": round(result.seconds, 4), "host_seconds": host, "host_turns": len(HOST)})
+        json.dumps(
+            {
+                "kind": "fast-timeline",
+                "cold": cold,
+                "async_pool": "--async-pool" in sys.argv[3:],
+                "scan": round(result.seconds, 4),
+                "host_seconds": host,
+                "host_turns": len(HOST),
+            }
+        )
     )
 
 
