@@ -72,6 +72,45 @@ def device_parts(db: Database, chunks: list[Chunk], n_devices: int) -> list[list
     return out
 
 
+#: the share of its residues to which the fast mode's pipeline (CudaBackend.scan_seeded) cuts
+#: its first and its last run (:func:`pipeline_runs`). Measured on an H100 (bench200M x 500, the
+#: warm search through the API, two rounds of three, interleaved; bench/RESULTS.md, thirteenth
+#: session): 0.505 / 0.529 s with both cut, 0.524 / 0.586 s with the last only, 0.555 / 0.581 s
+#: with neither. (Tried at 313537e, when each run's host work looped over the queries, it gave nothing.)
+EDGE_SHARE = 4
+
+
+def _split(db: Database, run: Chunk, at_residue: int) -> tuple[Chunk, Chunk] | None:
+    """``run`` cut at the first sequence boundary at or after ``at_residue``: (shorter subjects,
+    longer ones), or None where that leaves one side empty."""
+    cut = int(np.searchsorted(db.offsets, at_residue))
+    if not run.first < cut < run.stop:
+        return None
+    return (
+        Chunk(run.index, run.first, cut, run.residue_start, int(db.offsets[cut])),
+        Chunk(run.index, cut, run.stop, int(db.offsets[cut]), run.residue_stop),
+    )
+
+
+def pipeline_runs(db: Database, runs: list[tuple[int, Chunk]], share: int = EDGE_SHARE) -> list[tuple[int, Chunk]]:
+    """One device's ``runs`` ((chunk index, run) in the order the pipeline takes them) with the
+    first and the last cut: the pipeline seeds its first run with nothing beside it on the GPU
+    and scores its last alone, so those two are made short. The first run's last ``1/share`` of
+    residues (its longest subjects, whose scoring is the critical path) becomes a run of its own,
+    taken first; the last run's first ``1/share`` (its shortest subjects) is taken last."""
+    out = list(runs)
+    if out:
+        c, run = out[0]
+        pieces = _split(db, run, run.residue_stop - run.n_residues // share)
+        if pieces is not None:
+            out[0:1] = [(c, pieces[1]), (c, pieces[0])]
+        c, run = out[-1]
+        pieces = _split(db, run, run.residue_start + run.n_residues // share)
+        if pieces is not None:
+            out[-1:] = [(c, pieces[1]), (c, pieces[0])]
+    return out
+
+
 @dataclass(frozen=True)
 class Batch:
     """What one device scan covers: runs of consecutive sequences in database order (so

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from swgpu_core.device_batches import Batch, device_batches, device_parts, streamed_query_order
+from swgpu_core.device_batches import Batch, device_batches, device_parts, pipeline_runs, streamed_query_order
 
 
 def _check(db, chunks, batches, limit):
@@ -106,3 +106,30 @@ def test_device_parts_cover_each_chunk_once_in_order(bundled_db, n_devices):
         assert n_devices == 1 or len(runs) == n_devices
     for per_device in parts:
         assert [k for k, _p in per_device] == sorted(k for k, _p in per_device), "each device's runs in chunk order"
+
+
+@pytest.mark.parametrize("n_chunks", [1, 2, None])
+def test_pipeline_runs_cut_the_first_and_last_run_short(bundled_db, n_chunks):
+    """The pipeline's first run is the longest subjects' 1/4 of the first run's residues, its
+    last the shortest subjects' 1/4 of the last run's; every subject stays in exactly one run,
+    the runs between as they were."""
+    db = bundled_db
+    chunks = db.chunks[:n_chunks] if n_chunks else db.chunks
+    runs = device_parts(db, chunks, 1)[0][::-1]  # as CudaBackend.scan_seeded takes them: the longest subjects first
+    cut = pipeline_runs(db, runs, 4)
+    longest = int(np.max(np.diff(db.offsets)))
+    assert len(cut) == len(runs) + 2
+    (c0, first), (c1, rest) = cut[0], cut[1]
+    assert c0 == c1 == runs[0][0] and first.stop == runs[0][1].stop and rest.stop == first.first
+    assert len(runs) == 1 or rest.first == runs[0][1].first
+    assert 0 < first.n_residues <= runs[0][1].n_residues // 4 + longest
+    (_, rest), (c2, last) = cut[-2], cut[-1]
+    assert c2 == runs[-1][0] and last.first == runs[-1][1].first and rest.stop >= last.stop
+    assert 0 < last.n_residues <= runs[-1][1].n_residues // 4 + longest
+    for c, chunk in enumerate(chunks):
+        mine = sorted((p for k, p in cut if k == c), key=lambda p: p.first)
+        assert mine[0].first == chunk.first and mine[-1].stop == chunk.stop
+        assert all(a.stop == b.first for a, b in zip(mine, mine[1:]))
+        assert all(p.residue_start == int(db.offsets[p.first]) and p.residue_stop == int(db.offsets[p.stop]) for p in mine)
+    assert cut[2:-2] == runs[1:-1]
+    assert pipeline_runs(db, [], 4) == []

@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import kernel_abi
 from ..database import Chunk, Database
-from ..device_batches import Batch, device_batches, device_parts, streamed_query_order
+from ..device_batches import Batch, device_batches, device_parts, pipeline_runs, streamed_query_order
 from ..fasta import EncodedSequence
 from ..kernel_abi import SELECT_PICK_THREADS, boundary_rows, even_cuts, scan_rows, select_passes
 from ..plan import DeviceModel, LengthProfile, Plan, choose_threshold, evaluate
@@ -1342,7 +1342,8 @@ class CudaBackend:
         stage's seconds (see below). ``on_chunk(chunk)`` once a chunk is scored.
 
         With a :class:`~swgpu_core.gpu.seed.CudaSeeder` on this scanner's workers, each device's
-        runs (:func:`~swgpu_core.device_batches.device_parts`) are one pipeline: the next run's seed
+        runs (:func:`~swgpu_core.device_batches.device_parts`, the first and the last cut short by
+        :func:`~swgpu_core.device_batches.pipeline_runs`) are one pipeline: the next run's seed
         kernel is queued, on the seeder's stream, before the host builds this run's task lists
         and queues their scoring, so the GPU seeds one run beside scoring the other and the host's
         work hides behind both (bench200M x 500 on an H100: 0.76 s against 0.90 s one stage after
@@ -1374,7 +1375,7 @@ class CudaBackend:
         # each device's runs from the longest subjects down, so that what runs alone at the end is
         # the scoring of the shortest subjects, many short warps, not that of the longest (not
         # measured apart: it came with e1b2f67's change of the span's loads)
-        mine = [per_device[::-1] for per_device in device_parts(db, chunks, len(self.workers))]
+        mine = [pipeline_runs(db, per_device[::-1]) for per_device in device_parts(db, chunks, len(self.workers))]
         left = [sum(1 for per_device in mine for c, _p in per_device if c == k) for k in range(len(chunks))]  # runs to score, per chunk
 
         def run(d: int) -> Generator[cp.cuda.Event, None, list[tuple[int, Chunk, list[np.ndarray], list[np.ndarray]]]]:
