@@ -73,11 +73,14 @@ def device_parts(db: Database, chunks: list[Chunk], n_devices: int) -> list[list
 
 
 #: the share of its residues to which the fast mode's pipeline (CudaBackend.scan_seeded) cuts
-#: its first and its last run (:func:`pipeline_runs`). Measured on an H100 (bench200M x 500, the
-#: warm search through the API, two rounds of three, interleaved; bench/RESULTS.md, thirteenth
-#: session): 0.505 / 0.529 s with both cut, 0.524 / 0.586 s with the last only, 0.555 / 0.581 s
-#: with neither. (Tried at 313537e, when each run's host work looped over the queries, it gave nothing.)
-EDGE_SHARE = 4
+#: its first and its last run (:func:`pipeline_runs`). Measured on H100s (bench200M x 500, the
+#: warm search through the API, rounds of three, trees interleaved; bench/RESULTS.md, thirteenth
+#: session): against no cut, a quarter gave 0.505 / 0.529 s against 0.555 / 0.581 s (the last run
+#: alone cut: 0.524 / 0.586 s); on other machines, halves 0.473 / 0.478 / 0.504 / 0.490 s against
+#: a quarter's 0.546 / 0.529 / 0.497 / 0.494 s, an eighth 0.509 / 0.508 s, every run halved
+#: 0.521 / 0.519 s. (Tried at 313537e, when each run's host work looped over the queries, a
+#: quarter gave nothing.)
+EDGE_SHARE = 2
 
 
 def _split(db: Database, run: Chunk, at_residue: int) -> tuple[Chunk, Chunk] | None:
