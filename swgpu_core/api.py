@@ -29,6 +29,7 @@ import numpy as np
 
 from .alphabet import DNA, PROTEIN, Alphabet
 from .database import DEFAULT_CHUNK_RESIDUES, Database
+from .device_batches import seeded_order
 from .errors import InputError
 from .fasta import EncodedSequence
 from .formats import FORMATS, Results, choose_format, write_results
@@ -141,7 +142,9 @@ def search(
     kind, _, _ = choose_statistics(scoring, stats_mode, lam, kappa, no_fit=no_fit)  # an impossible choice fails before the scan
     if keep_score_stats is None:
         keep_score_stats = kind == "fit" or chunks is not None
-    db.verify_ahead(chunks)  # overlaps the reading of the queries and the GPU's start-up
+    # checked ahead, while the queries are read and the GPU starts, in the order the scan takes them
+    ahead = list(chunks) if chunks is not None else list(range(len(db.chunks)))
+    db.verify_ahead(seeded_order(ahead) if mode == "fast" else ahead)
     if isinstance(queries, (str, os.PathLike)):
         queries = read_queries(queries, db.alphabet)
     queries = list(queries)

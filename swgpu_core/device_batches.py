@@ -40,6 +40,7 @@ so it is tested without a GPU.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,13 +96,24 @@ def _split(db: Database, run: Chunk, at_residue: int) -> tuple[Chunk, Chunk] | N
     )
 
 
+def seeded_order(chunks: Sequence[int]) -> list[int]:
+    """The order in which the fast mode's pipeline on GPUs takes ``chunks`` (indices in database
+    order; :func:`pipeline_runs`): the longest subjects first, so the last chunk first, and what
+    runs alone at the end is the scoring of the shortest subjects, many short warps, not that of
+    the longest. A search checks the database's chunks ahead in this order
+    (:meth:`swgpu_core.database.Database.verify_ahead`), so that the pipeline's first uploads
+    find theirs checked."""
+    return list(reversed(chunks))
+
+
 def pipeline_runs(db: Database, runs: list[tuple[int, Chunk]], share: int = EDGE_SHARE) -> list[tuple[int, Chunk]]:
-    """One device's ``runs`` ((chunk index, run) in the order the pipeline takes them) with the
-    first and the last cut: the pipeline seeds its first run with nothing beside it on the GPU
-    and scores its last alone, so those two are made short. The first run's last ``1/share`` of
-    residues (its longest subjects, whose scoring is the critical path) becomes a run of its own,
-    taken first; the last run's first ``1/share`` (its shortest subjects) is taken last."""
-    out = list(runs)
+    """One device's ``runs`` ((chunk index, run) in database order, :func:`device_parts`) in the
+    order the pipeline takes them (:func:`seeded_order`), with the first and the last cut: the
+    pipeline seeds its first run with nothing beside it on the GPU and scores its last alone, so
+    those two are made short. The first run's last ``1/share`` of residues (its longest subjects,
+    whose scoring is the critical path) becomes a run of its own, taken first; the last run's
+    first ``1/share`` (its shortest subjects) is taken last."""
+    out = [runs[k] for k in seeded_order(range(len(runs)))]
     if out:
         c, run = out[0]
         pieces = _split(db, run, run.residue_stop - run.n_residues // share)

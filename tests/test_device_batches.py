@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from swgpu_core.device_batches import Batch, device_batches, device_parts, pipeline_runs, streamed_query_order
+from swgpu_core.device_batches import Batch, device_batches, device_parts, pipeline_runs, seeded_order, streamed_query_order
 
 
 def _check(db, chunks, batches, limit):
@@ -115,8 +115,10 @@ def test_pipeline_runs_cut_the_first_and_last_run_short(bundled_db, n_chunks):
     the runs between as they were."""
     db = bundled_db
     chunks = db.chunks[:n_chunks] if n_chunks else db.chunks
-    runs = device_parts(db, chunks, 1)[0][::-1]  # as CudaBackend.scan_seeded takes them: the longest subjects first
-    cut = pipeline_runs(db, runs, 4)
+    in_db_order = device_parts(db, chunks, 1)[0]
+    cut = pipeline_runs(db, in_db_order, 4)
+    runs = in_db_order[::-1]  # as the pipeline takes them (seeded_order): the longest subjects first
+    assert [c for c, _ in runs] == seeded_order([c for c, _ in in_db_order])
     longest = int(np.max(np.diff(db.offsets)))
     assert len(cut) == len(runs) + 2
     (c0, first), (c1, rest) = cut[0], cut[1]

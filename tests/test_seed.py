@@ -186,6 +186,18 @@ def test_counts_and_threads_do_not_change_the_set(bundled_db: Database, resource
     assert all(np.array_equal(a, b) for a, b in zip(*out))
 
 
+@pytest.mark.parametrize(("mode", "chunks"), [("exact", None), ("fast", None), ("fast", [0, 2])])
+def test_a_search_checks_its_chunks_ahead_in_the_order_it_scans_them(bundled_db, resources, monkeypatch, mode, chunks) -> None:
+    """A fast search's pipeline takes the chunks from the longest subjects down (seeded_order), so
+    the database's background check goes that way too, and its first uploads find them checked."""
+    asked: list = []
+    monkeypatch.setattr(type(bundled_db), "verify_ahead", lambda self, order: asked.append(list(order)))
+    queries = sw.read_queries(resources / "queries.fasta")[:2]
+    sw.search(bundled_db, queries, backend="cpu", top=5, threads=1, mode=mode, chunks=chunks)
+    wanted = chunks if chunks is not None else list(range(len(bundled_db.chunks)))
+    assert asked == [wanted[::-1] if mode == "fast" else wanted] and len(bundled_db.chunks) == 4
+
+
 # --- the exact stage --------------------------------------------------------------------------
 
 

@@ -1372,10 +1372,8 @@ class CudaBackend:
                     on_chunk(chunk)
             return out, seconds
         kernels = seeder.kernel_seconds
-        # each device's runs from the longest subjects down, so that what runs alone at the end is
-        # the scoring of the shortest subjects, many short warps, not that of the longest (not
-        # measured apart: it came with e1b2f67's change of the span's loads)
-        mine = [pipeline_runs(db, per_device[::-1]) for per_device in device_parts(db, chunks, len(self.workers))]
+        # each device's runs from the longest subjects down (device_batches.seeded_order)
+        mine = [pipeline_runs(db, per_device) for per_device in device_parts(db, chunks, len(self.workers))]
         left = [sum(1 for per_device in mine for c, _p in per_device if c == k) for k in range(len(chunks))]  # runs to score, per chunk
 
         def run(d: int) -> Generator[cp.cuda.Event, None, list[tuple[int, Chunk, list[np.ndarray], list[np.ndarray]]]]:
