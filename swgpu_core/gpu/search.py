@@ -225,21 +225,6 @@ class DeviceWorker:
             for stream in (self.compute, *self.inters, *self.longs):
                 stream.synchronize()
 
-    def reserve(self, wanted: list[tuple[cp.cuda.Stream, int]]) -> None:
-        """Grow CuPy's pool by ``nbytes`` for each (stream, nbytes), at once: a block made and
-        dropped on that stream stays in the pool's part for it, which later allocations there
-        split. Called where the GPU is idle (the fast pipeline's start, CudaBackend.scan_seeded):
-        in a process's first search the pool otherwise grew at each run's new sizes, and a turn
-        of the pipeline that grew it ended only after the GPU had finished the scoring queued
-        before it (bench/fast_timeline.py --cold). A reservation the GPU cannot hold is skipped."""
-        with cp.cuda.Device(self.device_id):
-            for stream, nbytes in wanted:
-                try:
-                    with stream:
-                        cp.empty(max(nbytes, 1), np.uint8)
-                except cp.cuda.memory.OutOfMemoryError:
-                    return
-
     def staging_ring(self) -> None:
         """Make the ring of pinned buffers of :meth:`_copy_in` (on its first upload: a worker that
         copies its batches from another GPU needs none)."""
@@ -1387,7 +1372,6 @@ class CudaBackend:
                     on_chunk(chunk)
             return out, seconds
         kernels = seeder.kernel_seconds
-        seeder.reserve(db, chunks)
         # each device's runs from the longest subjects down (device_batches.seeded_order)
         mine = [pipeline_runs(db, per_device) for per_device in device_parts(db, chunks, len(self.workers))]
         left = [sum(1 for per_device in mine for c, _p in per_device if c == k) for k in range(len(chunks))]  # runs to score, per chunk

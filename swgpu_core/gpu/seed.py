@@ -220,26 +220,6 @@ class CudaSeeder:
         """The device workers it seeds on, one per device (a scanner's, when the engine made both)."""
         return [d.worker for d in self.devices]
 
-    def reserve(self, db: Database, chunks: list[Chunk]) -> None:
-        """Reserve in CuPy's pool, on every device, the memory a pipeline over ``chunks`` takes
-        (:meth:`DeviceWorker.reserve`), scaled by the largest chunk's bits of (query, subject),
-        B = n_queries x its subjects / 8 bytes: its residues and offsets twice (a run is
-        uploaded while the one before is scored), the seed kernel's bits and segments twice,
-        16 B for the collection of the bits (their compaction's scans, about 8 bytes per word
-        and per set bit), and 8 B for each scoring stream's lists, scores and profiles. On
-        bench200M x 500 queries (B of 12 MB) that is about 0.5 GB; measured against none
-        (H100, the command line, five rounds interleaved): a scan of 0.57-0.62 s (one 0.71 s)
-        against 0.60-0.66 s (bench/RESULTS.md, thirteenth session)."""
-        residues = max(c.n_residues for c in chunks)
-        subjects = max(c.n_sequences for c in chunks)
-        bits = self.n_queries * (subjects + 31) // 8
-        for d in self.devices:
-            w = d.worker
-            d.worker.reserve([
-                (w.copy, 2 * (residues + 12 * subjects)), (d.stream, 2 * (bits + 8 * subjects)), (d.collect, 16 * bits),
-                (w.longs[0], 8 * bits), (w.longs[1], 8 * bits),
-            ])  # fmt: skip
-
     def part_steps(
         self, device: int, db: Database, part: Chunk, keep: Chunk | None = None
     ) -> Generator[cp.cuda.Event, None, list[np.ndarray]]:
