@@ -14,7 +14,7 @@ of its own (``bnd_rows``); one-pass queries read none.
 A pair of a query of several passes and a long subject is one group's passes one after the
 other, the launch's critical path: on bench200M's longest subjects (24,740-36,000 residues),
 208 pairs of queries longer than 2,048 residues took 0.106 s of a chunk's 0.192 s
-(bench/RESULTS.md, tenth session). :func:`long_pairs` sends those to the intra-task kernel's
+(bench/RESULTS.md, tenth session). :func:`pair_kernels` sends those to the intra-task kernel's
 task lists instead (``sw_intra_tasks``: a block per group, the query across its warps, so a
 pass covers up to 2,048 columns, not 128).
 """
@@ -58,17 +58,6 @@ LONG_PAIR_STEPS = 1 << 15
 INTRA_TASK_WARPS = (1, 2, 4, 8)
 
 
-def long_pairs(query_length: int, subject_lengths: np.ndarray) -> np.ndarray:
-    """Which of a query's subjects (their lengths) it is scored against by the intra-task kernel
-    (:func:`intra_task_warps` warps per block): those whose inter-task scan would take
-    LONG_PAIR_STEPS serial steps or more, when the intra-task block takes fewer passes."""
-    lanes, r = task_shape(query_length)
-    inter_passes = -(-query_length // (lanes * r))
-    if -(-query_length // intra_cols(query_length)) >= inter_passes:
-        return np.zeros(np.shape(subject_lengths), bool)
-    return inter_passes * np.asarray(subject_lengths, np.int64) >= LONG_PAIR_STEPS
-
-
 def intra_task_warps(query_length: int) -> int:
     """The intra-task block's warps for a query's long pairs: the default intra pass (one of INTRA_TASK_WARPS)."""
     return intra_cols(query_length) // INTRA_COLS_PER_WARP
@@ -86,11 +75,13 @@ def _query_rule(query_length: int) -> tuple[int, int, int]:
 
 def pair_kernels(query_lengths: np.ndarray, owner: np.ndarray, subject_lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per pair (query ``owner[k]`` of ``query_lengths``, a subject of ``subject_lengths[k]``):
-    whether it is long (:func:`long_pairs`), and its kernel's width: the intra-task block's warps
+    whether it is long, and its kernel's width: the intra-task block's warps
     (:func:`intra_task_warps`) for a long pair, else the inter-task lane's columns
-    (:func:`task_shape`). The same rule as those per query, for every pair of a run at once (a
-    loop over 500 queries cost the host milliseconds at each run, where the last run's
-    scoring waits for it)."""
+    (:func:`task_shape`). A pair is long, and scored by the intra-task kernel, when its
+    inter-task scan would take LONG_PAIR_STEPS serial steps or more (the query's inter-task
+    passes times the subject's rows) and the intra-task block takes the query in fewer passes.
+    Every pair of a run at once: a loop over 500 queries cost the host milliseconds at each
+    run, where the last run's scoring waits for it."""
     rules = np.array([_query_rule(int(n)) for n in query_lengths], np.int64).reshape(-1, 3)
     cols, passes, warps = rules[owner, 0], rules[owner, 1], rules[owner, 2]
     long = (passes > 0) & (passes * np.asarray(subject_lengths, np.int64) >= LONG_PAIR_STEPS)

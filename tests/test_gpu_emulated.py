@@ -72,7 +72,7 @@ got = get_engine("cuda").scanner(Scoring.protein()).scan_subset(db, chunk, subse
 want = CpuBackend(Scoring.protein()).scan_subset(db, chunk, subset_records, subsets, 3)
 for (gi, gs), (wi, ws) in zip(got, want):
     assert np.array_equal(gi, wi) and np.array_equal(gs, ws)
-widths = {subset_tasks.intra_task_warps(len(q)) for q, s in zip(subset_records, subsets) if s.size and subset_tasks.long_pairs(len(q), [1 << 30])[0]}
+widths = {subset_tasks.intra_task_warps(len(q)) for q, s in zip(subset_records, subsets) if s.size and subset_tasks.pair_kernels(np.array([len(q)]), np.zeros(1, np.int64), np.array([1 << 30]))[0][0]}
 assert {4, 8} <= widths and cupy.CALLS["seed_candidates"] > 0 and cupy.CALLS["sw_inter_tasks"] > 0 and cupy.CALLS["sw_intra_tasks"] == len(widths)
 # the packed kernels' overflow list: with a score limit of 32,767 - 60, every pair scoring 60 or
 # more is listed, its packed score taken as lost (as a saturated one would be), and rescored by

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from swgpu_core.plan import intra_cols
 from swgpu_core.subset_tasks import (
     INTRA_TASK_WARPS,
     LONG_PAIR_STEPS,
     intra_task_warps,
-    long_pairs,
     pair_kernels,
     scores_by_query,
     task_list,
@@ -32,13 +32,23 @@ from swgpu_core.subset_tasks import (
     ],
 )
 def test_a_pair_is_long_when_its_inter_task_passes_take_the_steps(query, subject, long):
-    assert long_pairs(query, np.array([subject, 10]))[0] == long
-    assert not long_pairs(query, np.array([subject, 10]))[1]
+    got, _width = pair_kernels(np.array([query]), np.zeros(2, np.int64), np.array([subject, 10]))
+    assert got[0] == long and not got[1]
+
+
+def _long_pairs(query_length: int, subject_lengths: np.ndarray) -> np.ndarray:
+    """The rule for one query, as written before pair_kernels: the inter-task passes of 8 lanes,
+    long where they take LONG_PAIR_STEPS steps and the intra-task block takes fewer passes."""
+    lanes, r = task_shape(query_length)
+    inter_passes = -(-query_length // (lanes * r))
+    if -(-query_length // intra_cols(query_length)) >= inter_passes:
+        return np.zeros(np.shape(subject_lengths), bool)
+    return inter_passes * np.asarray(subject_lengths, np.int64) >= LONG_PAIR_STEPS
 
 
 def test_the_pairs_kernels_at_once_follow_the_rule_per_query():
-    """pair_kernels, the rule for a run's pairs at once, equals long_pairs, intra_task_warps and
-    task_shape per query, for queries of 1 to 9,000 residues and subjects around the threshold."""
+    """pair_kernels, the rule for a run's pairs at once, equals the rule per query (_long_pairs,
+    intra_task_warps and task_shape), for queries of 1 to 9,000 residues and subjects around the threshold."""
     rng = np.random.default_rng(5)
     queries = np.concatenate((rng.integers(1, 9000, 300), [1, 64, 65, 128, 129, 2048, 2049]))
     owner = np.repeat(np.arange(queries.size), 40)
@@ -47,7 +57,7 @@ def test_the_pairs_kernels_at_once_follow_the_rule_per_query():
     assert 0 < long.sum() < long.size
     for q, n in enumerate(queries):
         mine = owner == q
-        want = long_pairs(int(n), subjects[mine])
+        want = _long_pairs(int(n), subjects[mine])
         assert np.array_equal(long[mine], want)
         assert np.array_equal(width[mine], np.where(want, intra_task_warps(int(n)), task_shape(int(n))[1]))
 
@@ -55,7 +65,9 @@ def test_the_pairs_kernels_at_once_follow_the_rule_per_query():
 def test_every_long_query_has_an_intra_task_kernel():
     """Every query that can have long pairs gets a block width whose task kernel is compiled
     (``swgpu_core.gpu.kernels.INTRA_TASK_SHAPES``, those of INTRA_TASK_WARPS)."""
-    widths = {intra_task_warps(n) for n in range(1, 40_000) if long_pairs(n, np.array([1 << 30]))[0]}
+    lengths = np.arange(1, 40_000)
+    long, width = pair_kernels(lengths, np.arange(lengths.size), np.full(lengths.size, 1 << 30))
+    widths = set(width[long].tolist())
     assert widths == set(INTRA_TASK_WARPS)
 
 

@@ -728,7 +728,7 @@ class DeviceWorker:
         it is about to wait for): the pairs of one kernel shape in one task-list launch (packed
         16-bit; entries that may have overflowed rescored in 32 bits in a second, small one).
 
-        The long pairs (:func:`~swgpu_core.subset_tasks.long_pairs`) go to the intra-task kernel on
+        The long pairs (:func:`~swgpu_core.subset_tasks.pair_kernels`) go to the intra-task kernel on
         one long stream, queued first, so that their blocks, the critical path, start before the
         inter-task warps of the other pairs fill the GPU; the others on a second long stream. Both
         have the highest priority, so that the seeding of the next run (on the seeder's stream,
