@@ -252,6 +252,13 @@ print(json.dumps({'kind': 'fast-cli-ab', 'commit': '$SWGPU_COMMIT', 'tree': sys.
             "$tag" "$(python3 -c "print($EPOCHREALTIME - $s)")" "$W/abfast_$tag.err" | tee -a "$OUT/fast_cli_ab.jsonl"
         done
       done
+      python3 -c "import collections, json, statistics, sys
+scans = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r['commit'] == sys.argv[2] and r['scan'] is not None:
+        scans[r['tree']].append(r['scan'])
+print('abfast medians:', {t: (statistics.median(v), min(v), max(v)) for t, v in scans.items()})" "$OUT/fast_cli_ab.jsonl" "$SWGPU_COMMIT"
       first=$(basename "${trees[0]}")
       for tree in "${trees[@]}"; do cmp -s "$W/abfast_$first.tsv" "$W/abfast_$(basename "$tree").tsv" && echo "abfast: $(basename "$tree") table identical to $first's" || echo "abfast: $(basename "$tree") table differs from $first's"; done ;;
     seedsrc)
