@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: the GPU tests (skips fail), where the command line's time goes, and the
 # side-by-side scoreboard against CUDASW++4.0; logs and JSON lines under $OUT.
-#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [longpairs] [taskpolicy] [seedab] [seedparams] [fastprofile] [cliprofile] [abfast] [subsetncu] [timeline] [seedsrc] [fastcli] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
+#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [longpairs] [seedab] [seedparams] [fastprofile] [cliprofile] [abfast] [subsetncu] [timeline] [seedsrc] [fastcli] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
 # Expects the wheels the device's python lacks under .whl/ and a copy of shared/ (data/,
 # tools/, anchors/) under .carry/ (both carried, both git-ignored).
 set -uo pipefail
@@ -163,15 +163,6 @@ for line in sys.stdin:
       # the long pairs sent to the intra-task kernel (bench/subset_split.py --steps; 0: none)
       bench200M; zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
       python3 bench/subset_split.py "$W/sw_bench200M" "$W/q500.fasta" --steps ${LONG_STEPS:-0 65536 32768 131072} \
-        | tee "$OUT/long_pairs.jsonl" | cut -c1-200 || rc=1 ;;
-    taskpolicy)
-      # issue 15: the fast search with the task kernels' shapes of the eleventh session against the
-      # current ones, interleaved in one process (bench/task_policy.py), then the candidates' scoring per
-      # LONG_PAIR_STEPS value with the current shapes (bench/subset_split.py --steps)
-      bench200M; zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
-      python3 bench/task_policy.py "$W/sw_bench200M" "$W/q500.fasta" --rounds ${POLICY_ROUNDS:-3} | sed "s/^{/{\"commit\": \"$SWGPU_COMMIT\", /" \
-        | tee -a "$OUT/task_policy.jsonl" || rc=1
-      [ -z "${LONG_STEPS:-}" ] || python3 bench/subset_split.py "$W/sw_bench200M" "$W/q500.fasta" --steps $LONG_STEPS \
         | tee "$OUT/long_pairs.jsonl" | cut -c1-200 || rc=1 ;;
     seedab)
       # issue 15: the seed kernel alone per chunk (bench/seed_ab.py: seconds, registers, a digest of the

@@ -34,7 +34,7 @@ from .plan import INTRA_COLS_PER_WARP, inter_cols_per_lane, intra_cols
 #: passes, :func:`task_list`). Before, each query took the narrowest of 8 x 8, 8 x 16, 16 x 16
 #: and 32 x 16 that held it in one pass, else 32 x 16 in several: the 500 queries padded to 75%
 #: useful columns, against 85% here, and a 32-lane pass fills and drains its wavefront for 31
-#: steps, not 7. The fast search of bench200M x 500 (H100, bench/task_policy.py, one process,
+#: steps, not 7. The fast search of bench200M x 500 (H100, bench/task_policy.py of 7f12580, one process,
 #: 3 rounds each, the same hits): 0.693 s against 0.733 s.
 TASK_LANES = 8
 
