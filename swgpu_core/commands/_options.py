@@ -12,13 +12,16 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .. import cuda_driver
 from ..engine import KINDS, warm_up
 from ..errors import InputError
 from ..formats import FORMATS, Output, choose_format, plan_output
 from ..outfmt import DEFAULT_OUTFMT, fields_help
-from ..seed import SeedParams
+
+if TYPE_CHECKING:  # the seeding module is imported by the commands that search, not by every one
+    from ..seed import SeedParams
 
 
 def start_gpu(
