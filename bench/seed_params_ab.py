@@ -1,6 +1,6 @@
 """The fast search under several seed rules in one warm process (issue 15): per rule, the
-search's scan seconds (median of interleaved rounds), its seed and scoring kernels' seconds,
-its candidates, and the recall of its table (its top hits) against the exact search's pairs
+search's scan seconds (median of interleaved rounds), its candidate stage's seconds (the seed
+kernels'), its candidates and extensions, and the recall of its table (its top hits) against the exact search's pairs
 with E <= 1e-5 and 1e-3, made first in the same process. One JSON line per rule.
 
     python bench/seed_params_ab.py DB QUERIES.fasta --points 20,16,52,3 25,16,52,3 [--rounds 3] [--top 500]

@@ -170,9 +170,10 @@ def warm_up(worker: DeviceWorker, params: SeedParams, scoring: Scoring) -> None:
     """Load, ahead of a fast search (from :func:`swgpu_core.engine.warm_up`'s thread), what its
     candidate stage loads on first use in a process: the seed kernel for ``params``, and the
     CuPy routines of the key table and of the candidates' collection, by making the tables of an
-    empty query batch and collecting a run of no bits on ``worker``'s device. (A cold process's
+    empty query batch and collecting a few set bits on ``worker``'s device. (A cold process's
     first search spent 0.4 s more than a warm one making its tables, and its collections 0.1 s
-    more within its scan, bench/RESULTS.md.) The tables' memory goes back to CuPy's pool."""
+    more within its scan, bench/RESULTS.md.) The tables' memory stays in CuPy's pool, in the
+    part of this seeder's own streams, which the search's seeder does not use."""
     seed = _DeviceSeed(worker, seed_index([], params), params, scoring)
     with cp.cuda.Device(worker.device_id), seed.collect:
         # bits set, one past the subjects: every routine runs (CuPy loads none for an empty array)
