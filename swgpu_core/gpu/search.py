@@ -794,8 +794,9 @@ class DeviceWorker:
                 del w_staging  # its copy is done
                 for m, got in zip(mine, scores_by_query(wide, w_scores[: wide.n_slots], per_query)):
                     host[m] = got
-            given = [flat[ids] for _, ids in members]
-            scores[np.concatenate([ids for _, ids in members])] = np.concatenate(scores_by_query(tasks, host, given))
+            # scores_by_query reads only how many subjects each query gave, which its ids in flat tell
+            pair_ids = [ids for _, ids in members]
+            scores[np.concatenate(pair_ids)] = np.concatenate(scores_by_query(tasks, host, pair_ids))
         yield dev.last_use
         dev.last_use.synchronize()
         seconds = cp.cuda.get_elapsed_time(start, dev.last_use) / 1e3
