@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
-#   run: bash bench/device_multigpu.sh [tests] [fast] [jobstart] [concphases] [probe] [phases] [order] [search] [abworkflow] [abwall] [concstart] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
+#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [order] [search] [abworkflow] [abwall] [concstart] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`), .carry (a copy of shared/)
 # Every step runs on 1, 2, 4 and 8 GPUs as far as the machine has them (and on all of them).
 # 1. search: `swgpu search --devices 0`, `0,1`, ... on bench200M x 500 queries (scan GCUPS as
@@ -316,6 +316,46 @@ PY
       done; done
       cmp -s "$W/abwall_ab_old.out" "$W/abwall_$(basename "$PWD").out" && echo "abwall: outputs identical" || { echo "abwall: outputs differ"; rc=1; }
       cp "$W/abwall.txt" "$OUT/" ;;
+    fastdefault)
+      # the fast mode where no GPUs are named (as many as the work pays for, device_batches.fast_device_count)
+      # beside --devices 0 and all GPUs, interleaved, 3 rounds: wall and the command's scan; outputs compared
+      bench_db
+      swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$ALL" --top 500 --mode fast --out /dev/null --quiet
+      : > "$W/fastdefault.txt"
+      for round in 1 2 3; do for devs in default 0 "$ALL"; do
+        opt=(--devices "$devs"); [ "$devs" = default ] && opt=()
+        t0=$(now)
+        swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda "${opt[@]}" --top 500 --mode fast \
+          --outfmt "6 qseqid sseqid evalue score" --out "$W/fastdefault_${devs//,/_}.out" 2> "$W/fastdefault.log"
+        t1=$(now)
+        echo "$devs $(python3 -c "print(round($t1 - $t0, 3))") $(summary "$W/fastdefault.log")" | tee -a "$W/fastdefault.txt"
+      done; done
+      for f in "$W"/fastdefault_*.out; do cmp -s "$W/fastdefault_0.out" "$f" || { echo "fastdefault: $f differs"; rc=1; }; done
+      cp "$W/fastdefault.txt" "$OUT/" ;;
+    abfast)
+      # the fast mode on GPU 0 and on all GPUs, A/B on one machine: the trees of AB_TREES (default
+      # ab_old: other swgpu_core trees, copied there untracked for the call) against this one,
+      # interleaved, AB_ROUNDS rounds (default 3): process wall and the command's scan seconds; outputs compared.
+      # AB_QUERY_COPIES=K: the 500 queries K times over (each copy's ids made unique), K times the work
+      bench_db
+      q=$W/q500.fasta
+      if [ "${AB_QUERY_COPIES:-1}" -gt 1 ]; then
+        q=$W/q500x${AB_QUERY_COPIES}.fasta
+        for k in $(seq "$AB_QUERY_COPIES"); do sed "s/^>\([^ ]*\)/>\1_copy$k/" "$W/q500.fasta"; done > "$q"
+      fi
+      for tree in ${AB_TREES:-ab_old}; do [ -d "$tree/swgpu_core" ] || { echo "abfast: no $tree/"; rc=1; continue 2; }; done
+      swgpu search --db "$W/db" --query "$q" --backend cuda --devices "$ALL" --top 500 --mode fast --out /dev/null --quiet
+      : > "$W/abfast.txt"
+      for round in $(seq "${AB_ROUNDS:-3}"); do for tree in ${AB_TREES:-ab_old} "$PWD"; do for devs in 0 "$ALL"; do
+        t0=$(now)
+        (cd "$tree" && PYTHONPATH=/tmp/site:$PWD python3 -m swgpu_core search --db "$W/db" --query "$q" --backend cuda \
+          --devices "$devs" --top 500 --mode fast --outfmt "6 qseqid sseqid evalue score" --out "$W/abfast_$(basename "$tree")_${devs//,/_}.out" \
+          2> "$W/abfast.log")
+        t1=$(now)
+        echo "$(basename "$tree") $devs $(python3 -c "print(round($t1 - $t0, 3))") $(summary "$W/abfast.log")" | tee -a "$W/abfast.txt"
+      done; done; done
+      for f in "$W"/abfast_*.out; do cmp -s "$W/abfast_$(basename "$PWD")_0.out" "$f" || { echo "abfast: $f differs"; rc=1; }; done
+      cp "$W/abfast.txt" "$OUT/" ;;
     concstart)
       # the workflow's first round starts one job per GPU at the same instant, and those jobs took
       # 0.2-0.4 s longer than jobs started alone (RESULTS.md): here one process per GPU at once
