@@ -29,7 +29,7 @@ import numpy as np
 
 from .alphabet import DNA, PROTEIN, Alphabet
 from .database import DEFAULT_CHUNK_RESIDUES, Database
-from .device_batches import seeded_order
+from .device_batches import fast_device_count, seeded_order
 from .errors import InputError
 from .fasta import EncodedSequence
 from .formats import FORMATS, Results, choose_format, write_results
@@ -124,14 +124,16 @@ def search(
     ``backend``: ``"cpu"``, ``"cuda"``, ``"auto"`` (CUDA when usable, else CPU; why not is
     ``swgpu_core.engine.resolve(...).reason``) or an engine. ``chunks``: scan only these chunks (for hit lists merged
     later). ``threads`` (CPU, 0 = all cores), ``devices``, ``threshold`` and
-    ``memory_budget`` (bytes of GPU memory per device) tune the backends.
+    ``memory_budget`` (bytes of GPU memory per device) tune the backends. ``devices`` None:
+    every visible GPU, or for the fast mode as many as its work pays for
+    (:func:`~swgpu_core.device_batches.fast_device_count`).
 
     ``keep_score_stats``: count every score into its query's histogram (what a fit needs;
     ``result.score_stats``, saved with the hit lists). None: when this search fits, or when
     it scans some ``chunks`` (their hit lists may be merged and fitted later); the counting
     costs time that BLAST's statistics do not need.
     """
-    from .engine import get_engine
+    from .engine import CudaEngine, get_engine
     from .search import check_search_options
     from .search import search as run_search
     from .stats import choose_statistics
@@ -150,6 +152,10 @@ def search(
     queries = list(queries)
     engine = get_engine(backend)
     device_list = list(devices) if devices is not None else None
+    if mode == "fast" and device_list is None and isinstance(engine, CudaEngine):  # as many GPUs as the work pays for
+        visible = engine.devices(None)
+        cells = sum(len(q) for q in queries) * sum(db.chunks[c].n_residues for c in ahead)
+        device_list = visible[: fast_device_count(cells, len(visible))]
     scanner = engine.scanner(scoring, threads=threads, devices=device_list, threshold=threshold, memory_budget=memory_budget)
     seeder = (
         engine.seeder(scoring, queries, seed_params if seed_params is not None else SeedParams(), threads=threads, devices=device_list)

@@ -73,6 +73,27 @@ def device_parts(db: Database, chunks: list[Chunk], n_devices: int) -> list[list
     return out
 
 
+#: the work (query residues x database residues) a fast search takes per GPU where its GPUs are
+#: not named (:func:`fast_device_count`)
+FAST_CELLS_PER_GPU = 8e13
+
+
+def fast_device_count(cells: float, visible: int) -> int:
+    """How many of the ``visible`` GPUs a fast search of ``cells`` (query residues x database
+    residues) runs on where its GPUs are not named: one per :data:`FAST_CELLS_PER_GPU`, at least one.
+
+    Why not every one, as the exact search: each further GPU is set up (its context, 0.12-0.16 s,
+    and its seed tables) before the candidate stage starts, and the one host thread that drives
+    them all builds the task lists of every run, about 0.45 of a one-GPU search's time, so a
+    short fast search ends later on more GPUs. Measured on 4 x H200 and 2 x H200 (the scan as
+    the command reports it, bench/RESULTS.md, fourteenth session): bench200M x 500 queries
+    (4.9e13 cells) took 0.565 s on one GPU, 0.685 s on two and 0.895 s on four; four times the
+    queries (2.0e14 cells) 1.77-2.39 s on one and 1.39-1.63 s on two. A line through those two
+    points crosses one GPU's time near 7.5e13 cells; more GPUs than two were not measured on a
+    search that large, and the host thread bounds them all alike."""
+    return max(1, min(visible, int(cells // FAST_CELLS_PER_GPU)))
+
+
 #: the share of its residues to which the fast mode's pipeline (CudaBackend.scan_seeded) cuts
 #: its first and its last run (:func:`pipeline_runs`). Measured on H100s (bench200M x 500, the
 #: warm search through the API, rounds of three, trees interleaved; bench/RESULTS.md, thirteenth

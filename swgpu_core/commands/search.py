@@ -64,7 +64,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--top", type=int, default=50, help="hits kept per query (default 50)")
     add_scoring_arguments(parser)
     parser.add_argument("--threads", type=int, default=0, help="CPU threads (default: all available cores)")
-    parser.add_argument("--devices", help="comma-separated CUDA device indices (default: every visible GPU)")
+    parser.add_argument(
+        "--devices",
+        help="comma-separated CUDA device indices (default: every visible GPU; --mode fast: as many as the search's size pays for, "
+        "one below 8e13 query x database residues, docs/seeded.md)",
+    )
     parser.add_argument(
         "--threshold",
         type=int,
