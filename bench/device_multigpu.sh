@@ -47,6 +47,14 @@ bench_db() {
   [ -f "$W/db/manifest.json" ] || swgpu makedb "$W/bench200M.fasta.gz" "$W/db" --quiet || exit 1
   [ -f "$W/q500.fasta" ] || zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
 }
+query_copies() {  # query_copies K: the path of the 500 queries K times over (each copy's ids made unique), K times the work
+  local k=${1:-1} q=$W/q500.fasta
+  if [ "$k" -gt 1 ]; then
+    q=$W/q500x$k.fasta
+    [ -f "$q" ] || for c in $(seq "$k"); do sed "s/^>\([^ ]*\)/>\1_copy$c/" "$W/q500.fasta"; done > "$q"
+  fi
+  echo "$q"
+}
 summary() {  # the command's own summary line -> "seconds gcups"
   python3 -c "import re,sys; t=open(sys.argv[1]).read(); m=re.findall(r' in ([0-9.]+) s,? \(?([0-9.]+) GCUPS', t) or re.findall(r'in ([0-9.]+) s \(([0-9.]+) GCUPS', t); print(*m[-1])" "$1"
 }
@@ -318,14 +326,16 @@ PY
       cp "$W/abwall.txt" "$OUT/" ;;
     fastdefault)
       # the fast mode where no GPUs are named (as many as the work pays for, device_batches.fast_device_count)
-      # beside --devices 0 and all GPUs, interleaved, 3 rounds: wall and the command's scan; outputs compared
+      # beside each GPU count, interleaved, 3 rounds: wall and the command's scan; outputs compared.
+      # FAST_COPIES=K: the 500 queries K times over (query_copies)
       bench_db
-      swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$ALL" --top 500 --mode fast --out /dev/null --quiet
+      q=$(query_copies "${FAST_COPIES:-1}")
+      swgpu search --db "$W/db" --query "$q" --backend cuda --devices "$ALL" --top 500 --mode fast --out /dev/null --quiet
       : > "$W/fastdefault.txt"
-      for round in 1 2 3; do for devs in default 0 "$ALL"; do
+      for round in 1 2 3; do for devs in default "${SETS[@]}"; do
         opt=(--devices "$devs"); [ "$devs" = default ] && opt=()
         t0=$(now)
-        swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda "${opt[@]}" --top 500 --mode fast \
+        swgpu search --db "$W/db" --query "$q" --backend cuda "${opt[@]}" --top 500 --mode fast \
           --outfmt "6 qseqid sseqid evalue score" --out "$W/fastdefault_${devs//,/_}.out" 2> "$W/fastdefault.log"
         t1=$(now)
         echo "$devs $(python3 -c "print(round($t1 - $t0, 3))") $(summary "$W/fastdefault.log")" | tee -a "$W/fastdefault.txt"
@@ -338,11 +348,7 @@ PY
       # interleaved, AB_ROUNDS rounds (default 3): process wall and the command's scan seconds; outputs compared.
       # AB_QUERY_COPIES=K: the 500 queries K times over (each copy's ids made unique), K times the work
       bench_db
-      q=$W/q500.fasta
-      if [ "${AB_QUERY_COPIES:-1}" -gt 1 ]; then
-        q=$W/q500x${AB_QUERY_COPIES}.fasta
-        for k in $(seq "$AB_QUERY_COPIES"); do sed "s/^>\([^ ]*\)/>\1_copy$k/" "$W/q500.fasta"; done > "$q"
-      fi
+      q=$(query_copies "${AB_QUERY_COPIES:-1}")
       for tree in ${AB_TREES:-ab_old}; do [ -d "$tree/swgpu_core" ] || { echo "abfast: no $tree/"; rc=1; continue 2; }; done
       swgpu search --db "$W/db" --query "$q" --backend cuda --devices "$ALL" --top 500 --mode fast --out /dev/null --quiet
       : > "$W/abfast.txt"

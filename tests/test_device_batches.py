@@ -8,6 +8,7 @@ import pytest
 from swgpu_core import device_batches as batches_module
 from swgpu_core.device_batches import (
     FAST_CELLS_PER_GPU,
+    FAST_MAX_GPUS,
     Batch,
     device_batches,
     device_parts,
@@ -153,8 +154,8 @@ def test_fast_device_count_grows_with_the_work():
     assert fast_device_count(4.9e13, 4) == 1  # bench200M x 500 queries: one GPU was fastest (docstring)
     assert fast_device_count(2.0e14, 4) == 2  # four times the queries: two GPUs gained
     assert fast_device_count(2 * FAST_CELLS_PER_GPU, 4) == 2
-    assert fast_device_count(100 * FAST_CELLS_PER_GPU, 4) == 4  # never more than are visible
-    assert fast_device_count(100 * FAST_CELLS_PER_GPU, 1) == 1
+    assert FAST_MAX_GPUS == 2 and fast_device_count(3.9e14, 4) == 2  # eight times: four GPUs' wall was longer than two's
+    assert fast_device_count(100 * FAST_CELLS_PER_GPU, 1) == 1  # never more than are visible
 
 
 def test_a_fast_search_asks_for_the_gpus_its_work_pays_for(bundled_db, resources, monkeypatch):
@@ -186,6 +187,8 @@ def test_a_fast_search_asks_for_the_gpus_its_work_pays_for(bundled_db, resources
 
     assert run(mode="fast") == [("scanner", [0]), ("seeder", [0])]  # a small search: one GPU
     monkeypatch.setattr(batches_module, "FAST_CELLS_PER_GPU", cells / 3)
+    assert run(mode="fast") == [("scanner", [0, 1]), ("seeder", [0, 1])]  # at most FAST_MAX_GPUS
+    monkeypatch.setattr(batches_module, "FAST_MAX_GPUS", 4)
     assert run(mode="fast") == [("scanner", [0, 1, 2]), ("seeder", [0, 1, 2])]
     assert run(mode="fast", devices=[1, 3]) == [("scanner", [1, 3]), ("seeder", [1, 3])]
     assert run(mode="exact") == [("scanner", [0, 1, 2, 3])]

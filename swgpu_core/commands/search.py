@@ -67,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--devices",
         help="comma-separated CUDA device indices (default: every visible GPU; --mode fast: as many as the search's size pays for, "
-        "one below 8e13 query x database residues, docs/seeded.md)",
+        "one below 8e13 query x database residues, at most two; docs/seeded.md)",
     )
     parser.add_argument(
         "--threshold",
