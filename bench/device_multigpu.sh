@@ -331,7 +331,7 @@ PY
       bench_db
       q=$(query_copies "${FAST_COPIES:-1}")
       swgpu search --db "$W/db" --query "$q" --backend cuda --devices "$ALL" --top 500 --mode fast --out /dev/null --quiet
-      : > "$W/fastdefault.txt"
+      : > "$W/fastdefault.txt"; rm -f "$W"/fastdefault_*.out
       for round in 1 2 3; do for devs in default "${SETS[@]}"; do
         opt=(--devices "$devs"); [ "$devs" = default ] && opt=()
         t0=$(now)
@@ -351,7 +351,7 @@ PY
       q=$(query_copies "${AB_QUERY_COPIES:-1}")
       for tree in ${AB_TREES:-ab_old}; do [ -d "$tree/swgpu_core" ] || { echo "abfast: no $tree/"; rc=1; continue 2; }; done
       swgpu search --db "$W/db" --query "$q" --backend cuda --devices "$ALL" --top 500 --mode fast --out /dev/null --quiet
-      : > "$W/abfast.txt"
+      : > "$W/abfast.txt"; rm -f "$W"/abfast_*.out  # a warm machine keeps an earlier call's outputs
       for round in $(seq "${AB_ROUNDS:-3}"); do for tree in ${AB_TREES:-ab_old} "$PWD"; do for devs in 0 "$ALL"; do
         t0=$(now)
         (cd "$tree" && PYTHONPATH=/tmp/site:$PWD python3 -m swgpu_core search --db "$W/db" --query "$q" --backend cuda \
