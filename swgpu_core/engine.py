@@ -315,12 +315,13 @@ class CudaEngine:
 
     def seeder(self, scoring: Scoring, queries: list[EncodedSequence], params: SeedParams, *, threads: int = 0, devices=None) -> Seeder:
         """The GPU candidate stage on ``devices`` (default: every visible GPU), sharing the device
-        workers of this engine's last scanner for the same devices (``threads`` concerns the CPU engine)."""
+        workers of this engine's last scanner for the same devices; its seed index is made on the
+        host on ``threads`` cores (0: all this process may use)."""
         from .gpu.seed import CudaSeeder
 
         ids = tuple(self.devices(devices))
         backend = self._scanners.get(ids)
-        return CudaSeeder(scoring, queries, params, list(ids), workers=backend.workers if backend is not None else None)
+        return CudaSeeder(scoring, queries, params, list(ids), workers=backend.workers if backend is not None else None, threads=threads)
 
     def traceback(self, tasks: Sequence[PairTask], scoring: Scoring, *, threads: int = 0) -> list[PairTrace]:
         """On the GPU (``threads`` concerns the CPU engine)."""

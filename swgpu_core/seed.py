@@ -29,6 +29,8 @@ backends start from, and the types the engine's seeders return.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -157,20 +159,24 @@ TRIGGER_BASE_LOG2 = 9
 
 
 def keys_of(codes: np.ndarray, params: SeedParams, shape: int) -> np.ndarray:
-    """The key of ``shape`` at each position of ``codes`` (int64), -1 where it has none."""
-    codes = np.asarray(codes, np.uint8)
-    length = len(params.shapes[shape])
-    n = codes.size - length + 1
+    """The key of ``shape`` at each position of ``codes`` (int32: at most :data:`MAX_KEYS`), -1 where it has none."""
+    return _keys(params.reduction()[np.asarray(codes, np.uint8)], params, shape)
+
+
+def _keys(groups: np.ndarray, params: SeedParams, shape: int) -> np.ndarray:
+    """:func:`keys_of` from each position's group (``params.reduction()`` of the codes, 255: none)."""
+    n = groups.size - len(params.shapes[shape]) + 1
     if n <= 0:
-        return np.zeros(0, np.int64)
-    groups = params.reduction()[codes].astype(np.int64)
-    key = np.zeros(n, np.int64)
+        return np.zeros(0, np.int32)
+    key = np.zeros(n, np.int32)
     bad = np.zeros(n, bool)
     for o in params.shape_offsets()[shape]:
         g = groups[o : o + n]
         bad |= g == 255
-        key = key * params.n_groups + g
-    return np.where(bad, -1, key)
+        key *= params.n_groups
+        key += g
+    key[bad] = -1
+    return key
 
 
 @dataclass(frozen=True)
@@ -207,25 +213,44 @@ class SeedIndex:
         return out
 
 
-def seed_index(queries: list[np.ndarray], params: SeedParams) -> SeedIndex:
-    """The seed index of a query batch (``queries``: residue codes of each query). Each shape's keys
-    are made over the whole concatenation at once (500 queries: milliseconds, where a pass per
-    query took tenths of a second), then those whose span crosses a query's end are dropped."""
+#: Query residues from which :func:`seed_index` runs its shapes on threads (below, a thread
+#: costs more than it saves)
+PARALLEL_INDEX_RESIDUES = 100_000
+
+
+def seed_index(queries: list[np.ndarray], params: SeedParams, threads: int = 0) -> SeedIndex:
+    """The seed index of a query batch (``queries``: residue codes of each query), its shapes on
+    ``threads`` threads (0: every core this process may use). Each shape's keys are made over the
+    whole concatenation at once (500 queries: milliseconds, where a pass per query took tenths
+    of a second), then those whose span crosses a query's end are dropped. The shapes' numpy
+    work releases the GIL, so they run side by side: 4,000 queries took 2.8 s one shape after
+    the other on the 2-core CPU machine (bench/RESULTS.md, fourteenth session)."""
     codes = np.concatenate([np.asarray(q, np.uint8) for q in queries]) if queries else np.zeros(0, np.uint8)
     starts = np.zeros(len(queries) + 1, np.int64)
     starts[1:] = np.cumsum([len(q) for q in queries])
     if int(starts[-1]) >= 1 << 31:
         raise ValueError("a seeded query batch holds at most 2**31 - 1 residues")
-    ends = np.repeat(starts[1:], np.diff(starts))  # the end of each position's query
-    keys, positions, shape_starts = [], [], [0]
-    for shape, length in enumerate(params.shape_lengths()):
-        key = keys_of(codes, params, shape)
-        pos = np.flatnonzero((key >= 0) & (np.arange(key.size) + length <= ends[: key.size]))
-        packed = np.sort(key[pos] << 31 | pos)  # (key, position) order; unique, so any sort is stable
-        keys.append((packed >> 31).astype(np.int32))
-        positions.append((packed & ((1 << 31) - 1)).astype(np.int32))
-        shape_starts.append(shape_starts[-1] + pos.size)
-    return SeedIndex(codes, starts, np.concatenate(keys), np.concatenate(positions), np.array(shape_starts, np.int64))
+    groups = params.reduction()[codes]
+    # residues from each position to its query's end: a shape of this length or less fits there
+    room = (np.repeat(starts[1:], np.diff(starts)) - np.arange(codes.size)).astype(np.int32)
+
+    def shape_seeds(shape: int) -> tuple[np.ndarray, np.ndarray]:
+        key = _keys(groups, params, shape)
+        pos = np.flatnonzero((key >= 0) & (room[: key.size] >= len(params.shapes[shape])))
+        packed = key[pos].astype(np.int64) << 31 | pos
+        packed.sort()  # (key, position) order; unique, so any sort is stable
+        return (packed >> 31).astype(np.int32), (packed & ((1 << 31) - 1)).astype(np.int32)
+
+    n_shapes = len(params.shapes)
+    workers = min(n_shapes, threads or len(os.sched_getaffinity(0)))
+    if workers > 1 and codes.size >= PARALLEL_INDEX_RESIDUES:
+        with ThreadPoolExecutor(workers) as pool:
+            seeds = list(pool.map(shape_seeds, range(n_shapes)))
+    else:
+        seeds = [shape_seeds(k) for k in range(n_shapes)]
+    shape_starts = np.zeros(n_shapes + 1, np.int64)
+    shape_starts[1:] = np.cumsum([k.size for k, _p in seeds])
+    return SeedIndex(codes, starts, np.concatenate([k for k, _p in seeds]), np.concatenate([p for _k, p in seeds]), shape_starts)
 
 
 def seed_segments(offsets, segment: int = kernel_abi.SEED_SEGMENT) -> np.ndarray:

@@ -12,6 +12,7 @@ import pytest
 from seed_reference import reference_candidates, seed_data, seed_database, write_fasta
 
 import swgpu_core as sw
+from swgpu_core import seed as seed_module
 from swgpu_core.alphabet import PROTEIN
 from swgpu_core.backends.cpu import CpuBackend
 from swgpu_core.backends.cpu_seed import CpuSeeder
@@ -55,11 +56,14 @@ def test_keys_skip_positions_whose_residues_are_in_no_group() -> None:
     assert keys_of(PROTEIN.encode("AR"), p, 0).size == 0
 
 
-def test_seed_index_lists_every_position_by_key() -> None:
+@pytest.mark.parametrize("threads", [1, 4])
+def test_seed_index_lists_every_position_by_key(threads: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """By brute force, one shape after the other and (threads 4, the size limit lifted) on threads."""
+    monkeypatch.setattr(seed_module, "PARALLEL_INDEX_RESIDUES", 0)
     rng = np.random.default_rng(4)
     queries = [rng.integers(0, 25, size=n).astype(np.uint8) for n in (2, 7, 40, 120)]
     p = SeedParams()
-    index = seed_index(queries, p)
+    index = seed_index(queries, p, threads)
     assert index.codes.size == sum(q.size for q in queries) and index.query_of()[-1] == len(queries) - 1
     offsets = index.key_offsets(p.n_keys)
     letters = "ARNDCQEGHILKMFPSTWYV"

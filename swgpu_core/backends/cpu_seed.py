@@ -103,7 +103,7 @@ class CpuSeeder:
         self.params = params
         self.threads = threads or len(os.sched_getaffinity(0))
         self.n_queries = len(queries)
-        self.index = seed_index([q.codes for q in queries], params)
+        self.index = seed_index([q.codes for q in queries], params, self.threads)
         self.key_offsets = self.index.key_offsets(params.n_keys)
         self.query_of = self.index.query_of()
         self.matrix = np.ascontiguousarray(scoring.matrix, dtype=np.int32)

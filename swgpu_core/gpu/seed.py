@@ -184,7 +184,8 @@ def warm_up(worker: DeviceWorker, params: SeedParams, scoring: Scoring) -> None:
 class CudaSeeder:
     """The candidate stage of one query batch on one or more GPUs (see :class:`swgpu_core.seed.Seeder`):
     each chunk's subjects are cut into one run per device, seeded side by side, all devices
-    driven from this thread (:func:`~swgpu_core.steps.drive`)."""
+    driven from this thread (:func:`~swgpu_core.steps.drive`). ``threads``: the host cores its
+    seed index is made on (:func:`~swgpu_core.seed.seed_index`; 0: all this process may use)."""
 
     name = "cuda"
 
@@ -196,6 +197,7 @@ class CudaSeeder:
         devices: list[int] | None = None,
         *,
         workers: list[DeviceWorker] | None = None,
+        threads: int = 0,
     ):
         ids = [w.device_id for w in workers] if workers else (devices or [0])
         n_devices = device_count()
@@ -208,7 +210,7 @@ class CudaSeeder:
         self.n_queries = len(queries)
         self.counts = {"hits": 0, "extensions": 0, "candidates": 0}
         workers = workers or [DeviceWorker(d, scoring, None, None, None) for d in ids]
-        self.index = seed_index([q.codes for q in queries], params)
+        self.index = seed_index([q.codes for q in queries], params, threads)  # on the host
         self.devices = [_DeviceSeed(w, self.index, params, scoring) for w in workers]
 
     @property
