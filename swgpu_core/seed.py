@@ -223,8 +223,9 @@ def seed_index(queries: list[np.ndarray], params: SeedParams, threads: int = 0) 
     ``threads`` threads (0: every core this process may use). Each shape's keys are made over the
     whole concatenation at once (500 queries: milliseconds, where a pass per query took tenths
     of a second), then those whose span crosses a query's end are dropped. The shapes' numpy
-    work releases the GIL, so they run side by side: 4,000 queries took 2.8 s one shape after
-    the other on the 2-core CPU machine (bench/RESULTS.md, fourteenth session)."""
+    work releases the GIL, so they run side by side: with that, the groups reduced once and
+    32-bit keys, 4,000 queries took 0.44-0.54 s on the 2-core CPU machine, against 1.1-1.4 s one
+    shape after the other (bench/RESULTS.md, fourteenth session)."""
     codes = np.concatenate([np.asarray(q, np.uint8) for q in queries]) if queries else np.zeros(0, np.uint8)
     starts = np.zeros(len(queries) + 1, np.int64)
     starts[1:] = np.cumsum([len(q) for q in queries])
