@@ -2,8 +2,8 @@
 # One device call: the GPU tests (skips fail), where the command line's time goes, and the
 # side-by-side scoreboard against CUDASW++4.0; logs and JSON lines under $OUT.
 #   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [longpairs] [seedab] [seedparams] [fastprofile] [cliprofile] [abfast] [subsetncu] [timeline] [seedsrc] [fastcli] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
-# Expects the wheels the device's python lacks under .whl/ and a copy of shared/ (data/,
-# tools/, anchors/) under .carry/ (both carried, both git-ignored).
+# Expects the wheels the device's python lacks under .whl/ (bash bench/fetch_wheels.sh) and a
+# copy of shared/ (data/, tools/, anchors/) under .carry/ (both carried, both git-ignored).
 set -uo pipefail
 OUT=${OUT:-/tmp/swgpu-out}; mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
