@@ -27,6 +27,7 @@ import sys
 
 import numpy as np
 
+from swgpu_core.cores import cpu_threads
 from swgpu_core.long.cpu_scan import reference_scan_section, scan_section
 from swgpu_core.long.endpoints import BandRule, select
 from swgpu_core.long.sections import layout
@@ -55,7 +56,7 @@ def main() -> None:
     ap.add_argument("--check-columns", type=int, default=200_000)
     ap.add_argument("--out", default="bench/results.jsonl")
     args = ap.parse_args()
-    threads = args.threads or len(os.sched_getaffinity(0))
+    threads = cpu_threads(args.threads)
     rng = np.random.default_rng(1)
     for kind in args.kinds:
         scoring = Scoring.nucleotide() if kind == "dna" else Scoring.protein()

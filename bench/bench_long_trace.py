@@ -28,6 +28,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from swgpu_core.cores import cpu_threads  # noqa: E402
 from swgpu_core.engine import get_engine  # noqa: E402
 from swgpu_core.long.endpoints import BandRule  # noqa: E402
 from swgpu_core.long.run import end_points, scan_sections  # noqa: E402
@@ -99,7 +100,7 @@ def main() -> None:
     t0 = time.perf_counter()
     want = run("cpu")
     cpu_seconds = time.perf_counter() - t0
-    threads = len(os.sched_getaffinity(0))
+    threads = cpu_threads()
     print(f"cpu traceback: {cpu_seconds:.3f} s on {threads} threads", flush=True)
 
     key = lambda t: (t.score, t.qstart, t.qend, t.sstart, t.send, t.ops.tobytes())  # noqa: E731

@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from swgpu_core.align.traceback import PairTask  # noqa: E402
 from swgpu_core.alphabet import PROTEIN  # noqa: E402
+from swgpu_core.cores import cpu_threads  # noqa: E402
 from swgpu_core.fasta import read_sequences  # noqa: E402
 from swgpu_core.kernel_abi import Status  # noqa: E402
 from swgpu_core.scoring import Scoring  # noqa: E402
@@ -217,9 +218,7 @@ def main() -> None:
     scoring = Scoring.protein()
     flat, qoff, soff = make_pairs(args.data, args.pairs, args.length, args.related)
     if args.backend == "cpu":
-        import os
-
-        args.threads = args.threads or len(os.sched_getaffinity(0))
+        args.threads = cpu_threads(args.threads)
         bench_cpu(args, scoring, flat, qoff, soff)
         return
     rows = bench_cuda(args, scoring, flat, qoff, soff)

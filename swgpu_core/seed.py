@@ -29,7 +29,6 @@ backends start from, and the types the engine's seeders return.
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -37,6 +36,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from . import kernel_abi
+from .cores import cpu_threads
 
 if TYPE_CHECKING:
     from .database import Chunk, Database
@@ -158,13 +158,9 @@ class SeedRun:
 TRIGGER_BASE_LOG2 = 9
 
 
-def keys_of(codes: np.ndarray, params: SeedParams, shape: int) -> np.ndarray:
-    """The key of ``shape`` at each position of ``codes`` (int32: at most :data:`MAX_KEYS`), -1 where it has none."""
-    return _keys(params.reduction()[np.asarray(codes, np.uint8)], params, shape)
-
-
-def _keys(groups: np.ndarray, params: SeedParams, shape: int) -> np.ndarray:
-    """:func:`keys_of` from each position's group (``params.reduction()`` of the codes, 255: none)."""
+def keys_of(groups: np.ndarray, params: SeedParams, shape: int) -> np.ndarray:
+    """The key of ``shape`` at each position (int32: at most :data:`MAX_KEYS`), -1 where it has
+    none, from each position's group (``params.reduction()`` of the residue codes, 255: none)."""
     n = groups.size - len(params.shapes[shape]) + 1
     if n <= 0:
         return np.zeros(0, np.int32)
@@ -236,14 +232,14 @@ def seed_index(queries: list[np.ndarray], params: SeedParams, threads: int = 0) 
     room = (np.repeat(starts[1:], np.diff(starts)) - np.arange(codes.size)).astype(np.int32)
 
     def shape_seeds(shape: int) -> tuple[np.ndarray, np.ndarray]:
-        key = _keys(groups, params, shape)
+        key = keys_of(groups, params, shape)
         pos = np.flatnonzero((key >= 0) & (room[: key.size] >= len(params.shapes[shape])))
         packed = key[pos].astype(np.int64) << 31 | pos
         packed.sort()  # (key, position) order; unique, so any sort is stable
         return (packed >> 31).astype(np.int32), (packed & ((1 << 31) - 1)).astype(np.int32)
 
     n_shapes = len(params.shapes)
-    workers = min(n_shapes, threads or len(os.sched_getaffinity(0)))
+    workers = min(n_shapes, cpu_threads(threads))
     if workers > 1 and codes.size >= PARALLEL_INDEX_RESIDUES:
         with ThreadPoolExecutor(workers) as pool:
             seeds = list(pool.map(shape_seeds, range(n_shapes)))

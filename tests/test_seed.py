@@ -52,8 +52,8 @@ def test_keys_skip_positions_whose_residues_are_in_no_group() -> None:
     p = SeedParams(alphabet="A R N D", shapes=("101",))
     codes = PROTEIN.encode("ARNXDCA")
     # keys: A.N -> 0*4+2, R.X -> none, N.D -> 2*4+3, X.C none, D.A -> 3*4+0
-    assert keys_of(codes, p, 0).tolist() == [2, -1, 11, -1, 12]
-    assert keys_of(PROTEIN.encode("AR"), p, 0).size == 0
+    assert keys_of(p.reduction()[codes], p, 0).tolist() == [2, -1, 11, -1, 12]
+    assert keys_of(p.reduction()[PROTEIN.encode("AR")], p, 0).size == 0
 
 
 @pytest.mark.parametrize("threads", [1, 4])

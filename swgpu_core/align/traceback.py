@@ -34,13 +34,13 @@ functions release the GIL, so pairs run on all cores from a thread pool.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..cores import cpu_threads
 from ..errors import SwgpuError
 from ..lazyjit import njit  # numba is imported on the first call, not at start-up
 from ..scoring import Scoring
@@ -328,7 +328,7 @@ def trace_region(
 
 def traceback_pairs(tasks: Sequence[PairTask], scoring: Scoring, threads: int = 0) -> list[PairTrace]:
     """Trace many pairs on all cores; the seam a GPU backend replaces with a batched kernel."""
-    threads = threads or len(os.sched_getaffinity(0))
+    threads = cpu_threads(threads)
     if threads <= 1 or len(tasks) < 2:
         return [trace_pair(t, scoring) for t in tasks]
     with ThreadPoolExecutor(threads) as pool:
@@ -339,7 +339,7 @@ def align_pairs(
     queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, threads: int = 0
 ) -> list[PairTrace | None]:
     """:func:`align_pair` over many pairs on all cores (``swgpu pairs`` on the CPU)."""
-    threads = threads or len(os.sched_getaffinity(0))
+    threads = cpu_threads(threads)
     if threads <= 1 or len(queries) < 2:
         return [align_pair(q, s, scoring) for q, s in zip(queries, subjects)]
     with ThreadPoolExecutor(threads) as pool:

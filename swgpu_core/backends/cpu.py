@@ -7,13 +7,13 @@ k as ``open + (k-1)*extend``, so it is given our open + extend as its opening co
 
 from __future__ import annotations
 
-import os
 from multiprocessing.pool import ThreadPool
 
 import numpy as np
 import pyopal
 from scoring_matrices import ScoringMatrix
 
+from ..cores import cpu_threads
 from ..database import Chunk, Database
 from ..fasta import EncodedSequence
 from ..score_stats import ScoreHistograms
@@ -63,7 +63,7 @@ class CpuBackend:
 
     def __init__(self, scoring: Scoring, threads: int = 0):
         self.scoring = scoring
-        self.threads = threads or len(os.sched_getaffinity(0))
+        self.threads = cpu_threads(threads)
         letters, self._to_letter, matrix = opal_alphabet(scoring)
         self._matrix = ScoringMatrix(matrix.tolist(), alphabet=letters, name=scoring.matrix_name)
         self._aligner = pyopal.Aligner(self._matrix, gap_open=scoring.first_gap_cost, gap_extend=scoring.gap_extend)

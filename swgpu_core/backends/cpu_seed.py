@@ -11,11 +11,11 @@ pool, the numba code releasing the GIL.
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ..cores import cpu_threads
 from ..database import Chunk, Database
 from ..fasta import EncodedSequence
 from ..lazyjit import njit
@@ -101,7 +101,7 @@ class CpuSeeder:
 
     def __init__(self, scoring: Scoring, queries: list[EncodedSequence], params: SeedParams, threads: int = 0):
         self.params = params
-        self.threads = threads or len(os.sched_getaffinity(0))
+        self.threads = cpu_threads(threads)
         self.n_queries = len(queries)
         self.index = seed_index([q.codes for q in queries], params, self.threads)
         self.key_offsets = self.index.key_offsets(params.n_keys)

@@ -69,7 +69,6 @@ they keep separate band keys, merged by ``max`` (:func:`_key_arrays`).
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -77,6 +76,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
+from ..cores import cpu_threads
 from ..scoring import Scoring
 from .endpoints import GROUP, BandKeys, BandRule
 from .sections import Section
@@ -415,7 +415,7 @@ def scan_section(
     keys = np.zeros(rule.n_bands(target.size), np.uint64)
     q = np.require(query, np.uint8, ["C", "W"])
     t = np.require(target[section.scan_lo : section.own_hi], np.uint8, ["C", "W"])
-    threads = threads or len(os.sched_getaffinity(0))
+    threads = cpu_threads(threads)
     start = time.perf_counter()
     if section.own_hi > section.own_lo and q.size:
         if not _striped_fits(scoring, q.size, t.size):

@@ -18,7 +18,6 @@ the same error (that of the first failing end point).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from types import ModuleType
@@ -26,6 +25,7 @@ from types import ModuleType
 import numpy as np
 
 from ..align.traceback import PairTrace, TracebackError, region_ops, reverse_start, strip_rows
+from ..cores import cpu_threads
 from ..errors import InputError
 from ..kernel_abi import Status
 from ..scoring import Scoring
@@ -106,7 +106,7 @@ def trace_end_points(
 ) -> list[PairTrace]:
     """Trace every end point, in order, on ``threads`` CPU cores (0: all; the numba passes
     release the GIL)."""
-    threads = threads or len(os.sched_getaffinity(0))
+    threads = cpu_threads(threads)
     one = lambda e: trace_end_point(query, target, e, scoring, max_length)  # noqa: E731
     if threads <= 1 or len(ends) < 2:
         return [one(e) for e in ends]
