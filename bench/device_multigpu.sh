@@ -343,7 +343,7 @@ PY
       for f in "$W"/fastdefault_*.out; do cmp -s "$W/fastdefault_0.out" "$f" || { echo "fastdefault: $f differs"; rc=1; }; done
       cp "$W/fastdefault.txt" "$OUT/" ;;
     abfast)
-      # the fast mode on GPU 0 and on all GPUs, A/B on one machine: the trees of AB_TREES (default
+      # the fast mode on each GPU count, A/B on one machine: the trees of AB_TREES (default
       # ab_old: other swgpu_core trees, copied there untracked for the call) against this one,
       # interleaved, AB_ROUNDS rounds (default 3): process wall and the command's scan seconds; outputs compared.
       # AB_QUERY_COPIES=K: the 500 queries K times over (each copy's ids made unique), K times the work
@@ -352,7 +352,7 @@ PY
       for tree in ${AB_TREES:-ab_old}; do [ -d "$tree/swgpu_core" ] || { echo "abfast: no $tree/"; rc=1; continue 2; }; done
       swgpu search --db "$W/db" --query "$q" --backend cuda --devices "$ALL" --top 500 --mode fast --out /dev/null --quiet
       : > "$W/abfast.txt"; rm -f "$W"/abfast_*.out  # a warm machine keeps an earlier call's outputs
-      for round in $(seq "${AB_ROUNDS:-3}"); do for tree in ${AB_TREES:-ab_old} "$PWD"; do for devs in 0 "$ALL"; do
+      for round in $(seq "${AB_ROUNDS:-3}"); do for tree in ${AB_TREES:-ab_old} "$PWD"; do for devs in "${SETS[@]}"; do
         t0=$(now)
         (cd "$tree" && PYTHONPATH=/tmp/site:$PWD python3 -m swgpu_core search --db "$W/db" --query "$q" --backend cuda \
           --devices "$devs" --top 500 --mode fast --outfmt "6 qseqid sseqid evalue score" --out "$W/abfast_$(basename "$tree")_${devs//,/_}.out" \
