@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
-#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [order] [search] [abworkflow] [abwall] [concstart] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
+#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [order] [search] [abworkflow] [abwall] [concstart] [cuinit] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`; both from bench/fetch_wheels.sh), .carry (a copy of shared/)
 # Every step runs on 1, 2, 4 and 8 GPUs as far as the machine has them (and on all of them).
 # 1. search: `swgpu search --devices 0`, `0,1`, ... on bench200M x 500 queries (scan GCUPS as
@@ -506,6 +506,31 @@ import pstats, sys
 for key in ('cumulative', 'tottime'):
     pstats.Stats(sys.argv[1], stream=sys.stdout).sort_stats(key).print_stats(45)" "$W/wf/prof.out" > "$OUT/wf_profile.txt"
       head -70 "$OUT/wf_profile.txt" | tail -50 ;;
+    cuinit)
+      # why cuInit takes 0.3-0.45 s inside `swgpu search` and 0.12 s alone (bench/cuinit_probe.py): cuInit beside
+      # each kind of the command's other start-up work, CUINIT_ROUNDS (4) rounds of every variant in turn
+      bench_db
+      : > "$OUT/cuinit.jsonl"
+      for round in $(seq "${CUINIT_ROUNDS:-4}"); do
+        for v in alone alone0 numpy cupy swgpu both serial; do
+          if [ "$v" = alone0 ]; then
+            CUDA_VISIBLE_DEVICES=0 python3 bench/cuinit_probe.py alone >> "$OUT/cuinit.jsonl" || rc=1
+          else
+            python3 bench/cuinit_probe.py "$v" --db "$W/db" --query "$W/q500.fasta" >> "$OUT/cuinit.jsonl" || rc=1
+          fi
+        done
+      done
+      python3 - "$OUT/cuinit.jsonl" <<'PY'
+import collections, json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+by = collections.defaultdict(list)
+for r in rows:
+    key = r["variant"] + ("" if r["visible"] == "all" else f" (CUDA_VISIBLE_DEVICES={r['visible']})")
+    by[key].append(" ".join(f"{k} {v[0]}-{v[1]}" for k, v in r.items() if isinstance(v, list)))
+for k, v in by.items():
+    print(k); [print("   ", x) for x in v]
+PY
+      ;;
     long)
       long_data
       scaling long "align-long, DNA, 10^4 query x 10^8 target" end_points_identical \
