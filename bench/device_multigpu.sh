@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
-#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [order] [search] [abworkflow] [abwall] [concstart] [cuinit] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
+#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [order] [search] [abworkflow] [abwall] [concstart] [cuinit] [visible] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`; both from bench/fetch_wheels.sh), .carry (a copy of shared/)
 # Every step runs on 1, 2, 4 and 8 GPUs as far as the machine has them (and on all of them).
 # 1. search: `swgpu search --devices 0`, `0,1`, ... on bench200M x 500 queries (scan GCUPS as
@@ -531,6 +531,38 @@ for k, v in by.items():
     print(k); [print("   ", x) for x in v]
 PY
       ;;
+    visible)
+      # what the GPUs a command does not use cost it: each run as it is (every GPU visible) and with
+      # CUDA_VISIBLE_DEVICES naming only the GPUs it uses, interleaved, VISIBLE_ROUNDS (3) rounds, outputs compared.
+      # search uniprot20k x 20 on GPU 0 (a short scan: the wall is start-up), bench200M x 500 on GPUs 0,1 (0 on a
+      # one-GPU machine), align-long 10^4 x 10^8 on GPU 0 (its default)
+      bench_db; long_data
+      zcat .carry/data/uniprot20k.fasta.gz > "$W/u20k.fasta"
+      [ -f "$W/u20k/manifest.json" ] || swgpu makedb "$W/u20k.fasta" "$W/u20k" --quiet || rc=1
+      pair=0,1; [ "$NG" -ge 2 ] || pair=0
+      # untimed: the kernels' first build (NVRTC, then CuPy's disk cache) on every GPU
+      swgpu search --db "$W/u20k" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
+      swgpu align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda --format tsv --out /dev/null 2> /dev/null
+      : > "$W/visible.txt"
+      for round in $(seq "${VISIBLE_ROUNDS:-3}"); do
+        for job in "u20k 0" "b200 $pair" "long 0"; do
+          set -- $job
+          for vis in all "$2"; do
+            case $1 in
+              u20k) cmd=(swgpu search --db "$W/u20k" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$2" --top 10 --outfmt "6 qseqid sseqid score evalue") ;;
+              b200) cmd=(swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$2" --top 50 --outfmt "6 qseqid sseqid score evalue bitscore") ;;
+              long) cmd=(swgpu align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda --format tsv) ;;
+            esac
+            t0=$(now)
+            if [ "$vis" = all ]; then "${cmd[@]}" --out "$W/vis_$1_all.out" 2> "$W/vis.log" || rc=1
+            else CUDA_VISIBLE_DEVICES=$vis "${cmd[@]}" --out "$W/vis_$1_named.out" 2> "$W/vis.log" || rc=1; fi
+            t1=$(now)
+            echo "$1 devices $2 visible $vis wall $(python3 -c "print(round($t1 - $t0, 3))") scan $(summary "$W/vis.log" 2>/dev/null)" | tee -a "$W/visible.txt"
+          done
+        done
+      done
+      for j in u20k b200 long; do cmp -s "$W/vis_${j}_all.out" "$W/vis_${j}_named.out" && echo "visible: $j outputs identical" || { echo "visible: $j outputs differ"; rc=1; }; done
+      cp "$W/visible.txt" "$OUT/" ;;
     long)
       long_data
       scaling long "align-long, DNA, 10^4 query x 10^8 target" end_points_identical \
