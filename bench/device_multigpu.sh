@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
-#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [order] [search] [abworkflow] [abwall] [concstart] [cuinit] [visible] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
+#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [order] [search] [abworkflow] [abwall] [concstart] [cuinit] [visible] [abvisible] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`; both from bench/fetch_wheels.sh), .carry (a copy of shared/)
 # Every step runs on 1, 2, 4 and 8 GPUs as far as the machine has them (and on all of them).
 # 1. search: `swgpu search --devices 0`, `0,1`, ... on bench200M x 500 queries (scan GCUPS as
@@ -563,6 +563,36 @@ PY
       done
       for j in u20k b200 long; do cmp -s "$W/vis_${j}_all.out" "$W/vis_${j}_named.out" && echo "visible: $j outputs identical" || { echo "visible: $j outputs differ"; rc=1; }; done
       cp "$W/visible.txt" "$OUT/" ;;
+    abvisible)
+      # the same jobs as `visible`, A/B: the tree in ab_old/ (an earlier swgpu_core, copied there untracked for the
+      # call) against this one, each as `swgpu` runs it, interleaved, VISIBLE_ROUNDS (3) rounds, outputs compared
+      [ -d ab_old/swgpu_core ] || { echo "abvisible: no ab_old/"; rc=1; continue; }
+      bench_db; long_data
+      zcat .carry/data/uniprot20k.fasta.gz > "$W/u20k.fasta"
+      [ -f "$W/u20k/manifest.json" ] || swgpu makedb "$W/u20k.fasta" "$W/u20k" --quiet || rc=1
+      pair=0,1; [ "$NG" -ge 2 ] || pair=0
+      swgpu search --db "$W/u20k" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
+      swgpu align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda --format tsv --out /dev/null 2> /dev/null
+      : > "$W/abvisible.txt"
+      for round in $(seq "${VISIBLE_ROUNDS:-3}"); do
+        for job in "u20k 0" "b200 $pair" "long 0"; do
+          set -- $job
+          for tree in ab_old "$PWD"; do
+            case $1 in
+              u20k) cmd=(search --db "$W/u20k" --query "$R/.carry/data/cudasw_queries.fasta" --backend cuda --devices "$2" --top 10 --outfmt "6 qseqid sseqid score evalue") ;;
+              b200) cmd=(search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$2" --top 50 --outfmt "6 qseqid sseqid score evalue bitscore") ;;
+              long) cmd=(align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda --format tsv) ;;
+            esac
+            tag=$(basename "$tree")
+            t0=$(now)
+            (cd "$tree" && PYTHONPATH=/tmp/site:$PWD python3 -m swgpu_core "${cmd[@]}" --out "$W/abvis_$1_$tag.out" 2> "$W/abvis.log") || rc=1
+            t1=$(now)
+            echo "$1 devices $2 tree $tag wall $(python3 -c "print(round($t1 - $t0, 3))") scan $(summary "$W/abvis.log" 2>/dev/null)" | tee -a "$W/abvisible.txt"
+          done
+        done
+      done
+      for j in u20k b200 long; do cmp -s "$W/abvis_${j}_ab_old.out" "$W/abvis_${j}_$(basename "$PWD").out" && echo "abvisible: $j outputs identical" || { echo "abvisible: $j outputs differ"; rc=1; }; done
+      cp "$W/abvisible.txt" "$OUT/" ;;
     long)
       long_data
       scaling long "align-long, DNA, 10^4 query x 10^8 target" end_points_identical \

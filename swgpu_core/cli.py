@@ -64,7 +64,9 @@ def main(argv: Sequence[str] | None = None, *, process_ends: bool = False) -> in
     (:func:`swgpu_core.commands._options.gpus_done`); False wherever the process goes on."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] and argv[0] in commands.GPU_COMMANDS:
-        cuda_driver.start()  # in the background, while the commands are imported (see its docstring)
+        # in the background, while the commands are imported (see its docstring); CUDA shown only the
+        # command's GPUs where the process ends with it (cuda_driver.show_only)
+        cuda_driver.start(commands.devices_in(argv) if process_ends else None)
     only = "" if argv[:1] == ["--version"] else command_module(argv[0]) if argv else None
     args = build_parser(only).parse_args(argv)
     args.process_ends = process_ends

@@ -26,6 +26,9 @@ from collections.abc import Sequence
 
 _LOCK = threading.Lock()
 _STARTED: list[threading.Thread] = []
+_SHOWN: list[list[int]] = []  # the devices show_only() left visible, in the numbering from before it
+#: where the kernel driver lists the GPUs it knows, one folder each (their order is nvidia-smi's)
+PROC_GPUS = "/proc/driver/nvidia/gpus"
 _RELEASING: list[threading.Thread] = []  # the thread of release(), once started
 _KEPT: list[object] = []  # what release() keeps from being freed until the process ends
 
@@ -77,13 +80,99 @@ def _retain(lib: ctypes.CDLL, ordinal: int) -> None:
         lib.cuDevicePrimaryCtxRetain(ctypes.byref(context), device)
 
 
-def start() -> None:
-    """:func:`initialise` in a daemon thread, once per process."""
+def start(devices: Sequence[int] | None = None) -> None:
+    """:func:`initialise` in a daemon thread, once per process; with ``devices`` (the GPUs a
+    process that runs one command will use), CUDA is first shown only those
+    (:func:`show_only`)."""
     with _LOCK:
         if _STARTED:
             return
+        if devices is not None:
+            show_only(devices)
         _STARTED.append(threading.Thread(target=initialise, name="swgpu-cuinit", daemon=True))
     _STARTED[0].start()
+
+
+def visible_devices(devices: Sequence[int], visible: str | None, order: str | None, models: list[str] | None) -> str | None:
+    """The ``CUDA_VISIBLE_DEVICES`` that shows CUDA only ``devices`` (numbered as CUDA numbers
+    them now), or None where nothing would be hidden or the mapping is not certain.
+
+    ``visible`` and ``order`` are the environment's ``CUDA_VISIBLE_DEVICES`` and
+    ``CUDA_DEVICE_ORDER``; ``models`` the model of each GPU in nvidia-smi's order (None where
+    unknown). Where ``CUDA_VISIBLE_DEVICES`` is set, CUDA numbers its entries in their order,
+    so device ``d`` is entry ``d`` (an index, a UUID or a MIG name, copied as it is). Where it
+    is not, CUDA numbers the GPUs fastest first and the variable's indices are nvidia-smi's
+    (bus order): the two agree where ``CUDA_DEVICE_ORDER`` is ``PCI_BUS_ID`` or all GPUs are
+    the same model, and only then is a variable written. An index beyond the GPUs listed
+    leaves everything visible, so the command's own check names it as before.
+    """
+    want = list(devices)
+    if not want or min(want) < 0:
+        return None
+    if visible is not None:
+        entries = [e.strip() for e in visible.split(",")]
+        if not visible.strip() or max(want) >= len(entries) or want == list(range(len(entries))):
+            return None
+        return ",".join(entries[d] for d in want)
+    if not models or max(want) >= len(models) or want == list(range(len(models))):
+        return None
+    if order != "PCI_BUS_ID" and len(set(models)) > 1:
+        return None
+    return ",".join(str(d) for d in want)
+
+
+def gpu_models(root: str | None = None) -> list[str] | None:
+    """Each GPU's model as the kernel driver lists it under ``root`` (default :data:`PROC_GPUS`;
+    bus order), without initialising CUDA (a few small reads); None where the folder or a
+    model line cannot be read."""
+    root = root or PROC_GPUS
+    try:
+        folders = sorted(os.listdir(root))
+        models = []
+        for name in folders:
+            with open(os.path.join(root, name, "information")) as fh:
+                line = next((ln for ln in fh if ln.startswith("Model:")), None)
+            if line is None:
+                return None
+            models.append(line.split(":", 1)[1].strip())
+    except OSError:
+        return None
+    return models or None
+
+
+def show_only(devices: Sequence[int]) -> bool:
+    """Show CUDA only ``devices`` before the driver is initialised (``CUDA_VISIBLE_DEVICES``,
+    :func:`visible_devices`); whether it did. Once per process, before :func:`start`.
+
+    Why: ``cuInit`` initialises every visible GPU, one after another. On H200 hosts
+    (bench/RESULTS.md) it took 0.40-0.54 s with two visible and 0.28-0.31 s with one, and
+    0.98-1.08 s with four visible against 0.27 s with one. On the four-GPU host,
+    ``swgpu search`` of uniprot20k x 20 on GPU 0 took 1.55-1.63 s with every GPU visible and
+    0.82-0.91 s with only its own; the same results.
+
+    The devices are then numbered 0, 1, ... in the order given: :func:`local` turns the
+    command's numbers into the process's. Only for a process that runs one command and ends
+    (the ``swgpu`` executable): the variable is inherited by any child, and a process that
+    initialised CUDA before would keep seeing every GPU while :func:`local` renumbers them.
+    """
+    value = visible_devices(devices, os.environ.get("CUDA_VISIBLE_DEVICES"), os.environ.get("CUDA_DEVICE_ORDER"), gpu_models())
+    if value is None or _SHOWN:
+        return False
+    os.environ["CUDA_VISIBLE_DEVICES"] = value
+    _SHOWN.append(list(devices))
+    return True
+
+
+def local(devices: Sequence[int] | None) -> list[int] | None:
+    """``devices`` (numbered as the process started) in the process's numbering: unchanged
+    unless :func:`show_only` hid GPUs, else their places among those it showed."""
+    if devices is None or not _SHOWN:
+        return None if devices is None else list(devices)
+    shown = _SHOWN[0]
+    missing = [d for d in devices if d not in shown]
+    if missing:  # the command asks for a GPU the start-up hid: the two read its arguments differently
+        raise RuntimeError(f"device {missing[0]} was hidden at start-up (shown: {shown})")
+    return [shown.index(d) for d in devices]
 
 
 def hold(while_pid: int, poll: float = 0.5) -> bool:

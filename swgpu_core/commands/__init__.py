@@ -6,6 +6,65 @@ before it even parses the arguments (:mod:`swgpu_core.cuda_driver`). Not for the
 ``gpu-run`` hands a GPU to the command it turns into, and a driver initialised in it would
 only compete with that command's (and with the other jobs' starting beside it).
 ``tests/test_engine.py`` keeps this set and the modules in step.
+
+:func:`devices` says which GPUs such a command uses, from its ``--devices`` or its default
+(:data:`DEFAULT_DEVICES`); ``swgpu`` reads that from the arguments before it parses them
+(:func:`devices_in`), so that CUDA initialises only those (:func:`swgpu_core.cuda_driver.show_only`).
+Standard library only: this module is imported before any command.
 """
 
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from ..errors import InputError
+
 GPU_COMMANDS = frozenset({"search", "align", "pairs", "align-long"})
+
+#: the GPUs each of :data:`GPU_COMMANDS` uses where ``--devices`` names none (None: every visible one;
+#: a fast search takes as many of them as its size pays for, ``device_batches.fast_device_count``)
+DEFAULT_DEVICES: dict[str, list[int] | None] = {"search": None, "align": [0], "pairs": [0], "align-long": [0]}
+
+
+def parse_index_list(spec: str, option: str, limit: int | None = None) -> list[int]:
+    """``"0,2-4"`` -> ``[0, 2, 3, 4]``; each index below ``limit`` when given."""
+    out: list[int] = []
+    for part in spec.split(","):
+        part = part.strip()
+        lo, sep, hi = part.partition("-")
+        try:
+            first, last = (int(lo), int(hi)) if sep else (int(part), int(part))
+        except ValueError:
+            raise InputError(f"{option} {spec!r}: {part!r} is not an index or a range like 2-4") from None
+        if first < 0 or last < first:
+            raise InputError(f"{option} {spec!r}: bad range {part!r}")
+        if limit is not None and last >= limit:
+            raise InputError(f"{option} {spec!r}: index {last} out of range (there are {limit})")
+        out.extend(range(first, last + 1))
+    if len(set(out)) != len(out):
+        raise InputError(f"{option} {spec!r}: an index is listed twice")
+    return out
+
+
+def devices(command: str, spec: str | None) -> list[int] | None:
+    """The GPUs ``command`` uses (CUDA's numbering as the process started): its ``--devices``
+    ``spec`` where given, else its default (None: every visible one)."""
+    return parse_index_list(spec, "--devices") if spec else DEFAULT_DEVICES[command]
+
+
+def devices_in(argv: Sequence[str]) -> list[int] | None:
+    """:func:`devices` of a command line (``argv[0]`` the command), read before the command's
+    parser exists (building it imports the command, numpy with it: 0.1-0.2 s that ``cuInit``
+    would wait for). ``--devices`` is read as argparse reads it (its last value, ``=`` or
+    not, abbreviated or not); None (every GPU) where it cannot be read, which the command's
+    parser then reports."""
+    if not argv or argv[0] not in GPU_COMMANDS:
+        return None
+    parser = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+    parser.add_argument("--devices")
+    try:
+        known, _rest = parser.parse_known_args(list(argv[1:]))
+        return devices(argv[0], known.devices)
+    except (InputError, argparse.ArgumentError):
+        return None

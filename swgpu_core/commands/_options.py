@@ -24,14 +24,19 @@ if TYPE_CHECKING:  # the seeding module is imported by the commands that search,
     from ..seed import SeedParams
 
 
-def start_gpu(
-    args: argparse.Namespace, devices: Sequence[int] | None, *, scan: bool = False, seed_params: SeedParams | None = None
-) -> None:
-    """Begin CUDA's start-up in the background (:func:`swgpu_core.engine.warm_up`; ``devices``
-    None: every visible one; ``seed_params``: a fast search's) unless the CPU backend was asked
-    for. Called first thing in a command, so that it runs while the command reads its inputs."""
+def start_gpu(args: argparse.Namespace, *, scan: bool = False, seed_params: SeedParams | None = None) -> list[int] | None:
+    """The GPUs the command uses, in this process's numbering (None: every visible one): its
+    ``--devices`` or its default (:func:`swgpu_core.commands.devices`), renumbered where
+    ``swgpu`` showed CUDA only those (:func:`swgpu_core.cuda_driver.local`). Unless the CPU
+    backend was asked for, CUDA's start-up on them begins in the background
+    (:func:`swgpu_core.engine.warm_up`; ``scan``: a database search's, ``seed_params``: a fast
+    search's). Called first thing in a command, so that it runs while the command reads its inputs."""
+    from . import devices
+
+    used = cuda_driver.local(devices(args.command, getattr(args, "devices", None)))
     if args.backend != "cpu":
-        warm_up(devices, scan=scan, seed_params=seed_params)
+        warm_up(used, scan=scan, seed_params=seed_params)
+    return used
 
 
 def gpus_done(args: argparse.Namespace, keep: object = None) -> None:

@@ -44,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    start_gpu(args, [0])
+    start_gpu(args)
     import numpy as np
 
     from .. import api

@@ -31,7 +31,6 @@ from ..long.gpu_plan import parse_gpu_sections
 from ..long.sections import max_alignment_span, parse_section
 from ..scoring import Scoring
 from ._options import add_output_arguments, gpus_done, plan_outputs, start_gpu
-from .search import parse_index_list
 
 NAME = "align-long"
 HELP = "one huge local alignment: a long query against one long target (DNA/RNA or protein), top distinct end points"
@@ -73,7 +72,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="scan and traceback backend (default auto: CUDA if a GPU is usable, else CPU)",
     )
-    parser.add_argument("--devices", help="comma-separated CUDA devices; the target is cut into one section per device (default 0)")
+    parser.add_argument(
+        "--devices",
+        help="comma-separated CUDA devices; the target is cut into one section per device (default 0). CUDA is shown only these, "
+        "which it then initialises faster (about 0.2 s less per GPU left out)",
+    )
     parser.add_argument(
         "--gpu-sections",
         default="auto",
@@ -104,7 +107,7 @@ def _checksum(codes: np.ndarray) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    start_gpu(args, parse_index_list(args.devices, "--devices") if args.devices else [0])
+    devices = start_gpu(args)
     from .. import api
     from ..formats import write_output
 
@@ -119,7 +122,6 @@ def run(args: argparse.Namespace) -> int:
     if len(set(paths)) != len(paths):
         raise InputError(f"--out names a file twice ({' '.join(paths)})")
     outputs = plan_outputs(args, paths)
-    devices = parse_index_list(args.devices, "--devices") if args.devices else [0]
     gpu_sections = parse_gpu_sections(args.gpu_sections)
     section = parse_section(args.section) if args.section else None
     scoring = scoring_of(args)

@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    start_gpu(args, [0])
+    start_gpu(args)
     from .. import api
     from ..formats import plan_output, write_output
     from ..scoring import Scoring

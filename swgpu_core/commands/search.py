@@ -15,6 +15,7 @@ from ..atomic import check_output_path
 from ..engine import KINDS
 from ..errors import InputError
 from ..seed import FAST_NO_FIT, SEARCH_MODES, SeedParams
+from . import parse_index_list
 from ._options import (
     add_alignment_arguments,
     add_output_arguments,
@@ -67,7 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--devices",
         help="comma-separated CUDA device indices (default: every visible GPU; --mode fast: as many as the search's size pays for, "
-        "one below 8e13 query x database residues, at most two; docs/seeded.md)",
+        "one below 8e13 query x database residues, at most two; docs/seeded.md). CUDA is shown only these, which it then "
+        "initialises faster (about 0.2 s less per GPU left out)",
     )
     parser.add_argument(
         "--threshold",
@@ -81,26 +83,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--save-hits", metavar="PATH", help="also save the raw hit list (.npz) for 'swgpu merge'")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     add_alignment_arguments(parser)
-
-
-def parse_index_list(spec: str, option: str, limit: int | None = None) -> list[int]:
-    """``"0,2-4"`` -> ``[0, 2, 3, 4]``; each index below ``limit`` when given."""
-    out: list[int] = []
-    for part in spec.split(","):
-        part = part.strip()
-        lo, sep, hi = part.partition("-")
-        try:
-            first, last = (int(lo), int(hi)) if sep else (int(part), int(part))
-        except ValueError:
-            raise InputError(f"{option} {spec!r}: {part!r} is not an index or a range like 2-4") from None
-        if first < 0 or last < first:
-            raise InputError(f"{option} {spec!r}: bad range {part!r}")
-        if limit is not None and last >= limit:
-            raise InputError(f"{option} {spec!r}: index {last} out of range (there are {limit})")
-        out.extend(range(first, last + 1))
-    if len(set(out)) != len(out):
-        raise InputError(f"{option} {spec!r}: an index is listed twice")
-    return out
 
 
 _UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
@@ -132,8 +114,7 @@ def check_top(top: int) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..engine import get_engine
 
-    devices = parse_index_list(args.devices, "--devices") if args.devices else None
-    start_gpu(args, devices, scan=True, seed_params=SeedParams() if args.mode == "fast" else None)
+    devices = start_gpu(args, scan=True, seed_params=SeedParams() if args.mode == "fast" else None)
     from .. import api
     from ..formats import needs_alignments, write_output
     from ..hitlist import save_hits

@@ -1,0 +1,197 @@
+"""CUDA is shown only the GPUs a command uses (``cuda_driver.show_only``), and the command's
+devices are renumbered accordingly; without a GPU: the environment, /proc and the driver are
+stand-ins. On a GPU, ``test_the_executable_sees_only_its_gpus`` runs the real thing."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from swgpu_core import cli, commands, cuda_driver
+
+H200 = ["NVIDIA H200"] * 4
+#: each GPU command's required arguments (files that need not exist: the tests stop before reading them)
+REQUIRED = {
+    "search": ["--db", "d", "--query", "q"],
+    "align-long": ["--query", "q", "--target", "t"],
+    "align": ["--hits", "h", "--db", "d", "--query", "q"],
+    "pairs": ["--query", "q", "--subject", "s"],
+}
+
+
+@pytest.mark.parametrize(
+    ("devices", "visible", "order", "models", "want"),
+    [
+        ([1], None, None, H200, "1"),
+        ([2, 0], None, None, H200, "2,0"),  # CUDA numbers them in this order: 2 becomes 0
+        ([0, 1, 2, 3], None, None, H200, None),  # nothing to hide
+        ([0, 1], None, None, H200, "0,1"),
+        ([4], None, None, H200, None),  # beyond the GPUs listed: the command's own check names it
+        ([1], None, None, None, None),  # no /proc listing: nothing is certain
+        ([1], None, None, ["NVIDIA H100", "NVIDIA A10"], None),  # fastest first may differ from bus order
+        ([1], None, "PCI_BUS_ID", ["NVIDIA H100", "NVIDIA A10"], "1"),  # ... unless CUDA numbers by bus too
+        ([1], "3,5", None, None, "5"),  # entries of the variable, in its order
+        ([0], "GPU-aaaa, MIG-bbbb/1/0", None, None, "GPU-aaaa"),
+        ([1], "GPU-aaaa,MIG-bbbb/1/0", None, None, "MIG-bbbb/1/0"),
+        ([0, 1], "3,5", None, H200, None),  # all of them, in order: unchanged
+        ([2], "3,5", None, H200, None),
+        ([0], "", None, H200, None),  # no GPU visible: left so
+        ([], None, None, H200, None),
+    ],
+)
+def test_the_variable_shows_exactly_the_commands_gpus(devices, visible, order, models, want):
+    assert cuda_driver.visible_devices(devices, visible, order, models) == want
+
+
+def _proc(root: Path, models: list[str]) -> Path:
+    for i, model in enumerate(models):
+        gpu = root / f"0000:{0x18 + i:02x}:00.0"
+        gpu.mkdir(parents=True)
+        (gpu / "information").write_text(f"Model: \t\t {model}\nIRQ:   \t\t 16\nGPU UUID: \t GPU-{i}\n")
+    return root
+
+
+def test_gpu_models_are_read_from_the_kernel_drivers_listing(tmp_path):
+    root = _proc(tmp_path / "gpus", ["NVIDIA H200", "NVIDIA H100 80GB HBM3"])
+    assert cuda_driver.gpu_models(str(root)) == ["NVIDIA H200", "NVIDIA H100 80GB HBM3"]
+    assert cuda_driver.gpu_models(str(tmp_path / "none")) is None
+    (root / "0000:30:00.0").mkdir()  # a folder without its information file (hidden in a container)
+    assert cuda_driver.gpu_models(str(root)) is None
+
+
+@pytest.fixture
+def fresh_driver(monkeypatch, tmp_path):
+    """cuda_driver as in a new process, on a machine whose /proc lists four H200s and whose
+    driver is a stand-in that records the variable it saw when cuInit ran."""
+    seen: list[str | None] = []
+    monkeypatch.setattr(cuda_driver, "_STARTED", [])
+    monkeypatch.setattr(cuda_driver, "_SHOWN", [])
+    monkeypatch.setattr(cuda_driver, "PROC_GPUS", str(_proc(tmp_path / "gpus", H200)))
+    monkeypatch.setattr(cuda_driver, "initialise", lambda: seen.append(os.environ.get("CUDA_VISIBLE_DEVICES")))
+    # a copy of the environment, restored afterwards: a variable written here must not reach the later tests' CUDA
+    monkeypatch.setattr(os, "environ", {k: v for k, v in os.environ.items() if k not in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")})
+    return seen
+
+
+def _started() -> None:
+    for thread in cuda_driver._STARTED:
+        thread.join(5)
+
+
+@pytest.mark.parametrize(
+    ("argv", "shown", "used"),
+    [
+        (["align-long", "--devices", "2,3"], "2,3", [0, 1]),
+        (["align-long"], "0", [0]),  # its default, GPU 0
+        (["search", "--devices=1"], "1", [0]),
+        (["search", "--dev", "3"], "3", [0]),  # abbreviated, as argparse takes it
+        (["search", "--devices", "0", "--devices", "2"], "2", [0]),  # the last one, as argparse
+        (["search"], None, None),  # every GPU
+        (["search", "--devices", "0-3"], None, [0, 1, 2, 3]),  # all of them: nothing hidden
+        (["search", "--devices", "7"], None, [7]),  # not on this machine: left to the command's check
+        (["search", "--devices", "x"], None, None),  # the parser reports it
+        (["pairs"], "0", [0]),
+        (["align"], "0", [0]),
+    ],
+)
+def test_the_executable_shows_cuda_only_the_commands_gpus(fresh_driver, monkeypatch, argv, shown, used):
+    """Before cuInit begins, the variable names the command's GPUs, and the command then asks
+    for them by their new numbers (it is stopped there, before it reads its inputs)."""
+    from swgpu_core.commands import _options
+
+    got: list = []
+    real = _options.start_gpu
+    monkeypatch.setattr(_options, "warm_up", lambda *a, **k: None)
+
+    def recording(args, **kw):
+        got.append(real(args, **kw))
+        raise SystemExit(0)
+
+    for name in ("search", "align", "pairs", "align_long"):
+        monkeypatch.setattr(f"swgpu_core.commands.{name}.start_gpu", recording)
+    with contextlib.suppress(SystemExit):
+        cli.main([*argv, *REQUIRED[argv[0]]], process_ends=True)
+    _started()
+    assert fresh_driver == [shown]
+    assert got == ([] if argv[-1] == "x" else [used])
+
+
+def test_only_a_process_that_ends_with_its_command_hides_gpus(fresh_driver, monkeypatch):
+    """In-process (the API's tests, a notebook): CUDA may be initialised already, so nothing is
+    hidden and no number changes."""
+    assert "CUDA_VISIBLE_DEVICES" not in os.environ
+    monkeypatch.setattr("swgpu_core.commands._options.warm_up", lambda *a, **k: None)
+    with contextlib.suppress(SystemExit):
+        cli.main(["align-long", "--devices", "1", "--query", "missing", "--target", "missing", "--backend", "cpu"])
+    _started()
+    assert fresh_driver == [None] and cuda_driver._SHOWN == [] and cuda_driver.local([1]) == [1]
+
+
+def test_devices_in_reads_the_arguments_as_each_commands_parser_does():
+    """For every GPU command and a range of spellings, the devices read before parsing are the
+    devices the command's own parser gives (wherever that parser accepts the line)."""
+    spellings = [[], ["--devices", "1"], ["--devices=0,2"], ["--dev", "1-2"], ["--devices", "1", "--devices", "3"], ["--quiet"]]
+    checked = 0
+    for command in sorted(commands.GPU_COMMANDS):
+        parser = cli.build_parser(cli.command_module(command))
+        for extra in spellings:
+            argv = [command, *REQUIRED[command], *extra]
+            try:
+                args = parser.parse_args(argv)
+            except SystemExit:  # a command without --devices
+                continue
+            assert commands.devices_in(argv) == commands.devices(command, getattr(args, "devices", None)), argv
+            checked += 1
+    assert checked == 2 * 6 + 2 * 2  # every spelling for search and align-long; align and pairs have no --devices
+    assert set(commands.DEFAULT_DEVICES) == commands.GPU_COMMANDS
+
+
+def test_local_renumbers_the_shown_gpus(monkeypatch):
+    monkeypatch.setattr(cuda_driver, "_SHOWN", [[3, 1]])
+    assert cuda_driver.local([1, 3]) == [1, 0] and cuda_driver.local(None) is None
+    with pytest.raises(RuntimeError, match="device 2 was hidden"):
+        cuda_driver.local([2])
+    monkeypatch.setattr(cuda_driver, "_SHOWN", [])
+    assert cuda_driver.local([2]) == [2]
+
+
+_REPORTING_CONSOLE = r"""
+import ctypes, sys
+from swgpu_core import cli, cuda_driver
+
+def report():
+    lib = ctypes.CDLL("libcuda.so.1")
+    count, bus = ctypes.c_int(0), ctypes.create_string_buffer(32)
+    lib.cuDeviceGetCount(ctypes.byref(count))
+    lib.cuDeviceGetPCIBusId(bus, 32, 0)
+    print(f"sees {count.value} first {bus.value.decode()}", file=sys.stderr, flush=True)
+
+cuda_driver.wait_released, waited = (lambda: (waited(), report())), cuda_driver.wait_released
+sys.argv = ["swgpu", *sys.argv[1:]]
+cli.console()
+"""
+
+
+@pytest.mark.gpu
+def test_the_executable_sees_only_its_gpus(cli_db: Path, resources: Path, swgpu, tmp_path: Path) -> None:
+    """On a GPU: ``swgpu search --devices K`` (K the last GPU) sees one GPU, the one at K's bus
+    address, and writes what the in-process command writes with every GPU visible."""
+    import cupy
+
+    last = cupy.cuda.runtime.getDeviceCount() - 1
+    want_bus = cupy.cuda.Device(last).pci_bus_id
+    args = ["search", "--db", str(cli_db), "--query", str(resources / "queries.fasta"), "--top", "5", "--devices", str(last), "--quiet"]
+    args += ["--backend", os.environ.get("SWGPU_TEST_BACKEND", "cuda"), "--outfmt", "6 qseqid sseqid score evalue"]
+    rc, expected, err = swgpu(*args, "--out", tmp_path / "in.tsv")
+    assert rc == 0, err
+    root = str(Path(__file__).resolve().parent.parent)
+    run = subprocess.run([sys.executable, "-c", _REPORTING_CONSOLE, *args, "--out", str(tmp_path / "out.tsv")],
+                         capture_output=True, text=True, cwd=root, check=False)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.strip() == f"sees 1 first {want_bus}", run.stderr
+    assert (tmp_path / "out.tsv").read_text() == (tmp_path / "in.tsv").read_text()
