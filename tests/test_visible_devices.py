@@ -178,15 +178,15 @@ cli.console()
 
 
 @pytest.mark.gpu
-def test_the_executable_sees_only_its_gpus(cli_db: Path, resources: Path, swgpu, tmp_path: Path) -> None:
+def test_the_executable_sees_only_its_gpus(bundled_db, resources: Path, swgpu, tmp_path: Path) -> None:
     """On a GPU: ``swgpu search --devices K`` (K the last GPU) sees one GPU, the one at K's bus
     address, and writes what the in-process command writes with every GPU visible."""
     import cupy
 
     last = cupy.cuda.runtime.getDeviceCount() - 1
     want_bus = cupy.cuda.Device(last).pci_bus_id
-    args = ["search", "--db", str(cli_db), "--query", str(resources / "queries.fasta"), "--top", "5", "--devices", str(last), "--quiet"]
-    args += ["--backend", os.environ.get("SWGPU_TEST_BACKEND", "cuda"), "--outfmt", "6 qseqid sseqid score evalue"]
+    args = ["search", "--db", str(bundled_db.path), "--query", str(resources / "queries.fasta"), "--top", "5", "--quiet"]
+    args += ["--devices", str(last), "--backend", os.environ.get("SWGPU_TEST_BACKEND", "cuda"), "--outfmt", "6 qseqid sseqid score evalue"]
     rc, expected, err = swgpu(*args, "--out", tmp_path / "in.tsv")
     assert rc == 0, err
     root = str(Path(__file__).resolve().parent.parent)
