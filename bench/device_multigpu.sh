@@ -325,7 +325,7 @@ PY
       cmp -s "$W/abwall_ab_old.out" "$W/abwall_$(basename "$PWD").out" && echo "abwall: outputs identical" || { echo "abwall: outputs differ"; rc=1; }
       cp "$W/abwall.txt" "$OUT/" ;;
     fastdefault)
-      # the fast mode where no GPUs are named (as many as the work pays for, device_batches.fast_device_count)
+      # the fast mode where no GPUs are named (as many as the work pays for, gpu_choice.fast_device_count)
       # beside each GPU count, interleaved, 3 rounds: wall and the command's scan; outputs compared.
       # FAST_COPIES=K: the 500 queries K times over (query_copies)
       bench_db

@@ -29,10 +29,11 @@ import numpy as np
 
 from .alphabet import DNA, PROTEIN, Alphabet
 from .database import DEFAULT_CHUNK_RESIDUES, Database
-from .device_batches import fast_device_count, seeded_order
+from .device_batches import seeded_order
 from .errors import InputError
 from .fasta import EncodedSequence
 from .formats import FORMATS, Results, choose_format, write_results
+from .gpu_choice import fast_device_count
 from .outfmt import DEFAULT_OUTFMT, FIELDS, STANDARD_FIELDS, parse_outfmt
 from .scoring import Scoring
 from .search import QueryHits, SearchResult
@@ -126,7 +127,7 @@ def search(
     later). ``threads`` (CPU, 0 = all cores), ``devices``, ``threshold`` and
     ``memory_budget`` (bytes of GPU memory per device) tune the backends. ``devices`` None:
     every visible GPU, or for the fast mode as many as its work pays for
-    (:func:`~swgpu_core.device_batches.fast_device_count`).
+    (:func:`~swgpu_core.gpu_choice.fast_device_count`).
 
     ``keep_score_stats``: count every score into its query's histogram (what a fit needs;
     ``result.score_stats``, saved with the hit lists). None: when this search fits, or when

@@ -150,3 +150,32 @@ def test_gpu_modules_ask_the_device_nothing_at_import():
             walked = [n for r in roots for n in ast.walk(r)]
             names = {n.attr for n in walked if isinstance(n, ast.Attribute)} | {n.id for n in walked if isinstance(n, ast.Name)}
             assert not names & device_calls, f"{path.name}:{node.lineno} queries the device at import ({sorted(names & device_calls)})"
+
+
+def _closure(graph: dict[str, set[str]], roots: list[str]) -> set[str]:
+    """Every module importing ``roots`` imports, with the packages above each package module."""
+    seen: set[str] = set()
+    todo = list(roots)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        todo.extend(".".join(parts[:k]) for k in range(1, len(parts)) if name.startswith("swgpu_core"))
+        todo.extend(graph.get(name, ()))
+    return seen
+
+
+def test_what_swgpu_imports_before_cuinit_is_the_standard_library():
+    """``swgpu`` starts CUDA's initialisation once it has imported ``cli`` and read the
+    command's devices (``commands.devices_in``, with ``gpu_choice``): nothing it imports until
+    then may be numpy or another third-party module, whose import (0.1 s and more) ``cuInit``
+    would wait for."""
+    import sys
+
+    seen = _closure(_graph(), ["swgpu_core.cli", "swgpu_core.commands", "swgpu_core.cuda_driver", "swgpu_core.gpu_choice"])
+    assert {"swgpu_core.gpu_choice", "swgpu_core.errors"} <= seen
+    third = sorted(m for m in seen if not m.startswith("swgpu_core") and m.split(".")[0] not in sys.stdlib_module_names)
+    assert not third, f"imported before cuInit starts: {third}"
+    assert _closure({"a": {"numpy"}}, ["a"]) == {"a", "numpy"}

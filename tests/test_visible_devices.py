@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from swgpu_core import cli, commands, cuda_driver
+from swgpu_core.gpu_choice import FAST_MAX_GPUS
 
 H200 = ["NVIDIA H200"] * 4
 #: each GPU command's required arguments (files that need not exist: the tests stop before reading them)
@@ -95,6 +96,9 @@ def _started() -> None:
         (["search", "--devices", "0-3"], None, [0, 1, 2, 3]),  # all of them: nothing hidden
         (["search", "--devices", "7"], None, [7]),  # not on this machine: left to the command's check
         (["search", "--devices", "x"], None, None),  # the parser reports it
+        (["search", "--mode", "fast"], "0,1", None),  # a fast search takes at most FAST_MAX_GPUS, as many as it pays for
+        (["search", "--mode=fast", "--devices", "3"], "3", [0]),
+        (["search", "--mode", "exact"], None, None),
         (["pairs"], "0", [0]),
         (["align"], "0", [0]),
     ],
@@ -136,6 +140,7 @@ def test_devices_in_reads_the_arguments_as_each_commands_parser_does():
     """For every GPU command and a range of spellings, the devices read before parsing are the
     devices the command's own parser gives (wherever that parser accepts the line)."""
     spellings = [[], ["--devices", "1"], ["--devices=0,2"], ["--dev", "1-2"], ["--devices", "1", "--devices", "3"], ["--quiet"]]
+    spellings += [["--mode", "fast"], ["--mode=fast", "--devices", "1"], ["--mode", "exact"]]
     checked = 0
     for command in sorted(commands.GPU_COMMANDS):
         parser = cli.build_parser(cli.command_module(command))
@@ -145,9 +150,13 @@ def test_devices_in_reads_the_arguments_as_each_commands_parser_does():
                 args = parser.parse_args(argv)
             except SystemExit:  # a command without --devices
                 continue
-            assert commands.devices_in(argv) == commands.devices(command, getattr(args, "devices", None)), argv
+            want = commands.devices(command, getattr(args, "devices", None))
+            if want is None and getattr(args, "mode", None) == "fast":  # a fast search takes at most FAST_MAX_GPUS
+                want = list(range(FAST_MAX_GPUS))
+            assert commands.devices_in(argv) == want, argv
             checked += 1
-    assert checked == 2 * 6 + 2 * 2  # every spelling for search and align-long; align and pairs have no --devices
+    # every spelling for search, those without --mode for align-long; align and pairs have no --devices
+    assert checked == 9 + 6 + 2 * 2
     assert set(commands.DEFAULT_DEVICES) == commands.GPU_COMMANDS
 
 

@@ -19,11 +19,12 @@ import argparse
 from collections.abc import Sequence
 
 from ..errors import InputError
+from ..gpu_choice import FAST_MAX_GPUS
 
 GPU_COMMANDS = frozenset({"search", "align", "pairs", "align-long"})
 
 #: the GPUs each of :data:`GPU_COMMANDS` uses where ``--devices`` names none (None: every visible one;
-#: a fast search takes as many of them as its size pays for, ``device_batches.fast_device_count``)
+#: a fast search takes as many of them as its size pays for, ``gpu_choice.fast_device_count``)
 DEFAULT_DEVICES: dict[str, list[int] | None] = {"search": None, "align": [0], "pairs": [0], "align-long": [0]}
 
 
@@ -54,17 +55,22 @@ def devices(command: str, spec: str | None) -> list[int] | None:
 
 
 def devices_in(argv: Sequence[str]) -> list[int] | None:
-    """:func:`devices` of a command line (``argv[0]`` the command), read before the command's
-    parser exists (building it imports the command, numpy with it: 0.1-0.2 s that ``cuInit``
-    would wait for). ``--devices`` is read as argparse reads it (its last value, ``=`` or
-    not, abbreviated or not); None (every GPU) where it cannot be read, which the command's
-    parser then reports."""
+    """The GPUs the command line ``argv`` (``argv[0]`` the command) may use, for CUDA to be
+    shown only those: its :func:`devices`, and for a fast search that names none the first
+    :data:`~swgpu_core.gpu_choice.FAST_MAX_GPUS` (of which it takes as many as its size pays
+    for). Read before the command's parser exists (building it imports the command, numpy
+    with it: 0.1-0.2 s that ``cuInit`` would wait for), as argparse reads the options (the
+    last value, ``=`` or not, abbreviated or not); None (every GPU) where they cannot be
+    read, which the command's parser then reports."""
     if not argv or argv[0] not in GPU_COMMANDS:
         return None
     parser = argparse.ArgumentParser(add_help=False, exit_on_error=False)
     parser.add_argument("--devices")
+    parser.add_argument("--mode")
     try:
         known, _rest = parser.parse_known_args(list(argv[1:]))
+        if argv[0] == "search" and not known.devices and known.mode == "fast":
+            return list(range(FAST_MAX_GPUS))
         return devices(argv[0], known.devices)
     except (InputError, argparse.ArgumentError):
         return None
