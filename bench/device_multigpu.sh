@@ -565,7 +565,8 @@ PY
       cp "$W/visible.txt" "$OUT/" ;;
     abvisible)
       # the same jobs as `visible`, A/B: the tree in ab_old/ (an earlier swgpu_core, copied there untracked for the
-      # call) against this one, each as `swgpu` runs it, interleaved, VISIBLE_ROUNDS (3) rounds, outputs compared
+      # call) against this one, each as `swgpu` runs it, interleaved, VISIBLE_ROUNDS (3) rounds, outputs compared;
+      # VISIBLE_JOBS picks among u20k, b200, long and fast (bench200M x 500 --mode fast, top 500, no --devices)
       [ -d ab_old/swgpu_core ] || { echo "abvisible: no ab_old/"; rc=1; continue; }
       bench_db; long_data
       zcat .carry/data/uniprot20k.fasta.gz > "$W/u20k.fasta"
@@ -573,15 +574,18 @@ PY
       pair=0,1; [ "$NG" -ge 2 ] || pair=0
       swgpu search --db "$W/u20k" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
       swgpu align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda --format tsv --out /dev/null 2> /dev/null
+      [[ " ${VISIBLE_JOBS:-} " != *" fast "* ]] || swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda --mode fast \
+        --devices "$ALL" --top 500 --out /dev/null --quiet
       : > "$W/abvisible.txt"
       for round in $(seq "${VISIBLE_ROUNDS:-3}"); do
-        for job in "u20k 0" "b200 $pair" "long 0"; do
-          set -- $job
+        for job in ${VISIBLE_JOBS:-u20k b200 long}; do
+          set -- "$job" 0; [ "$job" = b200 ] && set -- "$job" "$pair"; [ "$job" = fast ] && set -- "$job" none
           for tree in ab_old "$PWD"; do
             case $1 in
               u20k) cmd=(search --db "$W/u20k" --query "$R/.carry/data/cudasw_queries.fasta" --backend cuda --devices "$2" --top 10 --outfmt "6 qseqid sseqid score evalue") ;;
               b200) cmd=(search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$2" --top 50 --outfmt "6 qseqid sseqid score evalue bitscore") ;;
               long) cmd=(align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda --format tsv) ;;
+              fast) cmd=(search --db "$W/db" --query "$W/q500.fasta" --backend cuda --mode fast --top 500 --outfmt "6 qseqid sseqid evalue score") ;;
             esac
             tag=$(basename "$tree")
             t0=$(now)
@@ -591,7 +595,7 @@ PY
           done
         done
       done
-      for j in u20k b200 long; do cmp -s "$W/abvis_${j}_ab_old.out" "$W/abvis_${j}_$(basename "$PWD").out" && echo "abvisible: $j outputs identical" || { echo "abvisible: $j outputs differ"; rc=1; }; done
+      for j in ${VISIBLE_JOBS:-u20k b200 long}; do cmp -s "$W/abvis_${j}_ab_old.out" "$W/abvis_${j}_$(basename "$PWD").out" && echo "abvisible: $j outputs identical" || { echo "abvisible: $j outputs differ"; rc=1; }; done
       cp "$W/abvisible.txt" "$OUT/" ;;
     long)
       long_data
