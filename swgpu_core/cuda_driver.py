@@ -1,7 +1,8 @@
 """CUDA's driver initialisation (``cuInit``), started early and without holding the GIL.
 
-``cuInit`` takes 0.1-0.2 s on an H100 host and 0.3-0.45 s on the H200 hosts measured
-(bench/RESULTS.md). CuPy performs it inside ``cudaGetDeviceCount``, a call that keeps the
+``cuInit`` takes about 0.2 s per visible GPU on the H200 hosts measured (0.42-0.47 s for two,
+0.98-1.08 s for four; bench/RESULTS.md), which is why :func:`show_only` hides the GPUs a
+command does not use. CuPy performs it inside ``cudaGetDeviceCount``, a call that keeps the
 GIL, so while it ran every other thread of the process stood still: the command's reading
 of its database and queries waited for it. Called through :mod:`ctypes` (which releases the
 GIL for the call) it runs beside them instead; the driver is initialised once per process,
@@ -144,11 +145,11 @@ def show_only(devices: Sequence[int]) -> bool:
     """Show CUDA only ``devices`` before the driver is initialised (``CUDA_VISIBLE_DEVICES``,
     :func:`visible_devices`); whether it did. Once per process, before :func:`start`.
 
-    Why: ``cuInit`` initialises every visible GPU, one after another. On H200 hosts
-    (bench/RESULTS.md) it took 0.40-0.54 s with two visible and 0.28-0.31 s with one, and
-    0.98-1.08 s with four visible against 0.27 s with one. On the four-GPU host,
-    ``swgpu search`` of uniprot20k x 20 on GPU 0 took 1.55-1.63 s with every GPU visible and
-    0.82-0.91 s with only its own; the same results.
+    Why: ``cuInit`` initialises every visible GPU, one after another, whatever else the
+    process does meanwhile. On H200 hosts (persistence mode on; bench/RESULTS.md) it took
+    0.42-0.47 s with two visible against 0.22 s with one, and 0.98-1.08 s with four visible
+    against 0.27 s with one. On the four-GPU host, ``swgpu search`` of uniprot20k x 20 on
+    GPU 0 took 1.54-1.65 s before and 0.81-0.86 s since; the same results.
 
     The devices are then numbered 0, 1, ... in the order given: :func:`local` turns the
     command's numbers into the process's. Only for a process that runs one command and ends
