@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import glob
 import os
 import threading
 import time
@@ -28,8 +29,10 @@ from collections.abc import Sequence
 _LOCK = threading.Lock()
 _STARTED: list[threading.Thread] = []
 _SHOWN: list[list[int]] = []  # the devices show_only() left visible, in the numbering from before it
-#: where the kernel driver lists the GPUs it knows, one folder each (their order is nvidia-smi's)
+#: where the kernel driver lists the GPUs it knows, one folder each (their order is nvidia-smi's),
+#: and the capabilities of their MIG instances (``gpu<minor>/mig/gi<id>`` for each that exists)
 PROC_GPUS = "/proc/driver/nvidia/gpus"
+PROC_CAPABILITIES = "/proc/driver/nvidia/capabilities"
 _RELEASING: list[threading.Thread] = []  # the thread of release(), once started
 _KEPT: list[object] = []  # what release() keeps from being freed until the process ends
 
@@ -100,7 +103,7 @@ def visible_devices(devices: Sequence[int], visible: str | None, order: str | No
 
     ``visible`` and ``order`` are the environment's ``CUDA_VISIBLE_DEVICES`` and
     ``CUDA_DEVICE_ORDER``; ``models`` the model of each GPU in nvidia-smi's order (None where
-    unknown). Where ``CUDA_VISIBLE_DEVICES`` is set, CUDA numbers its entries in their order,
+    unknown, or where MIG instances make CUDA number MIG devices: :func:`gpu_models`). Where ``CUDA_VISIBLE_DEVICES`` is set, CUDA numbers its entries in their order,
     so device ``d`` is entry ``d`` (an index, a UUID or a MIG name, copied as it is). Where it
     is not, CUDA numbers the GPUs fastest first and the variable's indices are nvidia-smi's
     (bus order): the two agree where ``CUDA_DEVICE_ORDER`` is ``PCI_BUS_ID`` or all GPUs are
@@ -122,11 +125,14 @@ def visible_devices(devices: Sequence[int], visible: str | None, order: str | No
     return ",".join(str(d) for d in want)
 
 
-def gpu_models(root: str | None = None) -> list[str] | None:
+def gpu_models(root: str | None = None, capabilities: str | None = None) -> list[str] | None:
     """Each GPU's model as the kernel driver lists it under ``root`` (default :data:`PROC_GPUS`;
     bus order), without initialising CUDA (a few small reads); None where the folder or a
-    model line cannot be read."""
+    model line cannot be read, or where a GPU has MIG instances (under ``capabilities``,
+    default :data:`PROC_CAPABILITIES`): CUDA then numbers MIG devices, not GPUs."""
     root = root or PROC_GPUS
+    if glob.glob(os.path.join(capabilities or PROC_CAPABILITIES, "gpu*", "mig", "gi*")):
+        return None
     try:
         folders = sorted(os.listdir(root))
         models = []

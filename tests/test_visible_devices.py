@@ -59,10 +59,15 @@ def _proc(root: Path, models: list[str]) -> Path:
 
 def test_gpu_models_are_read_from_the_kernel_drivers_listing(tmp_path):
     root = _proc(tmp_path / "gpus", ["NVIDIA H200", "NVIDIA H100 80GB HBM3"])
-    assert cuda_driver.gpu_models(str(root)) == ["NVIDIA H200", "NVIDIA H100 80GB HBM3"]
+    assert cuda_driver.gpu_models(str(root), str(tmp_path / "none")) == ["NVIDIA H200", "NVIDIA H100 80GB HBM3"]
     assert cuda_driver.gpu_models(str(tmp_path / "none")) is None
+    caps = tmp_path / "capabilities"
+    (caps / "gpu0" / "mig").mkdir(parents=True)  # MIG capable, no instance
+    assert cuda_driver.gpu_models(str(root), str(caps)) == ["NVIDIA H200", "NVIDIA H100 80GB HBM3"]
+    (caps / "gpu1" / "mig" / "gi3").mkdir(parents=True)  # a MIG instance: CUDA numbers MIG devices
+    assert cuda_driver.gpu_models(str(root), str(caps)) is None
     (root / "0000:30:00.0").mkdir()  # a folder without its information file (hidden in a container)
-    assert cuda_driver.gpu_models(str(root)) is None
+    assert cuda_driver.gpu_models(str(root), str(tmp_path / "none")) is None
 
 
 @pytest.fixture
@@ -73,6 +78,7 @@ def fresh_driver(monkeypatch, tmp_path):
     monkeypatch.setattr(cuda_driver, "_STARTED", [])
     monkeypatch.setattr(cuda_driver, "_SHOWN", [])
     monkeypatch.setattr(cuda_driver, "PROC_GPUS", str(_proc(tmp_path / "gpus", H200)))
+    monkeypatch.setattr(cuda_driver, "PROC_CAPABILITIES", str(tmp_path / "capabilities"))
     monkeypatch.setattr(cuda_driver, "initialise", lambda: seen.append(os.environ.get("CUDA_VISIBLE_DEVICES")))
     # a copy of the environment, restored afterwards: a variable written here must not reach the later tests' CUDA
     monkeypatch.setattr(os, "environ", {k: v for k, v in os.environ.items() if k not in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")})
