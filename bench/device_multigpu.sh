@@ -531,72 +531,54 @@ for k, v in by.items():
     print(k); [print("   ", x) for x in v]
 PY
       ;;
-    visible)
-      # what the GPUs a command does not use cost it: each run as it is (every GPU visible) and with
-      # CUDA_VISIBLE_DEVICES naming only the GPUs it uses, interleaved, VISIBLE_ROUNDS (3) rounds, outputs compared.
-      # search uniprot20k x 20 on GPU 0 (a short scan: the wall is start-up), bench200M x 500 on GPUs 0,1 (0 on a
-      # one-GPU machine), align-long 10^4 x 10^8 on GPU 0 (its default)
+    visible|abvisible)
+      # what the GPUs a command does not use cost it, VISIBLE_ROUNDS (3) interleaved rounds, outputs compared.
+      # visible: each run with every GPU visible and with CUDA_VISIBLE_DEVICES naming only its GPUs (set here);
+      # abvisible: the tree in ab_old/ (an earlier swgpu_core, copied there untracked for the call) against this
+      # one, each as `swgpu` runs it. VISIBLE_JOBS picks among u20k (search uniprot20k x 20 on GPU 0: a short scan,
+      # the wall is start-up), b200 (bench200M x 500 on GPUs 0,1; 0 on a one-GPU machine), long (align-long
+      # 10^4 x 10^8 on GPU 0, its default) and fast (bench200M x 500 --mode fast, top 500, no --devices)
+      [ "$what" = visible ] || [ -d ab_old/swgpu_core ] || { echo "abvisible: no ab_old/"; rc=1; continue; }
       bench_db; long_data
       zcat .carry/data/uniprot20k.fasta.gz > "$W/u20k.fasta"
       [ -f "$W/u20k/manifest.json" ] || swgpu makedb "$W/u20k.fasta" "$W/u20k" --quiet || rc=1
       pair=0,1; [ "$NG" -ge 2 ] || pair=0
+      jobs=${VISIBLE_JOBS:-u20k b200 long}
       # untimed: the kernels' first build (NVRTC, then CuPy's disk cache) on every GPU
       swgpu search --db "$W/u20k" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
       swgpu align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda --format tsv --out /dev/null 2> /dev/null
-      : > "$W/visible.txt"
-      for round in $(seq "${VISIBLE_ROUNDS:-3}"); do
-        for job in "u20k 0" "b200 $pair" "long 0"; do
-          set -- $job
-          for vis in all "$2"; do
-            case $1 in
-              u20k) cmd=(swgpu search --db "$W/u20k" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$2" --top 10 --outfmt "6 qseqid sseqid score evalue") ;;
-              b200) cmd=(swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$2" --top 50 --outfmt "6 qseqid sseqid score evalue bitscore") ;;
-              long) cmd=(swgpu align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda --format tsv) ;;
-            esac
-            t0=$(now)
-            if [ "$vis" = all ]; then "${cmd[@]}" --out "$W/vis_$1_all.out" 2> "$W/vis.log" || rc=1
-            else CUDA_VISIBLE_DEVICES=$vis "${cmd[@]}" --out "$W/vis_$1_named.out" 2> "$W/vis.log" || rc=1; fi
-            t1=$(now)
-            echo "$1 devices $2 visible $vis wall $(python3 -c "print(round($t1 - $t0, 3))") scan $(summary "$W/vis.log" 2>/dev/null)" | tee -a "$W/visible.txt"
-          done
-        done
-      done
-      for j in u20k b200 long; do cmp -s "$W/vis_${j}_all.out" "$W/vis_${j}_named.out" && echo "visible: $j outputs identical" || { echo "visible: $j outputs differ"; rc=1; }; done
-      cp "$W/visible.txt" "$OUT/" ;;
-    abvisible)
-      # the same jobs as `visible`, A/B: the tree in ab_old/ (an earlier swgpu_core, copied there untracked for the
-      # call) against this one, each as `swgpu` runs it, interleaved, VISIBLE_ROUNDS (3) rounds, outputs compared;
-      # VISIBLE_JOBS picks among u20k, b200, long and fast (bench200M x 500 --mode fast, top 500, no --devices)
-      [ -d ab_old/swgpu_core ] || { echo "abvisible: no ab_old/"; rc=1; continue; }
-      bench_db; long_data
-      zcat .carry/data/uniprot20k.fasta.gz > "$W/u20k.fasta"
-      [ -f "$W/u20k/manifest.json" ] || swgpu makedb "$W/u20k.fasta" "$W/u20k" --quiet || rc=1
-      pair=0,1; [ "$NG" -ge 2 ] || pair=0
-      swgpu search --db "$W/u20k" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
-      swgpu align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda --format tsv --out /dev/null 2> /dev/null
-      [[ " ${VISIBLE_JOBS:-} " != *" fast "* ]] || swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda --mode fast \
+      [[ " $jobs " != *" fast "* ]] || swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda --mode fast \
         --devices "$ALL" --top 500 --out /dev/null --quiet
-      : > "$W/abvisible.txt"
+      sides=(all named); [ "$what" = visible ] || sides=(ab_old "$(basename "$PWD")")
+      : > "$W/$what.txt"
       for round in $(seq "${VISIBLE_ROUNDS:-3}"); do
-        for job in ${VISIBLE_JOBS:-u20k b200 long}; do
-          set -- "$job" 0; [ "$job" = b200 ] && set -- "$job" "$pair"; [ "$job" = fast ] && set -- "$job" none
-          for tree in ab_old "$PWD"; do
-            case $1 in
-              u20k) cmd=(search --db "$W/u20k" --query "$R/.carry/data/cudasw_queries.fasta" --backend cuda --devices "$2" --top 10 --outfmt "6 qseqid sseqid score evalue") ;;
-              b200) cmd=(search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$2" --top 50 --outfmt "6 qseqid sseqid score evalue bitscore") ;;
+        for job in $jobs; do
+          devs=0; [ "$job" = b200 ] && devs=$pair; [ "$job" = fast ] && devs=none
+          for side in "${sides[@]}"; do
+            case $job in
+              u20k) cmd=(search --db "$W/u20k" --query "$R/.carry/data/cudasw_queries.fasta" --backend cuda --devices "$devs" --top 10 --outfmt "6 qseqid sseqid score evalue") ;;
+              b200) cmd=(search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$devs" --top 50 --outfmt "6 qseqid sseqid score evalue bitscore") ;;
               long) cmd=(align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda --format tsv) ;;
               fast) cmd=(search --db "$W/db" --query "$W/q500.fasta" --backend cuda --mode fast --top 500 --outfmt "6 qseqid sseqid evalue score") ;;
             esac
-            tag=$(basename "$tree")
+            cmd+=(--out "$W/${what}_${job}_$side.out")
             t0=$(now)
-            (cd "$tree" && PYTHONPATH=/tmp/site:$PWD python3 -m swgpu_core "${cmd[@]}" --out "$W/abvis_$1_$tag.out" 2> "$W/abvis.log") || rc=1
+            case $side in
+              all) swgpu "${cmd[@]}" 2> "$W/$what.log" || rc=1 ;;
+              named) CUDA_VISIBLE_DEVICES=${devs/none/$pair} swgpu "${cmd[@]}" 2> "$W/$what.log" || rc=1 ;;
+              ab_old) (cd ab_old && PYTHONPATH=/tmp/site:$PWD python3 -m swgpu_core "${cmd[@]}" 2> "$W/$what.log") || rc=1 ;;
+              *) python3 -m swgpu_core "${cmd[@]}" 2> "$W/$what.log" || rc=1 ;;
+            esac
             t1=$(now)
-            echo "$1 devices $2 tree $tag wall $(python3 -c "print(round($t1 - $t0, 3))") scan $(summary "$W/abvis.log" 2>/dev/null)" | tee -a "$W/abvisible.txt"
+            echo "$job devices $devs ${side} wall $(python3 -c "print(round($t1 - $t0, 3))") scan $(summary "$W/$what.log" 2>/dev/null)" | tee -a "$W/$what.txt"
           done
         done
       done
-      for j in ${VISIBLE_JOBS:-u20k b200 long}; do cmp -s "$W/abvis_${j}_ab_old.out" "$W/abvis_${j}_$(basename "$PWD").out" && echo "abvisible: $j outputs identical" || { echo "abvisible: $j outputs differ"; rc=1; }; done
-      cp "$W/abvisible.txt" "$OUT/" ;;
+      for job in $jobs; do
+        cmp -s "$W/${what}_${job}_${sides[0]}.out" "$W/${what}_${job}_${sides[1]}.out" && echo "$what: $job outputs identical" \
+          || { echo "$what: $job outputs differ"; rc=1; }
+      done
+      cp "$W/$what.txt" "$OUT/" ;;
     long)
       long_data
       scaling long "align-long, DNA, 10^4 query x 10^8 target" end_points_identical \
