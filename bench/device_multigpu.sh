@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
-#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [order] [search] [abworkflow] [abwall] [concstart] [cuinit] [visible] [abvisible] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
+#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [order] [search] [abworkflow] [abwall] [concstart] [cuinit] [visible] [abvisible] [split] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`; both from bench/fetch_wheels.sh), .carry (a copy of shared/)
 # Every step runs on 1, 2, 4 and 8 GPUs as far as the machine has them (and on all of them).
 # 1. search: `swgpu search --devices 0`, `0,1`, ... on bench200M x 500 queries (scan GCUPS as
@@ -579,6 +579,48 @@ PY
           || { echo "$what: $job outputs differ"; rc=1; }
       done
       cp "$W/$what.txt" "$OUT/" ;;
+    split)
+      # issue 16's lead: a process per GPU. The 500 queries cut in two halves of equal residues (longest first, each
+      # to the half with fewer), each half searched by a process of its own that sees one GPU (CUDA_VISIBLE_DEVICES),
+      # both started together, timed until both end; beside `--devices 0` and `--devices 0,1` in one process,
+      # SPLIT_ROUNDS (2) interleaved rounds; the halves' rows together compared with the whole's (sorted)
+      bench_db
+      [ "$NG" -ge 2 ] || { echo "split: needs two GPUs"; rc=1; continue; }
+      python3 - "$W/q500.fasta" "$W/half" <<'PY'
+import sys
+recs = open(sys.argv[1]).read().split(">")[1:]
+size = lambda r: len("".join(r.split("\n", 1)[1].split()))
+halves, load = ([], []), [0, 0]
+for r in sorted(recs, key=size, reverse=True):
+    k = load.index(min(load)); halves[k].append(r); load[k] += size(r)
+for k, h in enumerate(halves):
+    open(f"{sys.argv[2]}{k}.fasta", "w").write("".join(">" + r for r in h))
+print("half residues", load)
+PY
+      args=(--db "$W/db" --backend cuda --top 50 --outfmt "6 qseqid sseqid score evalue bitscore")
+      swgpu search --db "$W/db" --query .carry/data/cudasw_queries.fasta --backend cuda --devices 0,1 --top 1 --out /dev/null --quiet
+      : > "$W/split.txt"
+      for round in $(seq "${SPLIT_ROUNDS:-2}"); do
+        for how in one two split; do
+          t0=$(now)
+          case $how in
+            one) swgpu search "${args[@]}" --query "$W/q500.fasta" --devices 0 --out "$W/split_one.out" 2> "$W/split.log" || rc=1 ;;
+            two) swgpu search "${args[@]}" --query "$W/q500.fasta" --devices 0,1 --out "$W/split_two.out" 2> "$W/split.log" || rc=1 ;;
+            split)
+              CUDA_VISIBLE_DEVICES=0 swgpu search "${args[@]}" --query "$W/half0.fasta" --out "$W/split_h0.out" 2> "$W/split_h0.log" &
+              p0=$!
+              CUDA_VISIBLE_DEVICES=1 swgpu search "${args[@]}" --query "$W/half1.fasta" --out "$W/split_h1.out" 2> "$W/split_h1.log" &
+              p1=$!
+              wait $p0 || rc=1; t_0=$(now); wait $p1 || rc=1 ;;
+          esac
+          t1=$(now)
+          extra=; [ "$how" = split ] && extra="h0_end $(python3 -c "print(round($t_0 - $t0, 3))") scans $(summary "$W/split_h0.log") / $(summary "$W/split_h1.log")"
+          echo "$how wall $(python3 -c "print(round($t1 - $t0, 3))") ${extra:-scan $(summary "$W/split.log")}" | tee -a "$W/split.txt"
+        done
+      done
+      cat "$W/split_h0.out" "$W/split_h1.out" | sort > "$W/split_halves.sorted"; sort "$W/split_one.out" > "$W/split_one.sorted"
+      cmp -s "$W/split_halves.sorted" "$W/split_one.sorted" && echo "split: rows identical" || { echo "split: rows differ"; rc=1; }
+      cp "$W/split.txt" "$OUT/" ;;
     long)
       long_data
       scaling long "align-long, DNA, 10^4 query x 10^8 target" end_points_identical \
