@@ -131,6 +131,27 @@ def test_the_executable_shows_cuda_only_the_commands_gpus(fresh_driver, monkeypa
     assert got == ([] if argv[-1] == "x" else [used])
 
 
+def test_a_scheduler_s_variable_is_narrowed_not_replaced(fresh_driver, monkeypatch):
+    """Where SLURM (or a user) set ``CUDA_VISIBLE_DEVICES``, ``--devices`` counts within it, and
+    the command's GPUs are picked out of it: here GPU 1 of the job's "4,5,6,7" is 5."""
+    from swgpu_core.commands import _options
+
+    os.environ["CUDA_VISIBLE_DEVICES"] = "4,5,6,7"
+    got: list = []
+    real = _options.start_gpu
+    monkeypatch.setattr(_options, "warm_up", lambda *a, **k: None)
+
+    def recording(args, **kw):
+        got.append(real(args, **kw))
+        raise SystemExit(0)
+
+    monkeypatch.setattr("swgpu_core.commands.align_long.start_gpu", recording)
+    with contextlib.suppress(SystemExit):
+        cli.main(["align-long", "--devices", "1", *REQUIRED["align-long"]], process_ends=True)
+    _started()
+    assert fresh_driver == ["5"] and got == [[0]]
+
+
 def test_only_a_process_that_ends_with_its_command_hides_gpus(fresh_driver, monkeypatch):
     """In-process (the API's tests, a notebook): CUDA may be initialised already, so nothing is
     hidden and no number changes."""
