@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
-#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [order] [search] [abworkflow] [abwall] [concstart] [cuinit] [visible] [abvisible] [split] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
+#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [order] [search] [abworkflow] [abwall] [concstart] [cuinit] [visible] [abvisible] [split] [smallexact] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`; both from bench/fetch_wheels.sh), .carry (a copy of shared/)
 # Every step runs on 1, 2, 4 and 8 GPUs as far as the machine has them (and on all of them).
 # 1. search: `swgpu search --devices 0`, `0,1`, ... on bench200M x 500 queries (scan GCUPS as
@@ -46,6 +46,11 @@ bench_db() {
     --residues 200000000 --seed 7 > /dev/null || exit 1
   [ -f "$W/db/manifest.json" ] || swgpu makedb "$W/bench200M.fasta.gz" "$W/db" --quiet || exit 1
   [ -f "$W/q500.fasta" ] || zcat .carry/data/uniprot_queries500.fasta.gz > "$W/q500.fasta"
+}
+u20k_db() {  # uniprot20k's database under $W/u20k, built once
+  [ -f "$W/u20k/manifest.json" ] && return
+  zcat .carry/data/uniprot20k.fasta.gz > "$W/u20k.fasta"
+  swgpu makedb "$W/u20k.fasta" "$W/u20k" --quiet || exit 1
 }
 query_copies() {  # query_copies K: the path of the 500 queries K times over (each copy's ids made unique), K times the work
   local k=${1:-1} q=$W/q500.fasta
@@ -368,8 +373,7 @@ PY
       # against one alone, each with CUDA_VISIBLE_DEVICES set as gpu-run sets it, three rounds:
       # bench/startup_parts.py's pieces (cuInit, CuPy, context, kernels), then whole searches of
       # uniprot20k x 20 (a scan of 0.1 s: the wall is start-up); per process one line in concstart.txt
-      zcat .carry/data/uniprot20k.fasta.gz > "$W/u20k.fasta"
-      [ -f "$W/u20k/manifest.json" ] || swgpu makedb "$W/u20k.fasta" "$W/u20k" --quiet || { rc=1; continue; }
+      u20k_db
       swgpu search --db "$W/u20k" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
       parts() { CUDA_VISIBLE_DEVICES=$2 python3 bench/startup_parts.py | sed "s/^/$1 parts /"; }
       search1() {
@@ -540,8 +544,7 @@ PY
       # 10^4 x 10^8 on GPU 0, its default) and fast (bench200M x 500 --mode fast, top 500, no --devices)
       [ "$what" = visible ] || [ -d ab_old/swgpu_core ] || { echo "abvisible: no ab_old/"; rc=1; continue; }
       bench_db; long_data
-      zcat .carry/data/uniprot20k.fasta.gz > "$W/u20k.fasta"
-      [ -f "$W/u20k/manifest.json" ] || swgpu makedb "$W/u20k.fasta" "$W/u20k" --quiet || rc=1
+      u20k_db
       pair=0,1; [ "$NG" -ge 2 ] || pair=0
       jobs=${VISIBLE_JOBS:-u20k b200 long}
       # untimed: the kernels' first build (NVRTC, then CuPy's disk cache) on every GPU
@@ -621,6 +624,17 @@ PY
       cat "$W/split_h0.out" "$W/split_h1.out" | sort > "$W/split_halves.sorted"; sort "$W/split_one.out" > "$W/split_one.sorted"
       cmp -s "$W/split_halves.sorted" "$W/split_one.sorted" && echo "split: rows identical" || { echo "split: rows differ"; rc=1; }
       cp "$W/split.txt" "$OUT/" ;;
+    smallexact)
+      # the lead for an exact search's default GPU count (every visible GPU, whatever its size): smaller exact
+      # searches on 1, 2, 4 ... GPUs (scaling): uniprot20k x 20 and bench200M x 20 queries
+      bench_db; u20k_db
+      swgpu search --db "$W/u20k" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
+      scaling small_u20k "uniprot20k x 20 queries, top 10" hits_identical \
+        'swgpu search --db "$W/u20k" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$DEVS" --top 10' \
+        '--outfmt "6 qseqid sseqid score evalue" --out "$OUTFILE"'
+      scaling small_b200 "bench200M x 20 queries, top 10" hits_identical \
+        'swgpu search --db "$W/db" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$DEVS" --top 10' \
+        '--outfmt "6 qseqid sseqid score evalue" --out "$OUTFILE"' ;;
     long)
       long_data
       scaling long "align-long, DNA, 10^4 query x 10^8 target" end_points_identical \
