@@ -90,6 +90,25 @@ def _started() -> None:
         thread.join(5)
 
 
+@pytest.fixture
+def gpus_asked(monkeypatch) -> list:
+    """The GPUs each command's ``start_gpu`` returns (warming nothing up), the command stopped
+    right after it, before it reads its inputs."""
+    from swgpu_core.commands import _options
+
+    got: list = []
+    real = _options.start_gpu
+    monkeypatch.setattr(_options, "warm_up", lambda *a, **k: None)
+
+    def recording(args, **kw):
+        got.append(real(args, **kw))
+        raise SystemExit(0)
+
+    for name in ("search", "align", "pairs", "align_long"):
+        monkeypatch.setattr(f"swgpu_core.commands.{name}.start_gpu", recording)
+    return got
+
+
 @pytest.mark.parametrize(
     ("argv", "shown", "used"),
     [
@@ -109,47 +128,24 @@ def _started() -> None:
         (["align"], "0", [0]),
     ],
 )
-def test_the_executable_shows_cuda_only_the_commands_gpus(fresh_driver, monkeypatch, argv, shown, used):
+def test_the_executable_shows_cuda_only_the_commands_gpus(fresh_driver, gpus_asked, argv, shown, used):
     """Before cuInit begins, the variable names the command's GPUs, and the command then asks
-    for them by their new numbers (it is stopped there, before it reads its inputs)."""
-    from swgpu_core.commands import _options
-
-    got: list = []
-    real = _options.start_gpu
-    monkeypatch.setattr(_options, "warm_up", lambda *a, **k: None)
-
-    def recording(args, **kw):
-        got.append(real(args, **kw))
-        raise SystemExit(0)
-
-    for name in ("search", "align", "pairs", "align_long"):
-        monkeypatch.setattr(f"swgpu_core.commands.{name}.start_gpu", recording)
+    for them by their new numbers."""
     with contextlib.suppress(SystemExit):
         cli.main([*argv, *REQUIRED[argv[0]]], process_ends=True)
     _started()
     assert fresh_driver == [shown]
-    assert got == ([] if argv[-1] == "x" else [used])
+    assert gpus_asked == ([] if argv[-1] == "x" else [used])
 
 
-def test_a_scheduler_s_variable_is_narrowed_not_replaced(fresh_driver, monkeypatch):
+def test_a_scheduler_s_variable_is_narrowed_not_replaced(fresh_driver, gpus_asked):
     """Where SLURM (or a user) set ``CUDA_VISIBLE_DEVICES``, ``--devices`` counts within it, and
     the command's GPUs are picked out of it: here GPU 1 of the job's "4,5,6,7" is 5."""
-    from swgpu_core.commands import _options
-
     os.environ["CUDA_VISIBLE_DEVICES"] = "4,5,6,7"
-    got: list = []
-    real = _options.start_gpu
-    monkeypatch.setattr(_options, "warm_up", lambda *a, **k: None)
-
-    def recording(args, **kw):
-        got.append(real(args, **kw))
-        raise SystemExit(0)
-
-    monkeypatch.setattr("swgpu_core.commands.align_long.start_gpu", recording)
     with contextlib.suppress(SystemExit):
         cli.main(["align-long", "--devices", "1", *REQUIRED["align-long"]], process_ends=True)
     _started()
-    assert fresh_driver == ["5"] and got == [[0]]
+    assert fresh_driver == ["5"] and gpus_asked == [[0]]
 
 
 def test_only_a_process_that_ends_with_its_command_hides_gpus(fresh_driver, monkeypatch):
