@@ -103,8 +103,10 @@ def visible_devices(devices: Sequence[int], visible: str | None, order: str | No
 
     ``visible`` and ``order`` are the environment's ``CUDA_VISIBLE_DEVICES`` and
     ``CUDA_DEVICE_ORDER``; ``models`` the model of each GPU in nvidia-smi's order (None where
-    unknown, or where MIG instances make CUDA number MIG devices: :func:`gpu_models`). Where ``CUDA_VISIBLE_DEVICES`` is set, CUDA numbers its entries in their order,
-    so device ``d`` is entry ``d`` (an index, a UUID or a MIG name, copied as it is). Where it
+    unknown, or where MIG instances make CUDA number MIG devices: :func:`gpu_models`).
+
+    Where ``CUDA_VISIBLE_DEVICES`` is set, CUDA numbers its entries in their order, so device
+    ``d`` is entry ``d`` (an index, a UUID or a MIG name, copied as it is). Where it
     is not, CUDA numbers the GPUs fastest first and the variable's indices are nvidia-smi's
     (bus order): the two agree where ``CUDA_DEVICE_ORDER`` is ``PCI_BUS_ID`` or all GPUs are
     the same model, and only then is a variable written. An index beyond the GPUs listed
@@ -162,8 +164,10 @@ def show_only(devices: Sequence[int]) -> bool:
     (the ``swgpu`` executable): the variable is inherited by any child, and a process that
     initialised CUDA before would keep seeing every GPU while :func:`local` renumbers them.
     """
+    if _SHOWN:
+        return False
     value = visible_devices(devices, os.environ.get("CUDA_VISIBLE_DEVICES"), os.environ.get("CUDA_DEVICE_ORDER"), gpu_models())
-    if value is None or _SHOWN:
+    if value is None:
         return False
     os.environ["CUDA_VISIBLE_DEVICES"] = value
     _SHOWN.append(list(devices))
