@@ -19,6 +19,7 @@ from ..engine import KINDS, warm_up
 from ..errors import InputError
 from ..formats import FORMATS, Output, choose_format, plan_output
 from ..outfmt import DEFAULT_OUTFMT, fields_help
+from . import devices
 
 if TYPE_CHECKING:  # the seeding module is imported by the commands that search, not by every one
     from ..seed import SeedParams
@@ -31,8 +32,6 @@ def start_gpu(args: argparse.Namespace, *, scan: bool = False, seed_params: Seed
     backend was asked for, CUDA's start-up on them begins in the background
     (:func:`swgpu_core.engine.warm_up`; ``scan``: a database search's, ``seed_params``: a fast
     search's). Called first thing in a command, so that it runs while the command reads its inputs."""
-    from . import devices
-
     used = cuda_driver.local(devices(args.command, getattr(args, "devices", None)))
     if args.backend != "cpu":
         warm_up(used, scan=scan, seed_params=seed_params)
