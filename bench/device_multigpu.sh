@@ -93,7 +93,7 @@ rec = {"workload": sys.argv[3], **{f"{what}_s": {d: med(d, k) for d in sets} for
 one, many = sets[0], sets[-1]
 rec["scan_speedup"] = rec["scan_s"][one] / rec["scan_s"][many]  # all GPUs against one, as before 4-GPU runs
 rec["wall_speedup"] = rec["wall_s"][one] / rec["wall_s"][many]
-rec["speedup_per_gpus"] = {str(d.count(",") + 1): {"scan": round(rec["scan_s"][one] / rec["scan_s"][d], 3),
+rec["speedup_per_gpus"] = {("auto" if d == "auto" else str(d.count(",") + 1)): {"scan": round(rec["scan_s"][one] / rec["scan_s"][d], 3),
                                                    "wall": round(rec["wall_s"][one] / rec["wall_s"][d], 3)} for d in sets}
 print(json.dumps(rec))
 PY
@@ -625,16 +625,26 @@ PY
       cmp -s "$W/split_halves.sorted" "$W/split_one.sorted" && echo "split: rows identical" || { echo "split: rows differ"; rc=1; }
       cp "$W/split.txt" "$OUT/" ;;
     smallexact)
-      # the lead for an exact search's default GPU count (every visible GPU, whatever its size): smaller exact
-      # searches on 1, 2, 4 ... GPUs (scaling): uniprot20k x 20 and bench200M x 20 queries
+      # an exact search's default GPU count (gpu_choice.exact_device_count): searches of 4e11 to 1.2e13 cells
+      # on 1, 2, 3, 4 and 8 GPUs as far as there are, and with no --devices ("auto", the rule's choice):
+      # uniprot20k x 20 queries, and bench200M x every 25th, 8th and 4th of the 500 queries
       bench_db; u20k_db
+      for k in 25 8 4; do
+        python3 -c "import sys; t=open(sys.argv[1]).read().split('>')[1:]; open(sys.argv[2],'w').write(''.join('>'+r for r in t[::$3]))" \
+          "$W/q500.fasta" "$W/q_every$k.fasta" "$k"
+      done
+      devflag() { [ "$DEVS" = auto ] || printf -- '--devices %s' "$DEVS"; }
+      saved=("${SETS[@]}"); SETS=(); for k in 1 2 3 4 8; do [ "$k" -le "$NG" ] && SETS+=("$(seq -s, 0 $((k - 1)))"); done; SETS+=(auto)
       swgpu search --db "$W/u20k" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
       scaling small_u20k "uniprot20k x 20 queries, top 10" hits_identical \
-        'swgpu search --db "$W/u20k" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$DEVS" --top 10' \
+        'swgpu search --db "$W/u20k" --query .carry/data/cudasw_queries.fasta --backend cuda $(devflag) --top 10' \
         '--outfmt "6 qseqid sseqid score evalue" --out "$OUTFILE"'
-      scaling small_b200 "bench200M x 20 queries, top 10" hits_identical \
-        'swgpu search --db "$W/db" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$DEVS" --top 10' \
-        '--outfmt "6 qseqid sseqid score evalue" --out "$OUTFILE"' ;;
+      for k in 25 8 4; do
+        scaling "small_b200_every$k" "bench200M x every ${k}th of the 500 queries, top 10" hits_identical \
+          "swgpu search --db \"\$W/db\" --query \"\$W/q_every$k.fasta\" --backend cuda \$(devflag) --top 10" \
+          '--outfmt "6 qseqid sseqid score evalue" --out "$OUTFILE"'
+      done
+      SETS=("${saved[@]}") ;;
     long)
       long_data
       scaling long "align-long, DNA, 10^4 query x 10^8 target" end_points_identical \

@@ -33,7 +33,7 @@ from .device_batches import seeded_order
 from .errors import InputError
 from .fasta import EncodedSequence
 from .formats import FORMATS, Results, choose_format, write_results
-from .gpu_choice import fast_device_count
+from .gpu_choice import device_count
 from .outfmt import DEFAULT_OUTFMT, FIELDS, STANDARD_FIELDS, parse_outfmt
 from .scoring import Scoring
 from .search import QueryHits, SearchResult
@@ -126,8 +126,8 @@ def search(
     ``swgpu_core.engine.resolve(...).reason``) or an engine. ``chunks``: scan only these chunks (for hit lists merged
     later). ``threads`` (CPU, 0 = all cores), ``devices``, ``threshold`` and
     ``memory_budget`` (bytes of GPU memory per device) tune the backends. ``devices`` None:
-    every visible GPU, or for the fast mode as many as its work pays for
-    (:func:`~swgpu_core.gpu_choice.fast_device_count`).
+    as many of the visible GPUs as the search's work pays for
+    (:func:`~swgpu_core.gpu_choice.device_count`).
 
     ``keep_score_stats``: count every score into its query's histogram (what a fit needs;
     ``result.score_stats``, saved with the hit lists). None: when this search fits, or when
@@ -153,10 +153,10 @@ def search(
     queries = list(queries)
     engine = get_engine(backend)
     device_list = list(devices) if devices is not None else None
-    if mode == "fast" and device_list is None and isinstance(engine, CudaEngine):  # as many GPUs as the work pays for
+    if device_list is None and isinstance(engine, CudaEngine):  # as many GPUs as the work pays for
         visible = engine.devices(None)
         cells = sum(len(q) for q in queries) * sum(db.chunks[c].n_residues for c in ahead)
-        device_list = visible[: fast_device_count(cells, len(visible))]
+        device_list = visible[: device_count(mode, cells, len(visible))]
     scanner = engine.scanner(scoring, threads=threads, devices=device_list, threshold=threshold, memory_budget=memory_budget)
     seeder = (
         engine.seeder(scoring, queries, seed_params if seed_params is not None else SeedParams(), threads=threads, devices=device_list)

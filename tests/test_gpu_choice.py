@@ -1,10 +1,19 @@
-"""Which GPUs a fast search takes where none are named (:mod:`swgpu_core.gpu_choice`), and that
+"""Which GPUs a search takes where none are named (:mod:`swgpu_core.gpu_choice`), and that
 api.search follows it; without a GPU."""
 
 from __future__ import annotations
 
+import gzip
+
 from swgpu_core import gpu_choice
-from swgpu_core.gpu_choice import FAST_CELLS_PER_GPU, FAST_MAX_GPUS, fast_device_count
+from swgpu_core.gpu_choice import (
+    EXACT_GPU_COST_CELLS,
+    FAST_CELLS_PER_GPU,
+    FAST_MAX_GPUS,
+    cells_bound,
+    exact_device_count,
+    fast_device_count,
+)
 
 
 def test_fast_device_count_grows_with_the_work():
@@ -17,10 +26,42 @@ def test_fast_device_count_grows_with_the_work():
     assert fast_device_count(100 * FAST_CELLS_PER_GPU, 1) == 1  # never more than are visible
 
 
+def test_exact_device_count_takes_a_gpu_while_it_saves_more_than_it_costs():
+    c = EXACT_GPU_COST_CELLS
+    assert exact_device_count(0, 8) == 1
+    assert exact_device_count(2 * c - 1, 8) == 1 and exact_device_count(2 * c, 8) == 2  # k = 2 from k (k - 1) c
+    assert exact_device_count(6 * c - 1, 8) == 2 and exact_device_count(6 * c, 8) == 3
+    assert exact_device_count(3.8e11, 2) == 1  # uniprot20k x 20: one GPU was faster than two (docstring)
+    assert exact_device_count(8.4e12, 2) == 2  # bench200M x 20: two were faster
+    assert exact_device_count(4.9e13, 4) == 4 and exact_device_count(4.9e13, 16) == 7  # bench200M x 500
+    assert exact_device_count(1e20, 3) == 3  # never more than are visible
+    for cells in (0, 1e12, 5e12, 3e13, 1e14):  # the k-th GPU's saving, cells / (k (k - 1)), against its cost
+        k = exact_device_count(cells, 64)
+        assert k == 1 or cells / (k * (k - 1)) >= c
+        assert cells / ((k + 1) * k) < c
+
+
+def test_the_bound_from_file_sizes_is_at_least_the_work(tmp_path, resources, bundled_db):
+    """cells_bound reads only sizes, before any import: never less than the search's cells (so
+    the GPUs shown hold those it takes), None where the file cannot tell."""
+    from swgpu_core import api
+
+    query = resources / "queries.fasta"
+    cells = sum(len(q) for q in api.read_queries(query, bundled_db.alphabet)) * bundled_db.n_residues
+    bound = cells_bound(str(bundled_db.path), str(query))
+    assert bound is not None and cells <= bound <= 2 * cells
+    packed = tmp_path / "q.fasta.gz"
+    packed.write_bytes(gzip.compress(query.read_bytes()))
+    assert cells_bound(str(bundled_db.path), str(packed)) is None  # compressed: its size says little
+    assert cells_bound(str(bundled_db.path), str(tmp_path / "missing.fasta")) is None
+    assert cells_bound(str(tmp_path), str(query)) is None  # not a database
+    assert cells_bound(str(bundled_db.path), "/dev/stdin") is None
+
+
 def test_a_fast_search_asks_for_the_gpus_its_work_pays_for(bundled_db, resources, monkeypatch):
-    """api.search's fast mode takes fast_device_count of the visible GPUs where none are named,
-    every named one otherwise, and the exact mode every visible GPU (an engine of four GPUs
-    that records what it is asked for and computes on the CPU)."""
+    """api.search takes device_count of the visible GPUs where none are named (in the fast mode
+    fast_device_count, in the exact mode exact_device_count), every named one otherwise (an
+    engine of four GPUs that records what it is asked for and computes on the CPU)."""
     from swgpu_core import api
     from swgpu_core.engine import CpuEngine, CudaEngine, EngineChoice
 
@@ -50,4 +91,9 @@ def test_a_fast_search_asks_for_the_gpus_its_work_pays_for(bundled_db, resources
     monkeypatch.setattr(gpu_choice, "FAST_MAX_GPUS", 4)
     assert run(mode="fast") == [("scanner", [0, 1, 2]), ("seeder", [0, 1, 2])]
     assert run(mode="fast", devices=[1, 3]) == [("scanner", [1, 3]), ("seeder", [1, 3])]
-    assert run(mode="exact") == [("scanner", [0, 1, 2, 3])]
+    assert run(mode="exact") == [("scanner", [0])]  # a small search: one GPU
+    monkeypatch.setattr(gpu_choice, "EXACT_GPU_COST_CELLS", cells / 6)  # three GPUs pay: 3 * 2 * cells / 6
+    assert run(mode="exact") == [("scanner", [0, 1, 2])]
+    monkeypatch.setattr(gpu_choice, "EXACT_GPU_COST_CELLS", cells / 100)
+    assert run(mode="exact") == [("scanner", [0, 1, 2, 3])]  # no more than are visible
+    assert run(mode="exact", devices=[2]) == [("scanner", [2])]

@@ -138,6 +138,36 @@ def test_the_executable_shows_cuda_only_the_commands_gpus(fresh_driver, gpus_ask
     assert gpus_asked == ([] if argv[-1] == "x" else [used])
 
 
+@pytest.mark.parametrize(
+    ("db_residues", "query_bytes", "extra", "shown"),
+    [
+        (10**6, 10**4, [], "0"),  # 1e10 cells at most: one GPU pays
+        (10**9, 2_500, [], "0,1"),  # 2.5e12: two
+        (10**9, 10**4, [], "0,1,2"),  # 1e13: three
+        (10**10, 10**4, [], None),  # 1e14: more than the four there are, so every one (nothing hidden)
+        (10**9, 2_500, ["--mode", "fast"], "0"),  # the fast mode's rule: one GPU below 8e13
+        (10**11, 10**4, ["--mode", "fast"], "0,1"),
+        (10**9, 10**4, ["--devices", "3"], "3"),  # named GPUs are followed
+    ],
+)
+def test_a_search_that_names_no_gpus_is_shown_those_its_files_can_pay_for(
+    fresh_driver, gpus_asked, tmp_path, db_residues, query_bytes, extra, shown
+):
+    """Before cuInit the search knows only its files' sizes (gpu_choice.cells_bound): CUDA is
+    shown the GPUs that the most work they can hold pays for, and the search then takes as many
+    of those as its own work pays for (api.search, tests/test_gpu_choice.py)."""
+    db = tmp_path / "db"
+    db.mkdir()
+    with open(db / "residues.u8", "wb") as fh:  # sparse: only its size is read
+        fh.truncate(db_residues)
+    query = tmp_path / "q.fasta"
+    query.write_bytes(b">q\n" + b"A" * (query_bytes - 3))
+    with contextlib.suppress(SystemExit):
+        cli.main(["search", "--db", str(db), "--query", str(query), *extra], process_ends=True)
+    _started()
+    assert fresh_driver == [shown]
+
+
 def test_a_scheduler_s_variable_is_narrowed_not_replaced(fresh_driver, gpus_asked):
     """Where SLURM (or a user) set ``CUDA_VISIBLE_DEVICES``, ``--devices`` counts within it, and
     the command's GPUs are picked out of it: here GPU 1 of the job's "4,5,6,7" is 5."""

@@ -16,15 +16,16 @@ Standard library only: this module is imported before any command.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 
 from ..errors import InputError
-from ..gpu_choice import FAST_MAX_GPUS
+from ..gpu_choice import FAST_MAX_GPUS, cells_bound, device_count
 
 GPU_COMMANDS = frozenset({"search", "align", "pairs", "align-long"})
 
-#: the GPUs each of :data:`GPU_COMMANDS` uses where ``--devices`` names none (None: every visible one;
-#: a fast search takes as many of them as its size pays for, ``gpu_choice.fast_device_count``)
+#: the GPUs each of :data:`GPU_COMMANDS` uses where ``--devices`` names none (None: every visible one,
+#: of which a search takes as many as its size pays for, ``gpu_choice.device_count``)
 DEFAULT_DEVICES: dict[str, list[int] | None] = {"search": None, "align": [0], "pairs": [0], "align-long": [0]}
 
 
@@ -56,21 +57,27 @@ def devices(command: str, spec: str | None) -> list[int] | None:
 
 def devices_in(argv: Sequence[str]) -> list[int] | None:
     """The GPUs the command line ``argv`` (``argv[0]`` the command) may use, for CUDA to be
-    shown only those: its :func:`devices`, and for a fast search that names none the first
-    :data:`~swgpu_core.gpu_choice.FAST_MAX_GPUS` (of which it takes as many as its size pays
-    for). Read before the command's parser exists (building it imports the command, numpy
-    with it: 0.1-0.2 s that ``cuInit`` would wait for), as argparse reads the options (the
-    last value, ``=`` or not, abbreviated or not); None (every GPU) where they cannot be
-    read, which the command's parser then reports."""
+    shown only those: its :func:`devices`; for a search that names none, the first
+    :func:`~swgpu_core.gpu_choice.device_count` GPUs for the most work its files can hold
+    (:func:`~swgpu_core.gpu_choice.cells_bound`; the search then takes as many of them as its
+    work pays for), and where that is unknown every GPU, or for a fast search the first
+    :data:`~swgpu_core.gpu_choice.FAST_MAX_GPUS`. Read before the command's parser exists
+    (building it imports the command, numpy with it: 0.1-0.2 s that ``cuInit`` would wait
+    for), as argparse reads the options (the last value, ``=`` or not, abbreviated or not);
+    None (every GPU) where they cannot be read, which the command's parser then reports."""
     if not argv or argv[0] not in GPU_COMMANDS:
         return None
     parser = argparse.ArgumentParser(add_help=False, exit_on_error=False)
-    parser.add_argument("--devices")
-    parser.add_argument("--mode")
+    for option in ("--devices", "--mode", "--db", "--query"):
+        parser.add_argument(option)
     try:
         known, _rest = parser.parse_known_args(list(argv[1:]))
-        if argv[0] == "search" and not known.devices and known.mode == "fast":
-            return list(range(FAST_MAX_GPUS))
-        return devices(argv[0], known.devices)
+        if argv[0] != "search" or known.devices:
+            return devices(argv[0], known.devices)
     except (InputError, argparse.ArgumentError):
         return None
+    mode = known.mode or "exact"
+    bound = cells_bound(known.db, known.query) if known.db and known.query else None
+    if bound is not None:
+        return list(range(device_count(mode, bound, sys.maxsize)))
+    return list(range(FAST_MAX_GPUS)) if mode == "fast" else None

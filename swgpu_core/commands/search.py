@@ -67,9 +67,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=0, help="CPU threads (default: all available cores)")
     parser.add_argument(
         "--devices",
-        help="comma-separated CUDA device indices (default: every visible GPU; --mode fast: as many as the search's size pays for, "
-        "one below 8e13 query x database residues, at most two; docs/seeded.md). CUDA is shown only these, which it then "
-        "initialises faster (about 0.2 s less per GPU left out)",
+        help="comma-separated CUDA device indices (default: as many visible GPUs as the search's size pays for, by "
+        "query x database residues: exact, k GPUs from k(k-1) x 1e12, so one below 2e12; --mode fast, one per 8e13, at most "
+        "two; docs/seeded.md). CUDA is shown only these, which it then initialises faster (about 0.2 s less per GPU left out)",
     )
     parser.add_argument(
         "--threshold",
