@@ -630,7 +630,7 @@ PY
       # uniprot20k x 20 queries, and bench200M x every 25th, 8th and 4th of the 500 queries
       bench_db; u20k_db
       for k in 25 8 4; do
-        python3 -c "import sys; t=open(sys.argv[1]).read().split('>')[1:]; open(sys.argv[2],'w').write(''.join('>'+r for r in t[::$3]))" \
+        python3 -c "import sys; t=open(sys.argv[1]).read().split('>')[1:]; open(sys.argv[2],'w').write(''.join('>'+r for r in t[::int(sys.argv[3])]))" \
           "$W/q500.fasta" "$W/q_every$k.fasta" "$k"
       done
       devflag() { [ "$DEVS" = auto ] || printf -- '--devices %s' "$DEVS"; }
