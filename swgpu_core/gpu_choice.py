@@ -16,9 +16,9 @@ import stat
 #: not named, and the most GPUs it then takes (:func:`fast_device_count`)
 FAST_CELLS_PER_GPU = 8e13
 FAST_MAX_GPUS = 2
-#: an exact search's work that one GPU scans in the time a further GPU costs to set up
+#: an exact search's work that one GPU scans in the time a further GPU costs it
 #: (:func:`exact_device_count`)
-EXACT_GPU_COST_CELLS = 1e12
+EXACT_GPU_COST_CELLS = 1.4e12
 
 
 def fast_device_count(cells: float, visible: int) -> int:
@@ -48,16 +48,19 @@ def exact_device_count(cells: float, visible: int) -> int:
     time, that is ``cells >= EXACT_GPU_COST_CELLS * k * (k - 1)``; at least one.
 
     Why: the scan divides among the GPUs, about ``cells / (R k)`` seconds on ``k`` GPUs of ``R``
-    cells per second each, but each further GPU costs about ``c`` seconds of its own before it
-    scans: ``cuInit`` (about 0.2 s per visible GPU), its context (0.12 s, made while the driver
-    does little else) and its set-up. The ``k``-th GPU saves ``cells / R * (1/(k-1) - 1/k)``
-    and costs ``c``, so it pays where ``cells >= c R k (k - 1)``; :data:`EXACT_GPU_COST_CELLS`
-    is ``c R``, 0.25 s at an H200's 4e12 cells per second. Measured on two H200s at 9f1b66f
-    (bench/RESULTS.md, sixteenth session; process wall, one GPU against two):
+    cells per second each, but each further GPU costs about ``c`` seconds: ``cuInit`` (about
+    0.2 s per visible GPU), its context (0.12 s, made while the driver does little else), its
+    set-up and its later start. The ``k``-th GPU saves ``cells / R * (1/(k-1) - 1/k)`` and
+    costs ``c``, so it pays where ``cells >= c R k (k - 1)``; :data:`EXACT_GPU_COST_CELLS` is
+    ``c R``. Fitted to the model from searches on H200s (``R`` 4e12; bench/RESULTS.md, sixteenth
+    session; process wall in seconds on 1 / 2 / 3 / 4 GPUs, medians of 2), ``c`` came out
+    at 0.24-0.41 s, 0.35 s for the searches near the thresholds:
 
-    * uniprot20k x 20 queries (3.8e11 cells): 0.89 s against 1.17 s: one GPU;
-    * bench200M x 20 queries (8.4e12 cells): 2.72 s against 2.08 s: two (the rule: three);
-    * bench200M x 500 queries (4.9e13 cells): 13.08 s against 7.25 s (the rule: seven).
+    * uniprot20k x 20 queries (3.8e11 cells): 0.85 / 1.09 / 1.49 / 1.80 s; the rule takes one;
+    * bench200M x 20 of the 500 queries (1.9e12): 1.19 / 1.30 / 1.58 / 1.90 s; one;
+    * bench200M x 63 of them (8.6e12): 2.83 / 2.12 / 2.18 / 2.29 s; three (two and three within the runs' spread);
+    * bench200M x 125 of them (1.4e13): 4.11 / 2.80 / 2.46 / 2.53 s; three;
+    * bench200M x 500 queries (4.9e13, two H200s): 13.08 / 7.25 s; six where there are.
     """
     k = 1
     while k < visible and cells >= EXACT_GPU_COST_CELLS * (k + 1) * k:

@@ -49,6 +49,7 @@ class SearchResult:
     score_stats: ScoreHistograms | None = field(default=None)  # per query, for fitted statistics
     statistics: Statistics | None = field(default=None)  # E-values of these hits (api.search decides them)
     seed: SeedRun | None = field(default=None)  # fast mode: the candidate stage's parameters, counts and time
+    gpus: int = field(default=0)  # the GPUs it ran on (0 on the CPU): a search that names none takes as many as pay
 
     @property
     def mode(self) -> str:
@@ -145,10 +146,10 @@ def search(
         subjects, scores = select_top(db, subjects, scores, top)
         hits.append(QueryHits(query, subjects, scores))
     cells = sum(len(q) for q in queries) * sum(c.n_residues for c in selected)
+    gpus = len(getattr(backend, "device_ids", ()))
     if seeder is None:
-        return SearchResult(db, scoring, backend.name, hits, seconds, cells, hist)
+        return SearchResult(db, scoring, backend.name, hits, seconds, cells, hist, gpus=gpus)
     from .seed import SeedRun
 
-    return SearchResult(
-        db, scoring, backend.name, hits, seconds, cells, None, seed=SeedRun(seeder.params, dict(seeder.counts), seed_seconds)
-    )
+    seed = SeedRun(seeder.params, dict(seeder.counts), seed_seconds)
+    return SearchResult(db, scoring, backend.name, hits, seconds, cells, None, seed=seed, gpus=gpus)

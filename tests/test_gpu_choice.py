@@ -31,9 +31,10 @@ def test_exact_device_count_takes_a_gpu_while_it_saves_more_than_it_costs():
     assert exact_device_count(0, 8) == 1
     assert exact_device_count(2 * c - 1, 8) == 1 and exact_device_count(2 * c, 8) == 2  # k = 2 from k (k - 1) c
     assert exact_device_count(6 * c - 1, 8) == 2 and exact_device_count(6 * c, 8) == 3
-    assert exact_device_count(3.8e11, 2) == 1  # uniprot20k x 20: one GPU was faster than two (docstring)
-    assert exact_device_count(8.4e12, 2) == 2  # bench200M x 20: two were faster
-    assert exact_device_count(4.9e13, 4) == 4 and exact_device_count(4.9e13, 16) == 7  # bench200M x 500
+    assert exact_device_count(3.8e11, 4) == 1  # uniprot20k x 20: one GPU was the fastest (docstring)
+    assert exact_device_count(1.9e12, 4) == 1  # bench200M x 20 of the 500 queries: one was faster than two
+    assert exact_device_count(1.36e13, 4) == 3  # x 125 of them: three were the fastest
+    assert exact_device_count(4.9e13, 4) == 4 and exact_device_count(4.9e13, 16) == 6  # bench200M x 500
     assert exact_device_count(1e20, 3) == 3  # never more than are visible
     for cells in (0, 1e12, 5e12, 3e13, 1e14):  # the k-th GPU's saving, cells / (k (k - 1)), against its cost
         k = exact_device_count(cells, 64)
@@ -70,7 +71,9 @@ def test_a_fast_search_asks_for_the_gpus_its_work_pays_for(bundled_db, resources
     class FourGpus(CudaEngine):
         def scanner(self, scoring, *, threads=0, devices=None, threshold=None, memory_budget=None):
             asked.append(("scanner", self.devices(devices)))
-            return CpuEngine().scanner(scoring, threads=1)
+            backend = CpuEngine().scanner(scoring, threads=1)
+            backend.device_ids = self.devices(devices)  # as CudaBackend's: the result counts them
+            return backend
 
         def seeder(self, scoring, queries, params, *, threads=0, devices=None):
             asked.append(("seeder", self.devices(devices)))
@@ -82,7 +85,8 @@ def test_a_fast_search_asks_for_the_gpus_its_work_pays_for(bundled_db, resources
 
     def run(**kwargs) -> list:
         asked.clear()
-        api.search(bundled_db, queries, backend=engine, top=5, **kwargs)
+        result = api.search(bundled_db, queries, backend=engine, top=5, **kwargs)
+        assert result.gpus == len(asked[0][1])  # what `swgpu search` reports: "on cuda (3 GPUs)"
         return asked[:]
 
     assert run(mode="fast") == [("scanner", [0]), ("seeder", [0])]  # a small search: one GPU

@@ -22,6 +22,7 @@ REQUIRED = {
     "align-long": ["--query", "q", "--target", "t"],
     "align": ["--hits", "h", "--db", "d", "--query", "q"],
     "pairs": ["--query", "q", "--subject", "s"],
+    "plan": ["d"],
 }
 
 
@@ -104,7 +105,7 @@ def gpus_asked(monkeypatch) -> list:
         got.append(real(args, **kw))
         raise SystemExit(0)
 
-    for name in ("search", "align", "pairs", "align_long"):
+    for name in ("search", "align", "pairs", "align_long", "plan"):
         monkeypatch.setattr(f"swgpu_core.commands.{name}.start_gpu", recording)
     return got
 
@@ -126,6 +127,7 @@ def gpus_asked(monkeypatch) -> list:
         (["search", "--mode", "exact"], None, None),
         (["pairs"], "0", [0]),
         (["align"], "0", [0]),
+        (["plan"], "0", [0]),  # GPU 0's model
     ],
 )
 def test_the_executable_shows_cuda_only_the_commands_gpus(fresh_driver, gpus_asked, argv, shown, used):
@@ -142,7 +144,7 @@ def test_the_executable_shows_cuda_only_the_commands_gpus(fresh_driver, gpus_ask
     ("db_residues", "query_bytes", "extra", "shown"),
     [
         (10**6, 10**4, [], "0"),  # 1e10 cells at most: one GPU pays
-        (10**9, 2_500, [], "0,1"),  # 2.5e12: two
+        (10**9, 3_000, [], "0,1"),  # 3e12: two
         (10**9, 10**4, [], "0,1,2"),  # 1e13: three
         (10**10, 10**4, [], None),  # 1e14: more than the four there are, so every one (nothing hidden)
         (10**9, 2_500, ["--mode", "fast"], "0"),  # the fast mode's rule: one GPU below 8e13
@@ -208,8 +210,8 @@ def test_devices_in_reads_the_arguments_as_each_commands_parser_does():
                 want = list(range(FAST_MAX_GPUS))
             assert commands.devices_in(argv) == want, argv
             checked += 1
-    # every spelling for search, those without --mode for align-long; align and pairs have no --devices
-    assert checked == 9 + 6 + 2 * 2
+    # every spelling for search, those without --mode for align-long; align, pairs and plan have no --devices
+    assert checked == 9 + 6 + 2 * 2 + 1
     assert set(commands.DEFAULT_DEVICES) == commands.GPU_COMMANDS
 
 

@@ -22,11 +22,11 @@ from collections.abc import Sequence
 from ..errors import InputError
 from ..gpu_choice import FAST_MAX_GPUS, cells_bound, device_count
 
-GPU_COMMANDS = frozenset({"search", "align", "pairs", "align-long"})
+GPU_COMMANDS = frozenset({"search", "align", "pairs", "align-long", "plan"})
 
 #: the GPUs each of :data:`GPU_COMMANDS` uses where ``--devices`` names none (None: every visible one,
 #: of which a search takes as many as its size pays for, ``gpu_choice.device_count``)
-DEFAULT_DEVICES: dict[str, list[int] | None] = {"search": None, "align": [0], "pairs": [0], "align-long": [0]}
+DEFAULT_DEVICES: dict[str, list[int] | None] = {"search": None, "align": [0], "pairs": [0], "align-long": [0], "plan": [0]}
 
 
 def parse_index_list(spec: str, option: str, limit: int | None = None) -> list[int]:

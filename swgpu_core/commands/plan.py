@@ -12,6 +12,7 @@ from ..engine import get_engine
 from ..errors import InputError
 from ..fasta import read_sequences
 from ..plan import LengthProfile, choose_threshold, evaluate, plot_sweep, sweep
+from ._options import start_gpu
 
 NAME = "plan"
 HELP = "choose the inter/intra-task length threshold for a database and query length; plot predicted speed"
@@ -24,16 +25,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threshold", type=int, help="evaluate this threshold instead of choosing one")
     parser.add_argument("--json", metavar="PATH", help="write the plan as JSON")
     parser.add_argument("--png", metavar="PATH", help="plot predicted GCUPS against threshold")
-    parser.add_argument("--no-gpu", action="store_true", help="use the built-in H100 model even if a GPU is present")
+    parser.add_argument(
+        "--no-gpu", dest="backend", action="store_const", const="cpu", default="auto",
+        help="use the built-in H100 model even if a GPU is present",
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
+    start_gpu(args)  # GPU 0's model (commands.DEFAULT_DEVICES): CUDA is shown only that GPU
     check_output_path(args.json, args.png)
     db = Database(args.db)
     qlen = max(len(q) for q in read_sequences(args.query)) if args.query else args.query_length
     if qlen < 1:
         raise InputError(f"--query-length must be at least 1 (got {qlen})")
-    engine = get_engine("cpu" if args.no_gpu else "auto")
+    engine = get_engine(args.backend)
     model = engine.device_model()
     if not model.measured:
         why = f" ({engine.choice.reason})" if engine.choice.reason else ""

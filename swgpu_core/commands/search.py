@@ -11,6 +11,7 @@ import argparse
 import sys
 import time
 
+from .. import gpu_choice
 from ..atomic import check_output_path
 from ..engine import KINDS
 from ..errors import InputError
@@ -68,8 +69,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--devices",
         help="comma-separated CUDA device indices (default: as many visible GPUs as the search's size pays for, by "
-        "query x database residues: exact, k GPUs from k(k-1) x 1e12, so one below 2e12; --mode fast, one per 8e13, at most "
-        "two; docs/seeded.md). CUDA is shown only these, which it then initialises faster (about 0.2 s less per GPU left out)",
+        f"query x database residues: exact, k GPUs from k(k-1) x {gpu_choice.EXACT_GPU_COST_CELLS:.2g}, so one below "
+        f"{2 * gpu_choice.EXACT_GPU_COST_CELLS:.2g}; --mode fast, one per {gpu_choice.FAST_CELLS_PER_GPU:.2g}, at most "
+        f"{gpu_choice.FAST_MAX_GPUS}; docs/seeded.md). CUDA is shown only these, which it then initialises faster (about 0.2 s "
+        "less per GPU left out)",
     )
     parser.add_argument(
         "--threshold",
@@ -161,9 +164,10 @@ def run(args: argparse.Namespace) -> int:
             write_output(output, results)
         writing = time.perf_counter() - writing
     if not args.quiet:
+        on = f"{result.backend} ({result.gpus} GPUs)" if result.gpus > 1 else result.backend
         print(
             f"swgpu search: {len(queries)} queries x {db.n_sequences:,} subjects ({result.cells / 1e9:.2f} G cells) "
-            f"in {result.seconds:.2f} s, {result.gcups:.2f} GCUPS on {result.backend}",
+            f"in {result.seconds:.2f} s, {result.gcups:.2f} GCUPS on {on}",
             file=sys.stderr,
         )
         if result.seed is not None:
