@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
-#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [order] [search] [abworkflow] [abwall] [concstart] [cuinit] [visible] [abvisible] [split] [smallexact] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
+#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [order] [search] [abworkflow] [abwall] [concstart] [plan] [cuinit] [visible] [abvisible] [split] [smallexact] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`; both from bench/fetch_wheels.sh), .carry (a copy of shared/)
 # Every step runs on 1, 2, 4 and 8 GPUs as far as the machine has them (and on all of them).
 # 1. search: `swgpu search --devices 0`, `0,1`, ... on bench200M x 500 queries (scan GCUPS as
@@ -510,6 +510,26 @@ import pstats, sys
 for key in ('cumulative', 'tottime'):
     pstats.Stats(sys.argv[1], stream=sys.stdout).sort_stats(key).print_stats(45)" "$W/wf/prof.out" > "$OUT/wf_profile.txt"
       head -70 "$OUT/wf_profile.txt" | tail -50 ;;
+    plan)
+      # `swgpu plan` reads GPU 0's model: as the executable runs it (CUDA shown GPU 0 only) against the same
+      # command run in a process that does not hide GPUs (cli.main in-process: every GPU visible), 3 rounds in turn
+      bench_db
+      : > "$W/plan_times.txt"
+      for round in 1 2 3; do
+        for how in shown all; do
+          t0=$(now)
+          if [ "$how" = shown ]; then
+            swgpu plan "$W/db" --query-length 500 > "$W/plan_$how.txt" 2>&1 || rc=1
+          else
+            python3 -c "import sys; from swgpu_core import cli; sys.exit(cli.main(sys.argv[1:]))" plan "$W/db" --query-length 500 \
+              > "$W/plan_$how.txt" 2>&1 || rc=1
+          fi
+          t1=$(now)
+          echo "$how $(python3 -c "print(round($t1 - $t0, 3))")" | tee -a "$W/plan_times.txt"
+        done
+      done
+      cmp -s "$W/plan_shown.txt" "$W/plan_all.txt" && echo "plan: same output" || { echo "plan: outputs differ"; diff "$W/plan_shown.txt" "$W/plan_all.txt" | head; rc=1; }
+      record plan "$(python3 -c "import json,sys; r=[l.split() for l in open(sys.argv[1])]; print(json.dumps({'workload': 'swgpu plan bench200M --query-length 500', 'runs': r}))" "$W/plan_times.txt")" ;;
     cuinit)
       # why cuInit takes 0.3-0.45 s inside `swgpu search` and 0.12 s alone (bench/cuinit_probe.py): cuInit beside
       # each kind of the command's other start-up work, CUINIT_ROUNDS (4) rounds of every variant in turn
