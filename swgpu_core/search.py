@@ -49,7 +49,7 @@ class SearchResult:
     score_stats: ScoreHistograms | None = field(default=None)  # per query, for fitted statistics
     statistics: Statistics | None = field(default=None)  # E-values of these hits (api.search decides them)
     seed: SeedRun | None = field(default=None)  # fast mode: the candidate stage's parameters, counts and time
-    gpus: int = field(default=0)  # the GPUs it ran on (0 on the CPU): a search that names none takes as many as pay
+    gpus: int = field(default=0)  # how many GPUs it ran on (0: the CPU)
 
     @property
     def mode(self) -> str:

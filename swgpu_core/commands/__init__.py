@@ -68,8 +68,8 @@ def devices_in(argv: Sequence[str]) -> list[int] | None:
     if not argv or argv[0] not in GPU_COMMANDS:
         return None
     parser = argparse.ArgumentParser(add_help=False, exit_on_error=False)
-    for option in ("--devices", "--mode", "--db", "--query"):
-        parser.add_argument(option)
+    for option in ("--devices", "--mode", "--db", "--query") if argv[0] == "search" else ("--devices",):
+        parser.add_argument(option)  # only a search's own options: an abbreviation is read as its parser reads it
     try:
         known, _rest = parser.parse_known_args(list(argv[1:]))
         if argv[0] != "search" or known.devices:
