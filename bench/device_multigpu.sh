@@ -511,25 +511,24 @@ for key in ('cumulative', 'tottime'):
     pstats.Stats(sys.argv[1], stream=sys.stdout).sort_stats(key).print_stats(45)" "$W/wf/prof.out" > "$OUT/wf_profile.txt"
       head -70 "$OUT/wf_profile.txt" | tail -50 ;;
     plan)
-      # `swgpu plan` reads GPU 0's model: as the executable runs it (CUDA shown GPU 0 only) against the same
-      # command run in a process that does not hide GPUs (cli.main in-process: every GPU visible), 3 rounds in turn
+      # `swgpu plan` reads GPU 0's model: A/B on one machine against the tree in ab_old/ (an earlier swgpu_core,
+      # copied there untracked for the call, where plan was no GPU command and CUDA saw every GPU), both as the
+      # executable runs them, 3 rounds in turn, outputs compared
       bench_db
+      [ -d ab_old/swgpu_core ] || { echo "plan: no ab_old/"; rc=1; continue; }
       : > "$W/plan_times.txt"
       for round in 1 2 3; do
-        for how in shown all; do
+        for tree in ab_old "$PWD"; do
           t0=$(now)
-          if [ "$how" = shown ]; then
-            swgpu plan "$W/db" --query-length 500 > "$W/plan_$how.txt" 2>&1 || rc=1
-          else
-            python3 -c "import sys; from swgpu_core import cli; sys.exit(cli.main(sys.argv[1:]))" plan "$W/db" --query-length 500 \
-              > "$W/plan_$how.txt" 2>&1 || rc=1
-          fi
+          (cd "$tree" && PYTHONPATH=/tmp/site:$PWD python3 -m swgpu_core plan "$W/db" --query-length 500 > "$W/plan_$(basename "$tree").txt" 2>&1) \
+            || rc=1
           t1=$(now)
-          echo "$how $(python3 -c "print(round($t1 - $t0, 3))")" | tee -a "$W/plan_times.txt"
+          echo "$(basename "$tree") $(python3 -c "print(round($t1 - $t0, 3))")" | tee -a "$W/plan_times.txt"
         done
       done
-      cmp -s "$W/plan_shown.txt" "$W/plan_all.txt" && echo "plan: same output" || { echo "plan: outputs differ"; diff "$W/plan_shown.txt" "$W/plan_all.txt" | head; rc=1; }
-      record plan "$(python3 -c "import json,sys; r=[l.split() for l in open(sys.argv[1])]; print(json.dumps({'workload': 'swgpu plan bench200M --query-length 500', 'runs': r}))" "$W/plan_times.txt")" ;;
+      cmp -s "$W/plan_ab_old.txt" "$W/plan_$(basename "$PWD").txt" && echo "plan: same output" \
+        || { echo "plan: outputs differ"; diff "$W/plan_ab_old.txt" "$W/plan_$(basename "$PWD").txt" | head; rc=1; }
+      record plan "$(python3 -c "import json,sys; r=[l.split() for l in open(sys.argv[1])]; print(json.dumps({'workload': 'swgpu plan bench200M --query-length 500, ab_old against this tree', 'runs': r}))" "$W/plan_times.txt")" ;;
     cuinit)
       # why cuInit takes 0.3-0.45 s inside `swgpu search` and 0.12 s alone (bench/cuinit_probe.py): cuInit beside
       # each kind of the command's other start-up work, CUINIT_ROUNDS (4) rounds of every variant in turn
