@@ -299,8 +299,9 @@ class CudaEngine:
         return "cuda"
 
     def devices(self, devices: Sequence[int] | None) -> list[int]:
-        """The GPUs a search runs on: ``devices``, or every visible one (one, where a slot of
-        the workflow set ``CUDA_VISIBLE_DEVICES``)."""
+        """The GPUs this engine's scanner or seeder runs on: ``devices``, or every visible one
+        (one, where a slot of the workflow set ``CUDA_VISIBLE_DEVICES``). :func:`swgpu_core.api.search`
+        names them: as many of these as its work pays for (:func:`swgpu_core.gpu_choice.device_count`)."""
         return list(devices) if devices else list(range(max(self.choice.devices, 1)))
 
     def scanner(self, scoring: Scoring, *, threads: int = 0, devices=None, threshold=None, memory_budget=None) -> Scanner:
