@@ -2,6 +2,7 @@
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
 #   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [order] [search] [abworkflow] [abwall] [concstart] [plan] [cuinit] [visible] [abvisible] [split] [smallexact] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
+#   WF_TRACE=1 (workflow): each search job traced by bench/phase_times.py on the run's time line ($OUT/wf_trace.jsonl)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`; both from bench/fetch_wheels.sh), .carry (a copy of shared/)
 # Every step runs on 1, 2, 4 and 8 GPUs as far as the machine has them (and on all of them).
 # 1. search: `swgpu search --devices 0`, `0,1`, ... on bench200M x 500 queries (scan GCUPS as
@@ -407,6 +408,15 @@ PY
     workflow)
       # WF_HOLD="true false": the same runs with config gpu.hold_driver on and off, in turn
       wf_setup
+      # WF_TRACE=1: each search job runs under bench/phase_times.py (a `swgpu` first on the jobs' PATH that runs
+      # `search` through it, as the executable ends; gpu-run's exec keeps the process, so its start is the job's)
+      WF_PATH=$PATH
+      if [ -n "${WF_TRACE:-}" ]; then
+        mkdir -p "$W/wf/bin"
+        printf '#!/bin/sh\nif [ "$1" = search ]; then shift; PHASE_EXIT=os exec python3 %s/bench/phase_times.py search "$@"; fi\nexec python3 -m swgpu_core "$@"\n' \
+          "$R" > "$W/wf/bin/swgpu"
+        chmod +x "$W/wf/bin/swgpu"; WF_PATH=$W/wf/bin:$PATH
+      fi
       COUNTS=(); for devs in "${SETS[@]}"; do COUNTS+=("$(( $(tr -cd , <<< "$devs" | wc -c) + 1 ))"); done
       for hold in ${WF_HOLD:-true}; do : > "$W/wf/times_$hold.txt"; done
       for rep in $(seq "${WF_REPEATS:-1}"); do  # WF_REPEATS rounds of every GPU count in turn; medians
@@ -422,9 +432,9 @@ PY
         # how many `swgpu gpu-hold` processes run during the run (none since c754295: Snakemake's process initialises the driver itself)
         (while :; do pgrep -fc "swgpu_core gpu-hold" || true; sleep 0.5; done) > "$W/wf/holders_$hold$g.txt" &
         p3=$!
-        t0=$(now)
+        t0=$(now); echo "$t0" > "$W/wf/t0_gpu$g$sfx.txt"
         # every line of Snakemake's output with the seconds since the start: the jobs' starts and ends, to the millisecond
-        { sm --resources gpu=$g --forcerun search 2>&1; echo "exit $?"; } | python3 -c '
+        { PATH=$WF_PATH sm --resources gpu=$g --forcerun search 2>&1; echo "exit $?"; } | python3 -c '
 import os, sys, time
 t0 = float(sys.argv[1])
 for line in sys.stdin:
@@ -439,6 +449,23 @@ for line in sys.stdin:
         (cd "$W/wf/results/bench" && tail -n +2 benchmarks/*/*.tsv) > "$W/wf/benchmarks_gpu$g$sfx.txt" 2> /dev/null
         # each search job's own account: scan, traceback and writing seconds (the rest of its time is start-up)
         (cd "$W/wf/results/bench/logs/search" && grep -H "swgpu search:" ./*.log) > "$W/wf/joblogs_gpu$g$sfx.txt" 2> /dev/null
+        if [ -n "${WF_TRACE:-}" ]; then  # each job's phases on the run's time line, its GPU, per round (wf_trace.jsonl)
+          python3 - "$W/wf/results/bench/logs/search" "$(cat "$W/wf/t0_gpu$g$sfx.txt")" "$g" "$rep" >> "$OUT/wf_trace.jsonl" <<'PY'
+import glob, json, re, sys
+logs, t0, g, rep = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
+for path in sorted(glob.glob(f"{logs}/*.log")):
+    text = open(path).read()
+    device = re.search(r"gpu-run: CUDA_VISIBLE_DEVICES=(\S+)", text)
+    phases = [json.loads(line) for line in text.splitlines() if line.startswith('{"argv"')]
+    if not phases:
+        continue
+    d = phases[-1]
+    shift = d["t0"] - t0  # the job's process start on the run's time line
+    print(json.dumps({"gpus": g, "round": rep, "job": path.rsplit("/", 1)[1], "device": device.group(1) if device else None,
+                      "start": round(shift, 3), "end": round(shift + d["end"], 3), "imports_done": d["imports_done"],
+                      "spans": [[n, round(a + shift, 3), round(b + shift, 3), th] for n, a, b, th in d["spans"] if b - a >= 0.01]}))
+PY
+        fi
         if [ -n "${WF_LOGS:-}" ]; then  # the runs' own files (at most 8 files come back from a call)
           cp "$W/wf/joblogs_gpu$g$sfx.txt" "$OUT/" 2> /dev/null
           cp "$W/wf/smi_gpu$g$sfx.csv" "$W/wf/smi_apps$g$sfx.csv" "$W/wf/run_gpu$g$sfx.log" "$W/wf/benchmarks_gpu$g$sfx.txt" "$OUT/" 2> /dev/null

@@ -181,6 +181,7 @@ print(
     json.dumps(
         {
             "argv": sys.argv[1:],
+            "t0": round(T0, 3),  # the process's start, wall clock (to place runs of several processes on one time line)
             "imports_done": round(imported, 3),
             "end": round(end, 3),
             "rc": rc,
