@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -120,12 +121,22 @@ def ungapped_karlin(scoring: Scoring) -> tuple[float, float]:
 
 def score_cap(scoring: Scoring, query_length: int, n_sequences: int, n_residues: int) -> int:
     """FASTA's ``max_hscore`` (``calc_thresh``): scores above it count as it in the regression."""
+    return score_caps(scoring, [query_length], n_sequences, n_residues)[0]
+
+
+def score_caps(scoring: Scoring, query_lengths: Sequence[int], n_sequences: int, n_residues: int) -> list[int]:
+    """:func:`score_cap` of each of ``query_lengths``, with lambda and K computed once: they
+    take 2-4 ms, and a search of 125 queries spent 0.25-0.35 s recomputing them per query
+    before its scan (bench/RESULTS.md)."""
     lam, K = ungapped_karlin(scoring)
     ave_n1 = n_residues / max(n_sequences, 1)
-    tmp = 0.01 / (max(n_sequences, 1) * K * max(query_length, 1) * max(ave_n1, 1.0))
     l_fact = 0.7 if scoring.alphabet.name == "protein" else 1.0  # FASTA: ungapped to gapped lambda
-    cap = int(-math.log(tmp) / (lam * l_fact) + 0.5)
-    return int(min(max(cap, 1), MAX_SCORE_AXIS - 2))
+    caps = []
+    for m in query_lengths:
+        tmp = 0.01 / (max(n_sequences, 1) * K * max(m, 1) * max(ave_n1, 1.0))
+        cap = int(-math.log(tmp) / (lam * l_fact) + 0.5)
+        caps.append(int(min(max(cap, 1), MAX_SCORE_AXIS - 2)))
+    return caps
 
 
 def length_bins(lengths: ArrayLike) -> np.ndarray:
@@ -153,7 +164,7 @@ class ScoreHistograms:
     @classmethod
     def for_search(cls, scoring: Scoring, query_lengths: list[int], n_sequences: int, n_residues: int, max_length: int) -> ScoreHistograms:
         """Empty histograms for these queries against a database of this size (the whole database's)."""
-        return cls([score_cap(scoring, m, n_sequences, n_residues) for m in query_lengths], int(length_bins(max_length)) + 1)
+        return cls(score_caps(scoring, query_lengths, n_sequences, n_residues), int(length_bins(max_length)) + 1)
 
     def add(self, query: int, scores: np.ndarray, lengths: np.ndarray) -> None:
         """Count one chunk's scores of ``query`` (``lengths``: the subjects' lengths)."""

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from swgpu_core import score_stats
 from swgpu_core.backends.cpu import CpuBackend
 from swgpu_core.database import Database
 from swgpu_core.fasta import read_sequences
@@ -115,6 +116,20 @@ def test_cells_are_fasta_bins() -> None:
     assert dict(hist.high[0]) == {51 * 201 + 46: 1, 400 * 201 + 69: 1}
     again = ScoreHistograms.from_arrays(hist.to_arrays())
     assert np.array_equal(again.counts[0], hist.counts[0]) and again.high[0] == hist.high[0]
+
+
+def test_score_caps_need_karlin_once_per_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A search's histograms get each query's cap (FASTA's max_hscore; values as of 2026-11-27,
+    bench200M and uniprot20k sizes) from one computation of lambda and K, not one per query."""
+    protein = Scoring.protein()
+    assert [score_cap(protein, m, 407_808, 200_000_287) for m in (1, 50, 300, 5478, 36000)] == [104, 123, 131, 145, 154]
+    assert [score_cap(protein, m, 20_000, 9_060_000) for m in (144, 1000)] == [113, 122]
+    calls = []
+    karlin = score_stats.ungapped_karlin
+    monkeypatch.setattr(score_stats, "ungapped_karlin", lambda scoring: calls.append(1) or karlin(scoring))
+    hist = ScoreHistograms.for_search(protein, [1, 50, 300, 5478, 36000], 407_808, 200_000_287, 36000)
+    assert hist.caps.tolist() == [104, 123, 131, 145, 154]
+    assert len(calls) == 1
 
 
 def test_fit_recovers_a_known_extreme_value_law() -> None:
