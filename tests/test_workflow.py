@@ -65,6 +65,18 @@ def test_snakemake_lint_is_clean():
     assert "Congratulations, your workflow is in a good condition!" in proc.stdout + proc.stderr
 
 
+@pytest.mark.parametrize("job_size", ["chunk", "database"])
+def test_local_rules_exist_under_each_job_size(tmp_path, job_size):
+    """`localrules` names only rules the config defines: with search jobs over the whole
+    database there is no merge rule, and Snakemake warned of it on every run (run alone,
+    every job is local: which rules are cluster jobs shows only under an executor)."""
+    db, queries = small_inputs(tmp_path, 5, 1)
+    write_config(tmp_path, str(db), queries, search={"backend": "cpu", "threads": 1, "top": 3, "job_size": job_size})
+    proc = snakemake(tmp_path)  # run: a dry run cannot list the merge jobs behind the chunks checkpoint
+    assert "not present" not in proc.stdout + proc.stderr
+    assert ("merge" in executed_rules(proc)) == (job_size == "chunk")
+
+
 def test_snakefmt_check_is_clean():
     proc = subprocess.run(
         [str(BIN / "snakefmt"), "--check", "workflow/", "tests/module_example/"],

@@ -7,6 +7,11 @@
 
 if not search_writes_table():
 
+    # well under a second: not worth a cluster job (see localrules in the Snakefile); named
+    # only where the rule exists, or Snakemake warns of a rule "not present" on every run
+    localrules:
+        merge,
+
     rule merge:
         input:
             db="results/{db}/db",
