@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
-#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [order] [search] [abworkflow] [abwall] [concstart] [plan] [cuinit] [visible] [abvisible] [split] [smallexact] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
+#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [order] [search] [abworkflow] [abwall] [concstart] [plan] [absavehits] [cuinit] [visible] [abvisible] [split] [smallexact] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
 #   WF_TRACE=1 (workflow): each search job traced by bench/phase_times.py on the run's time line ($OUT/wf_trace.jsonl)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`; both from bench/fetch_wheels.sh), .carry (a copy of shared/)
 # Every step runs on 1, 2, 4 and 8 GPUs as far as the machine has them (and on all of them).
@@ -556,6 +556,32 @@ for key in ('cumulative', 'tottime'):
       cmp -s "$W/plan_ab_old.txt" "$W/plan_$(basename "$PWD").txt" && echo "plan: same output" \
         || { echo "plan: outputs differ"; diff "$W/plan_ab_old.txt" "$W/plan_$(basename "$PWD").txt" | head; rc=1; }
       record plan "$(python3 -c "import json,sys; r=[l.split() for l in open(sys.argv[1])]; print(json.dumps({'workload': 'swgpu plan bench200M --query-length 500, ab_old against this tree', 'runs': r}))" "$W/plan_times.txt")" ;;
+    absavehits)
+      # `swgpu search --save-hits` (the workflow's search jobs: every score counted into a histogram per query) of
+      # bench200M x 500 on GPU 0: A/B on one machine against the tree in ab_old/, both as the executable runs them,
+      # 3 rounds in turn, hit tables compared, and the .npz hit lists array by array (their scan seconds aside)
+      bench_db
+      [ -d ab_old/swgpu_core ] || { echo "absavehits: no ab_old/"; rc=1; continue; }
+      : > "$W/absave_times.txt"
+      for round in 1 2 3; do
+        for tree in ab_old "$PWD"; do
+          tag=$(basename "$tree"); t0=$(now)
+          (cd "$tree" && PYTHONPATH=/tmp/site:$PWD python3 -m swgpu_core search --db "$W/db" --query "$W/q500.fasta" --backend cuda \
+            --devices 0 --top 50 --save-hits "$W/absave_$tag.npz" --out "$W/absave_$tag.tsv" 2> "$W/absave_$tag.log") || rc=1
+          t1=$(now)
+          echo "$tag $(python3 -c "print(round($t1 - $t0, 3))") $(summary "$W/absave_$tag.log")" | tee -a "$W/absave_times.txt"
+        done
+      done
+      python3 - "$W/absave_ab_old.npz" "$W/absave_$(basename "$PWD").npz" <<'PY' || rc=1
+import json, sys, numpy as np
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+def meta(f):  # the run's scan seconds aside
+    m = json.loads(str(f["meta"])); m.pop("seconds", None); return m
+same = sorted(a.files) == sorted(b.files) and all(np.array_equal(a[k], b[k]) for k in a.files if k != "meta") and meta(a) == meta(b)
+print("absavehits: hit lists", "identical" if same else "DIFFER"); sys.exit(0 if same else 1)
+PY
+      cmp -s "$W/absave_ab_old.tsv" "$W/absave_$(basename "$PWD").tsv" && echo "absavehits: same table" || { echo "absavehits: tables differ"; rc=1; }
+      record absavehits "$(python3 -c "import json,sys; r=[l.split() for l in open(sys.argv[1])]; print(json.dumps({'workload': 'swgpu search --save-hits bench200M x 500 --devices 0, ab_old against this tree (wall, scan s, GCUPS)', 'runs': r}))" "$W/absave_times.txt")" ;;
     cuinit)
       # why cuInit takes 0.3-0.45 s inside `swgpu search` and 0.12 s alone (bench/cuinit_probe.py): cuInit beside
       # each kind of the command's other start-up work, CUINIT_ROUNDS (4) rounds of every variant in turn
