@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from .cuda_driver import gpu_models
 from .errors import SwgpuError
 
 ENV = "CUDA_VISIBLE_DEVICES"
@@ -40,6 +41,18 @@ class Slot:
 
     device: str | None
     fd: int | None
+
+
+def host_devices() -> list[str]:
+    """Indices of the host's GPUs as nvidia-smi numbers them (PCI bus order): one per GPU in
+    the kernel driver's list (:func:`swgpu_core.cuda_driver.gpu_models`, a few small reads)
+    where it can be read, else :func:`nvidia_smi_devices` (also where a GPU has MIG instances).
+
+    Why: ``nvidia-smi -L`` takes 0.06 s alone, and longer beside another process that
+    initialises CUDA, which is when a workflow's first GPU jobs start: beside one another and
+    beside Snakemake's own initialisation (config gpu.hold_driver; bench/RESULTS.md)."""
+    models = gpu_models()
+    return [str(i) for i in range(len(models))] if models is not None else nvidia_smi_devices()
 
 
 def nvidia_smi_devices() -> list[str]:
@@ -69,13 +82,13 @@ def _try_lock(path: Path) -> int | None:
 def acquire(slot_dir: str | os.PathLike, devices: list[str] | None = None, *, wait: float | None = None, poll: float = 0.2) -> Slot:
     """Lock a free device slot and return it; the caller releases it with :func:`release`.
 
-    ``devices`` defaults to what ``nvidia-smi -L`` lists. With ``CUDA_VISIBLE_DEVICES``
+    ``devices`` defaults to every GPU of the host (:func:`host_devices`). With ``CUDA_VISIBLE_DEVICES``
     already set, or no device at all, nothing is locked. ``wait`` (seconds) bounds the
     wait for a free slot; None waits for ever.
     """
     if os.environ.get(ENV) is not None:
         return Slot(os.environ[ENV], None)
-    pool = nvidia_smi_devices() if devices is None else devices
+    pool = host_devices() if devices is None else devices
     if not pool:
         return Slot(None, None)
     directory = Path(slot_dir)

@@ -7,10 +7,11 @@ import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from swgpu_core import gpu_slots
+from swgpu_core import cuda_driver, gpu_slots
 from swgpu_core.gpu_slots import ENV, NoFreeSlot, acquire, claim_gpu, release
 
 SWGPU = [sys.executable, "-m", "swgpu_core"]
@@ -92,16 +93,46 @@ def test_scheduler_assignment_is_honoured(tmp_path, monkeypatch):
 
 
 def test_no_gpu_means_no_slot(tmp_path, monkeypatch):
+    monkeypatch.setattr(cuda_driver, "PROC_GPUS", str(tmp_path / "no-driver"))
     monkeypatch.setattr(gpu_slots.shutil, "which", lambda _: None)
     with claim_gpu(tmp_path) as device:
         assert device is None and ENV not in os.environ
 
 
-def test_devices_come_from_nvidia_smi(tmp_path, monkeypatch):
-    fake = tmp_path / "nvidia-smi"
-    fake.write_text("#!/bin/sh\necho 'GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-a)'\necho 'GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-b)'\n")
+def _fake_nvidia_smi(directory: Path, monkeypatch) -> Path:
+    """An nvidia-smi first on PATH that lists two GPUs and leaves a mark where it ran."""
+    fake = directory / "nvidia-smi"
+    fake.write_text(
+        f"#!/bin/sh\ntouch {directory / 'ran'}\n"
+        "echo 'GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-a)'\necho 'GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-b)'\n"
+    )
     fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("PATH", f"{directory}{os.pathsep}{os.environ['PATH']}")
+    return directory / "ran"
+
+
+def test_devices_come_from_the_kernel_drivers_list(tmp_path, monkeypatch):
+    """Slots for the GPUs the kernel driver lists, without running nvidia-smi (0.06 s and
+    more per workflow job); where the list cannot be read (or with MIG), nvidia-smi's."""
+    ran = _fake_nvidia_smi(tmp_path, monkeypatch)
+    root = tmp_path / "gpus"
+    for k in range(3):
+        (root / f"0000:{0x18 + k:02x}:00.0").mkdir(parents=True)
+        (root / f"0000:{0x18 + k:02x}:00.0" / "information").write_text("Model: \t\t NVIDIA H200\n")
+    monkeypatch.setattr(cuda_driver, "PROC_GPUS", str(root))
+    monkeypatch.setattr(cuda_driver, "PROC_CAPABILITIES", str(tmp_path / "no-mig"))
+    assert gpu_slots.host_devices() == ["0", "1", "2"]
+    slots = [acquire(tmp_path / "slots") for _ in range(3)]
+    assert sorted(s.device for s in slots) == ["0", "1", "2"] and not ran.exists()
+    for slot in slots:
+        release(slot)
+    monkeypatch.setattr(cuda_driver, "PROC_GPUS", str(tmp_path / "no-driver"))
+    assert gpu_slots.host_devices() == ["0", "1"] and ran.exists()
+
+
+def test_devices_come_from_nvidia_smi(tmp_path, monkeypatch):
+    _fake_nvidia_smi(tmp_path, monkeypatch)
+    monkeypatch.setattr(cuda_driver, "PROC_GPUS", str(tmp_path / "no-driver"))
     assert gpu_slots.nvidia_smi_devices() == ["0", "1"]
     first, second = acquire(tmp_path / "slots"), acquire(tmp_path / "slots")
     assert {first.device, second.device} == {"0", "1"}
