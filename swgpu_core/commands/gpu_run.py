@@ -20,7 +20,9 @@ HELP = "run a command with CUDA_VISIBLE_DEVICES set to a free GPU slot (one lock
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--slot-dir", required=True, help="directory of the per-device lock files, shared by all jobs of a host")
-    parser.add_argument("--devices", help="comma-separated device indices to hand out (default: every GPU of the host, as nvidia-smi lists them)")
+    parser.add_argument(
+        "--devices", help="comma-separated device indices to hand out (default: every GPU of the host, as nvidia-smi lists them)"
+    )
     parser.add_argument("--wait", type=float, help="give up after this many seconds without a free slot (default: wait)")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the command, after '--'")
 
