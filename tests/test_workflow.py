@@ -347,6 +347,49 @@ def test_a_finished_run_does_not_wait_for_the_schedulers_timers(run_copy):
     assert time.monotonic() - last_line < 0.7  # 0.2-0.3 s here (interpreter teardown); 1.3 s with the timers left
 
 
+def test_the_driver_holder_ends_with_the_process_that_started_it(tmp_path):
+    """config gpu.hold_driver: common.smk's holder initialises CUDA's driver (here a stand-in
+    ctypes, first on the path) and ends on its own soon after the process that started it,
+    however that ends; without a driver library it ends at once."""
+    text = (REPO / "workflow/rules/common.smk").read_text()
+    program = re.search(r'^_DRIVER_HOLDER = """(.*?)"""$', text, re.S | re.M).group(1)
+    fake = tmp_path / "fake"
+    fake.mkdir()
+    (fake / "ctypes.py").write_text(
+        "import os\n"
+        "class CDLL:\n"
+        "    def __init__(self, name):\n"
+        "        if os.environ.get('NO_DRIVER'): raise OSError(name)\n"
+        f"    def cuInit(self, flags):\n        open({str(tmp_path / 'initialised')!r}, 'w').close(); return 0\n"
+    )
+    starter = (
+        "import subprocess, sys, time\n"
+        "p = subprocess.Popen([sys.executable, '-c', sys.argv[1]], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,"
+        " stderr=subprocess.DEVNULL)\n"
+        "print(p.pid, flush=True); time.sleep(float(sys.argv[2]))\n"
+    )
+
+    def run(delay: float, **extra: str) -> tuple[int, float]:
+        environment = {**os.environ, "PYTHONPATH": str(fake), **extra}
+        proc = subprocess.run([sys.executable, "-c", starter, program, str(delay)], env=environment, capture_output=True, text=True)
+        return int(proc.stdout.split()[0]), time.monotonic()
+
+    def alive(pid: int) -> bool:
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+        except FileNotFoundError:
+            return False
+
+    pid, ended = run(1.0)
+    assert (tmp_path / "initialised").exists()
+    while alive(pid) and time.monotonic() - ended < 5:
+        time.sleep(0.05)
+    assert not alive(pid) and time.monotonic() - ended < 1.5
+    (tmp_path / "initialised").unlink()
+    pid, ended = run(1.0, NO_DRIVER="1")
+    assert not alive(pid) and not (tmp_path / "initialised").exists()
+
+
 def test_refresh_of_an_unchanged_release_changes_nothing(run_copy):
     source = run_copy / "results/small/source/small.fasta"
     stamps = (source.stat().st_mtime_ns, Path(f"{source}.version.json").stat().st_mtime_ns)

@@ -14,6 +14,8 @@ import json
 import os
 import re
 import shlex
+import subprocess
+import sys
 import tempfile
 import threading
 import urllib.parse
@@ -176,38 +178,47 @@ def gpu_run(backend):
     return args + ["--"]
 
 
-_DRIVER = []  # the driver library, once initialised in this process (kept for the run)
+# The program of the process that holds CUDA's driver initialised for a run (see
+# initialise_gpu_driver): cuInit, then it waits for the process that started it to end.
+_DRIVER_HOLDER = """
+import ctypes, os, time
+parent = os.getppid()
+try:
+    ctypes.CDLL("libcuda.so.1").cuInit(0)
+except (OSError, AttributeError):  # no driver installed here
+    raise SystemExit
+while os.getppid() == parent:
+    time.sleep(0.25)
+"""
+_DRIVER_HOLDERS = []
 
 
 def initialise_gpu_driver():
-    """Initialise CUDA's driver in this Snakemake process, in a daemon thread, while the
-    workflow is read (config gpu.hold_driver): while one process on the host has it
+    """Start, while the workflow is read, a process that initialises CUDA's driver and keeps
+    it so for the run (config gpu.hold_driver): while one process on the host has it
     initialised, each GPU job's own initialisation takes 0.03 s instead of 0.1-0.4 s, and
     jobs starting together wait less for one another (swgpu_core.cuda_driver.hold gives the
-    measurements). Begun at parse time, it is done before the first jobs start, 0.3 s after
-    the DAG at the earliest; the `swgpu gpu-hold` process that an `onstart` handler started
-    until 2026-11-26 initialised the driver at the same instant as the first jobs, and the
-    first job paid for it (0.3 s, bench/RESULTS.md). `cuInit` through ctypes releases the
-    GIL, creates no context and takes no GPU memory; without a driver library (a CPU host)
-    it does nothing. Not in a job that Snakemake runs itself (a cluster job re-reads the
-    workflow), nor where no job may use a GPU."""
+    measurements). Begun at parse time, it is done before the first jobs start; the
+    `swgpu gpu-hold` process that an `onstart` handler started until 2026-11-26 initialised
+    the driver at the same instant as the first jobs, and the first job paid for it (0.3 s,
+    bench/RESULTS.md). A process of its own, not a thread of Snakemake's: Snakemake's
+    process then does not tear the driver down when it ends (0.1-0.15 s after the last job
+    on two H200s, bench/RESULTS.md); the holder ends within 0.25 s of Snakemake, however
+    that ends. `cuInit` creates no context and takes no GPU memory; without a driver
+    library (a CPU host) the holder ends at once. Only Snakemake's interpreter and ctypes:
+    the workflow is read without swgpu_core. Not in a job that Snakemake runs itself (a
+    cluster job re-reads the workflow), nor where no job may use a GPU."""
     gpu_jobs = uses_gpu() or (
         config["align_long"]["enabled"] and uses_gpu(config["align_long"]["backend"])
     )
     if config["gpu"]["hold_driver"] and workflow.is_main_process and gpu_jobs:
-        threading.Thread(target=_cuinit, name="swgpu-cuda-driver", daemon=True).start()
-
-
-def _cuinit():
-    # swgpu_core.cuda_driver's call, written again: the workflow is read without swgpu_core
-    import ctypes
-
-    try:
-        driver = ctypes.CDLL("libcuda.so.1")
-        if driver.cuInit(0) == 0:
-            _DRIVER.append(driver)
-    except (OSError, AttributeError):  # no driver installed here
-        pass
+        holder = subprocess.Popen(
+            [sys.executable, "-c", _DRIVER_HOLDER],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        _DRIVER_HOLDERS.append(holder)  # kept for the run: nothing waits for it
 
 
 def search_job_size():
