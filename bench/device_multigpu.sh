@@ -230,7 +230,8 @@ PY
     abworkflow)
       # the workflow on one GPU (gpu=1) and on all (gpu=NG), A/B on one machine: the workflow/ of ab_old/ (an
       # earlier tree, copied there untracked for the call) against this one, interleaved, WF_REPEATS rounds
-      # (default 2); per tree the medians and their ratio, and the alignments compared
+      # (default 2); per tree the medians and their ratio, and the alignments compared; per run in abworkflow.txt
+      # tree, GPUs, wall, Snakemake's first job's start and its last job's end (what is before and after the jobs)
       wf_setup
       [ -d ab_old/workflow ] || { echo "abworkflow: no ab_old/workflow"; rc=1; continue; }
       : > "$OUT/abworkflow.txt"
@@ -238,17 +239,28 @@ PY
         rm -rf "$W/wf/results/bench/hits" "$W/wf/results/bench/alignments" "$W/wf/results/bench/search" "$W/wf/results/bench/logs" \
           "$W/wf/results/bench/benchmarks"
         t0=$(now)
-        (cd "$W/wf" && snakemake -s "$tree/workflow/Snakefile" --configfile "$W/wf/config.yaml" --cores 16 --resources gpu=$g \
-          --forcerun search > "$W/wf/ab.log" 2>&1) || { tail -20 "$W/wf/ab.log"; rc=1; }
+        # Snakemake's output stamped with the seconds since the start: its first job's start and its last job's end
+        { (cd "$W/wf" && snakemake -s "$tree/workflow/Snakefile" --configfile "$W/wf/config.yaml" --cores 16 --resources gpu=$g \
+          --forcerun search 2>&1); echo "exit $?"; } | python3 -c '
+import sys, time
+t0 = float(sys.argv[1])
+for line in sys.stdin:
+    print(f"{time.time() - t0:8.3f} {line}", end="", flush=True)' "$t0" > "$W/wf/ab.log"
         t1=$(now)
+        grep -q " exit 0$" "$W/wf/ab.log" || { tail -20 "$W/wf/ab.log"; rc=1; }
         (cd "$W/wf/results" && find . -path '*alignments*' -name '*.tsv' | sort | xargs cat) > "$W/wf/ab_$(basename "$tree")_$g.tsv"
-        echo "$(basename "$tree") $g $(python3 -c "print(round($t1 - $t0, 3))")" | tee -a "$OUT/abworkflow.txt"
+        echo "$(basename "$tree") $g $(python3 -c "print(round($t1 - $t0, 3))") $(python3 -c '
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+first = next(float(l.split()[0]) for l in lines if re.search(r"rule search:$", l))
+last = max(float(l.split()[0]) for l in lines if "Finished jobid" in l)
+print(first, last)' "$W/wf/ab.log")" | tee -a "$OUT/abworkflow.txt"
       done; done; done
       python3 - "$OUT/abworkflow.txt" <<'PY'
 import collections, statistics, sys
 runs = collections.defaultdict(list)
 for line in open(sys.argv[1]):
-    tree, g, t = line.split()
+    tree, g, t, first, last = line.split()  # wall, first job's start, last job's end
     runs[(tree, g)].append(float(t))
 for tree in sorted({t for t, _ in runs}):
     med = {g: statistics.median(v) for (t, g), v in runs.items() if t == tree}
