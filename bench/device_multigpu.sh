@@ -101,6 +101,21 @@ PY
 )
   record "$name" "$rec"
 }
+ab_rounds() {  # ab_rounds NAME COMMAND: COMMAND (a string, $TAG in it) run in ab_old/ (an earlier tree, copied there
+  # untracked for the call) and in this tree, each as the executable runs it, 3 rounds in turn; "TAG wall" lines in
+  # $W/NAME_times.txt, with the command's scan seconds and GCUPS where it wrote them to $W/NAME_TAG.log
+  local name=$1 command=$2 tree tag t0 t1
+  : > "$W/${name}_times.txt"
+  for round in 1 2 3; do
+    for tree in ab_old "$PWD"; do
+      tag=$(basename "$tree"); t0=$(now)
+      (cd "$tree" && export PYTHONPATH=/tmp/site:$PWD TAG=$tag && eval "$command") || rc=1
+      t1=$(now)
+      echo "$tag $(python3 -c "print(round($t1 - $t0, 3))") $([ -f "$W/${name}_$tag.log" ] && summary "$W/${name}_$tag.log")" \
+        | tee -a "$W/${name}_times.txt"
+    done
+  done
+}
 long_data() {  # a 10^4 query and a 10^8 target (random DNA, a planted mutated copy of the query)
   [ -f "$W/long_t.fa" ] && return
   python3 - "$W" <<'PY'
@@ -555,16 +570,7 @@ for key in ('cumulative', 'tottime'):
       # executable runs them, 3 rounds in turn, outputs compared
       bench_db
       [ -d ab_old/swgpu_core ] || { echo "plan: no ab_old/"; rc=1; continue; }
-      : > "$W/plan_times.txt"
-      for round in 1 2 3; do
-        for tree in ab_old "$PWD"; do
-          t0=$(now)
-          (cd "$tree" && PYTHONPATH=/tmp/site:$PWD python3 -m swgpu_core plan "$W/db" --query-length 500 > "$W/plan_$(basename "$tree").txt" 2>&1) \
-            || rc=1
-          t1=$(now)
-          echo "$(basename "$tree") $(python3 -c "print(round($t1 - $t0, 3))")" | tee -a "$W/plan_times.txt"
-        done
-      done
+      ab_rounds plan 'python3 -m swgpu_core plan "$W/db" --query-length 500 > "$W/plan_$TAG.txt" 2>&1'
       cmp -s "$W/plan_ab_old.txt" "$W/plan_$(basename "$PWD").txt" && echo "plan: same output" \
         || { echo "plan: outputs differ"; diff "$W/plan_ab_old.txt" "$W/plan_$(basename "$PWD").txt" | head; rc=1; }
       record plan "$(python3 -c "import json,sys; r=[l.split() for l in open(sys.argv[1])]; print(json.dumps({'workload': 'swgpu plan bench200M --query-length 500, ab_old against this tree', 'runs': r}))" "$W/plan_times.txt")" ;;
@@ -574,16 +580,8 @@ for key in ('cumulative', 'tottime'):
       # 3 rounds in turn, hit tables compared, and the .npz hit lists array by array (their scan seconds aside)
       bench_db
       [ -d ab_old/swgpu_core ] || { echo "absavehits: no ab_old/"; rc=1; continue; }
-      : > "$W/absave_times.txt"
-      for round in 1 2 3; do
-        for tree in ab_old "$PWD"; do
-          tag=$(basename "$tree"); t0=$(now)
-          (cd "$tree" && PYTHONPATH=/tmp/site:$PWD python3 -m swgpu_core search --db "$W/db" --query "$W/q500.fasta" --backend cuda \
-            --devices 0 --top 50 --save-hits "$W/absave_$tag.npz" --out "$W/absave_$tag.tsv" 2> "$W/absave_$tag.log") || rc=1
-          t1=$(now)
-          echo "$tag $(python3 -c "print(round($t1 - $t0, 3))") $(summary "$W/absave_$tag.log")" | tee -a "$W/absave_times.txt"
-        done
-      done
+      ab_rounds absave 'python3 -m swgpu_core search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices 0 --top 50 \
+        --save-hits "$W/absave_$TAG.npz" --out "$W/absave_$TAG.tsv" 2> "$W/absave_$TAG.log"'
       python3 - "$W/absave_ab_old.npz" "$W/absave_$(basename "$PWD").npz" <<'PY' || rc=1
 import json, sys, numpy as np
 a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
