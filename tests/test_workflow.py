@@ -350,7 +350,7 @@ def test_a_finished_run_does_not_wait_for_the_schedulers_timers(run_copy):
 def test_the_driver_holder_ends_with_the_process_that_started_it(tmp_path):
     """config gpu.hold_driver: common.smk's holder initialises CUDA's driver (here a stand-in
     ctypes, first on the path) and ends on its own soon after the process that started it,
-    however that ends; without a driver library it ends at once."""
+    however that ends; without a driver library, or where cuInit fails, it ends at once."""
     text = (REPO / "workflow/rules/common.smk").read_text()
     program = re.search(r'^_DRIVER_HOLDER = """(.*?)"""$', text, re.S | re.M).group(1)
     fake = tmp_path / "fake"
@@ -360,7 +360,8 @@ def test_the_driver_holder_ends_with_the_process_that_started_it(tmp_path):
         "class CDLL:\n"
         "    def __init__(self, name):\n"
         "        if os.environ.get('NO_DRIVER'): raise OSError(name)\n"
-        f"    def cuInit(self, flags):\n        open({str(tmp_path / 'initialised')!r}, 'w').close(); return 0\n"
+        f"    def cuInit(self, flags):\n        open({str(tmp_path / 'initialised')!r}, 'w').close()\n"
+        "        return int(os.environ.get('CUINIT_ERROR', '0'))\n"
     )
     starter = (
         "import subprocess, sys, time\n"
@@ -388,6 +389,8 @@ def test_the_driver_holder_ends_with_the_process_that_started_it(tmp_path):
     (tmp_path / "initialised").unlink()
     pid, ended = run(1.0, NO_DRIVER="1")
     assert not alive(pid) and not (tmp_path / "initialised").exists()
+    pid, ended = run(1.0, CUINIT_ERROR="100")  # CUDA_ERROR_NO_DEVICE: nothing to hold
+    assert not alive(pid) and (tmp_path / "initialised").exists()
 
 
 def test_refresh_of_an_unchanged_release_changes_nothing(run_copy):

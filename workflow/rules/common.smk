@@ -184,10 +184,10 @@ _DRIVER_HOLDER = """
 import ctypes, os, time
 parent = os.getppid()
 try:
-    ctypes.CDLL("libcuda.so.1").cuInit(0)
+    held = ctypes.CDLL("libcuda.so.1").cuInit(0) == 0
 except (OSError, AttributeError):  # no driver installed here
-    raise SystemExit
-while os.getppid() == parent:
+    held = False
+while held and os.getppid() == parent:
     time.sleep(0.25)
 """
 _DRIVER_HOLDERS = []
@@ -198,14 +198,16 @@ def initialise_gpu_driver():
     it so for the run (config gpu.hold_driver): while one process on the host has it
     initialised, each GPU job's own initialisation takes 0.03 s instead of 0.1-0.4 s, and
     jobs starting together wait less for one another (swgpu_core.cuda_driver.hold gives the
-    measurements). Begun at parse time, it is done before the first jobs start; the
-    `swgpu gpu-hold` process that an `onstart` handler started until 2026-11-26 initialised
-    the driver at the same instant as the first jobs, and the first job paid for it (0.3 s,
-    bench/RESULTS.md). A process of its own, not a thread of Snakemake's: Snakemake's
-    process then does not tear the driver down when it ends (0.1-0.15 s after the last job
-    on two H200s, bench/RESULTS.md); the holder ends within 0.25 s of Snakemake, however
-    that ends. `cuInit` creates no context and takes no GPU memory; without a driver
-    library (a CPU host) the holder ends at once. Only Snakemake's interpreter and ctypes:
+    measurements). Begun at parse time, ahead of the first jobs; the `swgpu gpu-hold`
+    process that an `onstart` handler started until 2026-11-26 initialised the driver at
+    the same instant as the first jobs, and the first job paid for it (0.3 s,
+    bench/RESULTS.md). A process of its own, not a thread of Snakemake's (until 2026-11-27):
+    Snakemake's process then does not tear the driver down when it ends, and reads the
+    workflow beside it, not under it (two H200s, A/B: the run's end after its last job
+    0.41 -> 0.33 s, its first job's start 1.81 -> 1.47 s, medians of 8 runs;
+    bench/RESULTS.md). The holder ends within 0.25 s of Snakemake, however that ends.
+    `cuInit` creates no context and takes no GPU memory; without a usable driver (a CPU
+    host) the holder ends at once. Only Snakemake's interpreter and ctypes:
     the workflow is read without swgpu_core. Not in a job that Snakemake runs itself (a
     cluster job re-reads the workflow), nor where no job may use a GPU."""
     gpu_jobs = uses_gpu() or (
