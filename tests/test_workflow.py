@@ -140,10 +140,21 @@ def _module_python(path: Path) -> list[str]:
 
 def test_the_workflow_parses_and_dry_runs_with_snakemake_alone(tmp_path):
     """No swgpu_core import, no query file read, no GPU probe when the workflow is parsed:
-    `snakemake -n` works where only Snakemake is installed (a login node, --sdm conda)."""
+    `snakemake -n` works where only Snakemake is installed (a login node, --sdm conda).
+    The one process the workflow starts as it is read is CUDA's driver holder (config
+    gpu.hold_driver): Snakemake's own interpreter running a ctypes program that nothing
+    waits for and that decides nothing; no `swgpu`, no nvidia-smi."""
+    common = REPO / "workflow" / "rules" / "common.smk"
     for path in [SNAKEFILE, *sorted((REPO / "workflow" / "rules").glob("*.smk"))]:
         imported = _module_python(path)
-        assert not [n for n in imported if n.split(".")[0] in ("swgpu_core", "subprocess")], (path, imported)
+        banned = ("swgpu_core",) if path == common else ("swgpu_core", "subprocess")
+        assert not [n for n in imported if n.split(".")[0] in banned], (path, imported)
+    text = common.read_text()
+    calls = re.findall(r"subprocess\.(\w+)", text)
+    assert sorted(calls) == ["DEVNULL"] * 3 + ["Popen"], calls
+    assert re.search(r'subprocess\.Popen\(\s*\[sys\.executable, "-c", _DRIVER_HOLDER\]', text)
+    holder = re.search(r'^_DRIVER_HOLDER = """(.*?)"""$', text, re.S | re.M).group(1)
+    assert re.findall(r"^import (.*)$", holder, re.M) == ["ctypes, os, time"] and "swgpu" not in holder
     # A dry run in a Python where swgpu_core cannot be imported and `swgpu`/`nvidia-smi`
     # are not on PATH: the run would fail if the Snakefile imported or called them.
     db, queries = small_inputs(tmp_path, 5, 1)
