@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_visible_devices import fake_gpu_listing
 
 from swgpu_core import cuda_driver, gpu_slots
 from swgpu_core.gpu_slots import ENV, NoFreeSlot, acquire, claim_gpu, release
@@ -115,11 +116,7 @@ def test_devices_come_from_the_kernel_drivers_list(tmp_path, monkeypatch):
     """Slots for the GPUs the kernel driver lists, without running nvidia-smi (0.06 s and
     more per workflow job); where the list cannot be read (or with MIG), nvidia-smi's."""
     ran = _fake_nvidia_smi(tmp_path, monkeypatch)
-    root = tmp_path / "gpus"
-    for k in range(3):
-        (root / f"0000:{0x18 + k:02x}:00.0").mkdir(parents=True)
-        (root / f"0000:{0x18 + k:02x}:00.0" / "information").write_text("Model: \t\t NVIDIA H200\n")
-    monkeypatch.setattr(cuda_driver, "PROC_GPUS", str(root))
+    monkeypatch.setattr(cuda_driver, "PROC_GPUS", str(fake_gpu_listing(tmp_path / "gpus", ["NVIDIA H200"] * 3)))
     monkeypatch.setattr(cuda_driver, "PROC_CAPABILITIES", str(tmp_path / "no-mig"))
     assert gpu_slots.host_devices() == ["0", "1", "2"]
     slots = [acquire(tmp_path / "slots") for _ in range(3)]

@@ -50,7 +50,7 @@ def test_the_variable_shows_exactly_the_commands_gpus(devices, visible, order, m
     assert cuda_driver.visible_devices(devices, visible, order, models) == want
 
 
-def _proc(root: Path, models: list[str]) -> Path:
+def fake_gpu_listing(root: Path, models: list[str]) -> Path:
     for i, model in enumerate(models):
         gpu = root / f"0000:{0x18 + i:02x}:00.0"
         gpu.mkdir(parents=True)
@@ -59,7 +59,7 @@ def _proc(root: Path, models: list[str]) -> Path:
 
 
 def test_gpu_models_are_read_from_the_kernel_drivers_listing(tmp_path):
-    root = _proc(tmp_path / "gpus", ["NVIDIA H200", "NVIDIA H100 80GB HBM3"])
+    root = fake_gpu_listing(tmp_path / "gpus", ["NVIDIA H200", "NVIDIA H100 80GB HBM3"])
     assert cuda_driver.gpu_models(str(root), str(tmp_path / "none")) == ["NVIDIA H200", "NVIDIA H100 80GB HBM3"]
     assert cuda_driver.gpu_models(str(tmp_path / "none")) is None
     caps = tmp_path / "capabilities"
@@ -78,7 +78,7 @@ def fresh_driver(monkeypatch, tmp_path):
     seen: list[str | None] = []
     monkeypatch.setattr(cuda_driver, "_STARTED", [])
     monkeypatch.setattr(cuda_driver, "_SHOWN", [])
-    monkeypatch.setattr(cuda_driver, "PROC_GPUS", str(_proc(tmp_path / "gpus", H200)))
+    monkeypatch.setattr(cuda_driver, "PROC_GPUS", str(fake_gpu_listing(tmp_path / "gpus", H200)))
     monkeypatch.setattr(cuda_driver, "PROC_CAPABILITIES", str(tmp_path / "capabilities"))
     monkeypatch.setattr(cuda_driver, "initialise", lambda: seen.append(os.environ.get("CUDA_VISIBLE_DEVICES")))
     # a copy of the environment, restored afterwards: a variable written here must not reach the later tests' CUDA

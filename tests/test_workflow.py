@@ -138,6 +138,12 @@ def _module_python(path: Path) -> list[str]:
     return names
 
 
+def _driver_holder_program() -> str:
+    """The program common.smk runs as CUDA's driver holder (_DRIVER_HOLDER)."""
+    text = (REPO / "workflow/rules/common.smk").read_text()
+    return re.search(r'^_DRIVER_HOLDER = """(.*?)"""$', text, re.S | re.M).group(1)
+
+
 def test_the_workflow_parses_and_dry_runs_with_snakemake_alone(tmp_path):
     """No swgpu_core import, no query file read, no GPU probe when the workflow is parsed:
     `snakemake -n` works where only Snakemake is installed (a login node, --sdm conda).
@@ -153,7 +159,7 @@ def test_the_workflow_parses_and_dry_runs_with_snakemake_alone(tmp_path):
     calls = re.findall(r"subprocess\.(\w+)", text)
     assert sorted(calls) == ["DEVNULL"] * 3 + ["Popen"], calls
     assert re.search(r'subprocess\.Popen\(\s*\[sys\.executable, "-c", _DRIVER_HOLDER\]', text)
-    holder = re.search(r'^_DRIVER_HOLDER = """(.*?)"""$', text, re.S | re.M).group(1)
+    holder = _driver_holder_program()
     assert re.findall(r"^import (.*)$", holder, re.M) == ["ctypes, os, time"] and "swgpu" not in holder
     # A dry run in a Python where swgpu_core cannot be imported and `swgpu`/`nvidia-smi`
     # are not on PATH: the run would fail if the Snakefile imported or called them.
@@ -362,8 +368,7 @@ def test_the_driver_holder_ends_with_the_process_that_started_it(tmp_path):
     """config gpu.hold_driver: common.smk's holder initialises CUDA's driver (here a stand-in
     ctypes, first on the path) and ends on its own soon after the process that started it,
     however that ends; without a driver library, or where cuInit fails, it ends at once."""
-    text = (REPO / "workflow/rules/common.smk").read_text()
-    program = re.search(r'^_DRIVER_HOLDER = """(.*?)"""$', text, re.S | re.M).group(1)
+    program = _driver_holder_program()
     fake = tmp_path / "fake"
     fake.mkdir()
     (fake / "ctypes.py").write_text(
