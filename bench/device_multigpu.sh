@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
-#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [order] [search] [abworkflow] [abwall] [concstart] [plan] [absavehits] [cuinit] [visible] [abvisible] [split] [smallexact] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
+#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [order] [search] [searchvar] [ctxprobe] [abworkflow] [abwall] [concstart] [plan] [absavehits] [cuinit] [visible] [abvisible] [split] [smallexact] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
 #   WF_TRACE=1 (workflow): each search job traced by bench/phase_times.py on the run's time line ($OUT/wf_trace.jsonl)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`; both from bench/fetch_wheels.sh), .carry (a copy of shared/)
 # Every step runs on 1, 2, 4 and 8 GPUs as far as the machine has them (and on all of them).
@@ -341,6 +341,39 @@ PY
       PRIMER=$primer scaling "$what" "bench200M x 500 queries, top 50, no alignments${primer:+, each run after a one-query search on every GPU}" hits_identical \
         'swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$DEVS" --top 50' \
         '--outfmt "6 qseqid sseqid score evalue bitscore" --out "$OUTFILE"' ;;
+    searchvar)
+      # issue 16's search (as `search`) under each setting of SEARCH_VARIANTS (default "bare held"): bare, as `search`;
+      # held, while `swgpu gpu-hold` holds the driver (as a job script or the workflow does); connN, with
+      # CUDA_DEVICE_MAX_CONNECTIONS=N; held_connN both. One record each (multigpu-search_VARIANT)
+      bench_db
+      swgpu search --db "$W/db" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
+      for variant in ${SEARCH_VARIANTS:-bare held}; do
+        holder=; conns=${variant##*conn}; [ "$conns" = "$variant" ] && conns=
+        if [[ $variant == held* ]]; then swgpu gpu-hold --while-pid $$ & holder=$!; sleep 1; fi
+        (
+          [ -z "$conns" ] || export CUDA_DEVICE_MAX_CONNECTIONS=$conns
+          scaling "search_$variant" "bench200M x 500 queries, top 50, no alignments; $variant" hits_identical \
+            'swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$DEVS" --top 50' \
+            '--outfmt "6 qseqid sseqid score evalue bitscore" --out "$OUTFILE"'
+          exit $rc
+        ) || rc=1
+        [ -z "$holder" ] || { kill "$holder"; wait "$holder" 2> /dev/null; }
+      done ;;
+    ctxprobe)
+      # what a GPU's start costs a fresh process by setting (bench/ctx_probe.py): GPUs shown, CUDA_DEVICE_MAX_CONNECTIONS,
+      # a keeper holding the driver or none
+      python3 bench/ctx_probe.py drive --rounds "${CTX_ROUNDS:-3}" | tee "$OUT/ctxprobe.jsonl"
+      python3 - "$OUT/ctxprobe.jsonl" <<'PY'
+import collections, json, statistics, sys
+by = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    r = json.loads(line); by[(r["visible"], r["connections"], r["keeper"])].append(r)
+keys = ["cuInit", "ctx0", "streams0", "ctx1", "streams1", "reset", "total", "wall"]
+print("visible conns keeper " + " ".join(keys) + "  (medians)")
+for k, rows in by.items():
+    print(*k, *(round(statistics.median(r[x] for r in rows), 3) if all(x in r for r in rows) else "-" for x in keys))
+PY
+      ;;
     abwall)
       # the search's wall on all GPUs, A/B on one machine: the tree in ab_old/ (an earlier swgpu_core,
       # copied there untracked for the call) against this one, interleaved, 3 rounds, outputs compared
