@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
-#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [order] [search] [searchvar] [ctxprobe] [abworkflow] [abwall] [concstart] [plan] [absavehits] [cuinit] [visible] [abvisible] [split] [smallexact] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
+#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [order] [search] [searchvar] [ctxprobe] [conns] [abworkflow] [abwall] [concstart] [plan] [absavehits] [cuinit] [visible] [abvisible] [split] [smallexact] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
 #   WF_TRACE=1 (workflow): each search job traced by bench/phase_times.py on the run's time line ($OUT/wf_trace.jsonl)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`; both from bench/fetch_wheels.sh), .carry (a copy of shared/)
 # Every step runs on 1, 2, 4 and 8 GPUs as far as the machine has them (and on all of them).
@@ -359,6 +359,51 @@ PY
         ) || rc=1
         [ -z "$holder" ] || { kill "$holder"; wait "$holder" 2> /dev/null; }
       done ;;
+    conns)
+      # the commands under each CUDA_DEVICE_MAX_CONNECTIONS of CONNS (default "default 2 4"; "default" leaves it unset),
+      # CONN_ROUNDS (3) interleaved rounds, each output compared with the default's: uniprot20k x 20 on GPU 0 (start-up
+      # bound), bench200M x 20 on GPU 0 (the long subjects' streams), bench200M x 500 on GPU 0 and on GPUs 0,1, its
+      # fast mode (top 500) and align-long 10^4 x 10^8 on GPU 0. "JOB conns N wall S scan S GCUPS" in $OUT/conns.txt
+      bench_db; long_data; u20k_db
+      pair=0,1; [ "$NG" -ge 2 ] || pair=0
+      swgpu search --db "$W/u20k" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
+      swgpu align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda --format tsv --out /dev/null 2> /dev/null
+      swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda --mode fast --devices 0 --top 500 --out /dev/null --quiet
+      : > "$W/conns.txt"
+      for round in $(seq "${CONN_ROUNDS:-3}"); do
+        for job in ${CONN_JOBS:-u20k b20 b500 b500x2 fast long}; do
+          case $job in
+            u20k) cmd=(search --db "$W/u20k" --query "$R/.carry/data/cudasw_queries.fasta" --backend cuda --devices 0 --top 10 --outfmt "6 qseqid sseqid score evalue") ;;
+            b20) cmd=(search --db "$W/db" --query "$R/.carry/data/cudasw_queries.fasta" --backend cuda --devices 0 --top 10 --outfmt "6 qseqid sseqid score evalue") ;;
+            b500) cmd=(search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices 0 --top 50 --outfmt "6 qseqid sseqid score evalue bitscore") ;;
+            b500x2) cmd=(search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$pair" --top 50 --outfmt "6 qseqid sseqid score evalue bitscore") ;;
+            fast) cmd=(search --db "$W/db" --query "$W/q500.fasta" --backend cuda --mode fast --devices 0 --top 500 --outfmt "6 qseqid sseqid evalue score") ;;
+            long) cmd=(align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda --format tsv) ;;
+          esac
+          for c in ${CONNS:-default 2 4}; do
+            t0=$(now)
+            if [ "$c" = default ]; then (unset CUDA_DEVICE_MAX_CONNECTIONS; swgpu "${cmd[@]}" --out "$W/conns_${job}_$c.out" 2> "$W/conns.log") || rc=1
+            else CUDA_DEVICE_MAX_CONNECTIONS=$c swgpu "${cmd[@]}" --out "$W/conns_${job}_$c.out" 2> "$W/conns.log" || rc=1; fi
+            t1=$(now)
+            echo "$job conns $c wall $(python3 -c "print(round($t1 - $t0, 3))") scan $(summary "$W/conns.log" 2>/dev/null)" | tee -a "$W/conns.txt"
+          done
+        done
+      done
+      for job in ${CONN_JOBS:-u20k b20 b500 b500x2 fast long}; do
+        for c in ${CONNS:-default 2 4}; do
+          cmp -s "$W/conns_${job}_default.out" "$W/conns_${job}_$c.out" || { echo "conns: $job with $c differs"; rc=1; }
+        done
+      done
+      cp "$W/conns.txt" "$OUT/"
+      python3 - "$OUT/conns.txt" <<'PY'
+import collections, statistics, sys
+by = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    f = line.split(); by[(f[0], f[2])].append((float(f[4]), float(f[6]) if len(f) > 6 else float("nan")))
+for (job, c), v in by.items():
+    print(job, c, "wall", statistics.median(x[0] for x in v), "scan", statistics.median(x[1] for x in v))
+PY
+      ;;
     ctxprobe)
       # what a GPU's start costs a fresh process by setting (bench/ctx_probe.py): GPUs shown, CUDA_DEVICE_MAX_CONNECTIONS,
       # a keeper holding the driver or none
