@@ -197,7 +197,7 @@ def hold(while_pid: int, poll: float = 0.5) -> bool:
     of uniprot20k x 20 took 0.89-1.08 s alone and 1.14-1.31 s beside another one, against
     0.82-0.96 s and 0.85-1.00 s. So the workflow, whose GPU jobs each start a process (and
     on several GPUs start them together), starts a process that holds it while Snakemake
-    runs (``workflow/rules/common.smk``), and ``swgpu gpu-hold`` does it for a job script that
+    runs (``workflow/rules/driver.smk``), and ``swgpu gpu-hold`` does it for a job script that
     runs several GPU commands in turn. Polls the process rather than waiting for a signal,
     so a holder whose script was killed outright ends too."""
     if _driver() is None:

@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -138,24 +139,25 @@ def _module_python(path: Path) -> list[str]:
     return names
 
 
+DRIVER_SMK = REPO / "workflow" / "rules" / "driver.smk"
+
+
 def _driver_holder_program() -> str:
-    """The program common.smk runs as CUDA's driver holder (_DRIVER_HOLDER)."""
-    text = (REPO / "workflow/rules/common.smk").read_text()
-    return re.search(r'^_DRIVER_HOLDER = """(.*?)"""$', text, re.S | re.M).group(1)
+    """The program driver.smk runs as CUDA's driver holder (_DRIVER_HOLDER)."""
+    return re.search(r'^_DRIVER_HOLDER = """(.*?)"""$', DRIVER_SMK.read_text(), re.S | re.M).group(1)
 
 
 def test_the_workflow_parses_and_dry_runs_with_snakemake_alone(tmp_path):
     """No swgpu_core import, no query file read, no GPU probe when the workflow is parsed:
     `snakemake -n` works where only Snakemake is installed (a login node, --sdm conda).
-    The one process the workflow starts as it is read is CUDA's driver holder (config
-    gpu.hold_driver): Snakemake's own interpreter running a ctypes program that nothing
-    waits for and that decides nothing; no `swgpu`, no nvidia-smi."""
-    common = REPO / "workflow" / "rules" / "common.smk"
+    The one process the workflow starts as it is read is CUDA's driver holder (driver.smk):
+    Snakemake's own interpreter running a ctypes program that nothing waits for and that
+    decides nothing; no `swgpu`, no nvidia-smi."""
     for path in [SNAKEFILE, *sorted((REPO / "workflow" / "rules").glob("*.smk"))]:
         imported = _module_python(path)
-        banned = ("swgpu_core",) if path == common else ("swgpu_core", "subprocess")
+        banned = ("swgpu_core",) if path == DRIVER_SMK else ("swgpu_core", "subprocess")
         assert not [n for n in imported if n.split(".")[0] in banned], (path, imported)
-    text = common.read_text()
+    text = DRIVER_SMK.read_text()
     calls = re.findall(r"subprocess\.(\w+)", text)
     assert sorted(calls) == ["DEVNULL"] * 3 + ["Popen"], calls
     assert re.search(r'subprocess\.Popen\(\s*\[sys\.executable, "-c", _DRIVER_HOLDER\]', text)
@@ -365,7 +367,7 @@ def test_a_finished_run_does_not_wait_for_the_schedulers_timers(run_copy):
 
 
 def test_the_driver_holder_ends_with_the_process_that_started_it(tmp_path):
-    """config gpu.hold_driver: common.smk's holder initialises CUDA's driver (here a stand-in
+    """config gpu.hold_driver: driver.smk's holder initialises CUDA's driver (here a stand-in
     ctypes, first on the path) and ends on its own soon after the process that started it,
     however that ends; without a driver library, or where cuInit fails, it ends at once."""
     program = _driver_holder_program()
@@ -407,6 +409,38 @@ def test_the_driver_holder_ends_with_the_process_that_started_it(tmp_path):
     assert not alive(pid) and not (tmp_path / "initialised").exists()
     pid, ended = run(1.0, CUINIT_ERROR="100")  # CUDA_ERROR_NO_DEVICE: nothing to hold
     assert not alive(pid) and (tmp_path / "initialised").exists()
+
+
+def test_the_driver_holder_starts_first_and_is_kept_only_where_wanted(tmp_path, monkeypatch):
+    """driver.smk starts the holder before the configuration is validated (in Snakemake's
+    main process only), and keep_gpu_driver_holder ends it at once where the validated
+    configuration has no GPU job or turns gpu.hold_driver off; the Snakefile asks with both."""
+    fake = tmp_path / "fake"  # a ctypes whose cuInit succeeds: the holder lives while this test does
+    fake.mkdir()
+    (fake / "ctypes.py").write_text("class CDLL:\n    def __init__(self, name): pass\n    def cuInit(self, flags): return 0\n")
+    monkeypatch.setenv("PYTHONPATH", str(fake))
+
+    def driver_smk(main_process: bool) -> dict:
+        names = {"workflow": types.SimpleNamespace(is_main_process=main_process)}
+        exec(compile(DRIVER_SMK.read_text(), str(DRIVER_SMK), "exec"), names)
+        names["start_gpu_driver_holder"]()
+        return names
+
+    assert driver_smk(False)["_DRIVER_HOLDERS"] == []  # a job Snakemake runs itself starts none
+    kept = driver_smk(True)
+    (holder,) = kept["_DRIVER_HOLDERS"]
+    kept["keep_gpu_driver_holder"](True)
+    time.sleep(0.3)
+    assert holder.poll() is None  # wanted: it holds on
+    holder.kill()
+    holder.wait()
+    ended = driver_smk(True)
+    (holder,) = ended["_DRIVER_HOLDERS"]
+    ended["keep_gpu_driver_holder"](False)
+    assert holder.poll() is not None and ended["_DRIVER_HOLDERS"] == []
+    snakefile = SNAKEFILE.read_text()
+    assert snakefile.index("start_gpu_driver_holder()") < snakefile.index("validate(")
+    assert 'keep_gpu_driver_holder(config["gpu"]["hold_driver"] and gpu_jobs())' in snakefile
 
 
 def test_refresh_of_an_unchanged_release_changes_nothing(run_copy):

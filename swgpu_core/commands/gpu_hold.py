@@ -5,7 +5,7 @@ nothing held it; two starting at once on two GPUs then do it one after the other
 (:func:`swgpu_core.cuda_driver.hold` gives the measurements). A job script that runs several
 GPU commands in turn starts one holder first (``swgpu gpu-hold --while-pid $$ &``); it ends
 by itself once process ``PID`` has gone. The workflow needs none: Snakemake starts a holder of
-its own while it reads the workflow (``workflow/rules/common.smk``). It makes
+its own while it reads the workflow (``workflow/rules/driver.smk``). It makes
 no context, so it takes no GPU memory and no device slot.
 Where there is no usable driver it exits at once, with status 0: holding is an optimisation.
 """

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shlex
-import subprocess
 import sys
 import tempfile
 import threading
@@ -178,49 +177,12 @@ def gpu_run(backend):
     return args + ["--"]
 
 
-# The program of the process that holds CUDA's driver initialised for a run (see
-# initialise_gpu_driver): cuInit, then it waits for the process that started it to end.
-_DRIVER_HOLDER = """
-import ctypes, os, time
-parent = os.getppid()
-try:
-    held = ctypes.CDLL("libcuda.so.1").cuInit(0) == 0
-except (OSError, AttributeError):  # no driver installed here
-    held = False
-while held and os.getppid() == parent:
-    time.sleep(0.25)
-"""
-_DRIVER_HOLDERS = []
-
-
-def initialise_gpu_driver():
-    """Start, while the workflow is read, a process that initialises CUDA's driver and keeps
-    it so for the run (config gpu.hold_driver): while one process on the host has it
-    initialised, each GPU job's own initialisation takes 0.03 s instead of 0.1-0.4 s, and
-    jobs starting together wait less for one another (swgpu_core.cuda_driver.hold gives the
-    measurements). Begun at parse time, ahead of the first jobs; the `swgpu gpu-hold`
-    process that an `onstart` handler started until 2026-11-26 initialised the driver at
-    the same instant as the first jobs, and the first job paid for it (0.3 s,
-    bench/RESULTS.md). A process of its own, not a thread of Snakemake's (until 2026-11-27):
-    Snakemake's process then does not tear the driver down when it ends, and reads the
-    workflow beside it, not under it (two H200s, A/B: the run's end after its last job
-    0.41 -> 0.33 s, its first job's start 1.81 -> 1.47 s, medians of 8 runs;
-    bench/RESULTS.md). The holder ends within 0.25 s of Snakemake, however that ends.
-    `cuInit` creates no context and takes no GPU memory; without a usable driver (a CPU
-    host) the holder ends at once. Only Snakemake's interpreter and ctypes:
-    the workflow is read without swgpu_core. Not in a job that Snakemake runs itself (a
-    cluster job re-reads the workflow), nor where no job may use a GPU."""
-    gpu_jobs = uses_gpu() or (
+def gpu_jobs():
+    """Whether any job of this configuration may compute on a GPU: a search or, where it
+    runs, an align-long job."""
+    return uses_gpu() or (
         config["align_long"]["enabled"] and uses_gpu(config["align_long"]["backend"])
     )
-    if config["gpu"]["hold_driver"] and workflow.is_main_process and gpu_jobs:
-        holder = subprocess.Popen(
-            [sys.executable, "-c", _DRIVER_HOLDER],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        _DRIVER_HOLDERS.append(holder)  # kept for the run: nothing waits for it
 
 
 def search_job_size():
