@@ -27,8 +27,13 @@ def start_gpu_driver_holder():
     while one process on the host has it initialised, each GPU job's own initialisation
     takes 0.03 s instead of 0.1-0.4 s, and jobs starting together wait less for one another
     (swgpu_core.cuda_driver.hold gives the measurements). Started before the configuration
-    is validated, as early as the workflow can: keep_gpu_driver_holder ends it where the
-    configuration has no GPU job or turns it off. A process of its own, not a thread of
+    is validated, as early as the workflow can (0.1-0.15 s earlier than after it, until
+    2026-11-27): its initialisation of every GPU takes 0.3-0.45 s and may otherwise still run
+    when the first jobs start theirs. A/B on two H200s, 9 interleaved rounds in two calls
+    (bench/RESULTS.md): `--resources gpu=2` 10.88 against 11.61 s and 12.28 against 12.51 s
+    (medians per call; faster in 6 of the 9 rounds), `gpu=1` the same; within the runs'
+    spread, and it costs nothing. keep_gpu_driver_holder ends it where the configuration
+    has no GPU job or turns it off. A process of its own, not a thread of
     Snakemake's (until 2026-11-27): Snakemake's process then does not tear the driver down
     when it ends, and reads the workflow beside it, not under it (two H200s, A/B: the run's
     end after its last job 0.41 -> 0.33 s, its first job's start 1.81 -> 1.47 s, medians
