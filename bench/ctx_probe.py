@@ -72,7 +72,8 @@ def drive(rounds: int) -> None:
     """Every setting in turn, ``rounds`` times; one JSON line per child."""
     env0 = dict(os.environ)
     env0.pop("CUDA_DEVICE_MAX_CONNECTIONS", None)
-    count = int(subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.count("GPU "))
+    listing = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout
+    count = sum(line.startswith("GPU ") for line in listing.splitlines())
     shown = ["0"] + (["0,1"] if count >= 2 else [])
     for r, (vis, conns, keeper) in itertools.product(range(rounds), itertools.product(shown, ["", "1", "4", "16", "32"], [False, True])):
         keep = None

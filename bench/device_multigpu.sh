@@ -61,6 +61,18 @@ query_copies() {  # query_copies K: the path of the 500 queries K times over (ea
   fi
   echo "$q"
 }
+job_cmd() {  # job_cmd JOB DEVS: the array cmd, a standard workload's command line without --out (DEVS "none": no
+  # --devices): u20k (uniprot20k x 20, top 10), b20 (bench200M x 20, top 10), b200 (bench200M x 500, top 50), fast
+  # (its fast mode, top 500), long (align-long 10^4 x 10^8 DNA)
+  local dev=(); [ "$2" = none ] || dev=(--devices "$2")
+  case $1 in
+    u20k) cmd=(search --db "$W/u20k" --query "$R/.carry/data/cudasw_queries.fasta" --backend cuda "${dev[@]}" --top 10 --outfmt "6 qseqid sseqid score evalue") ;;
+    b20) cmd=(search --db "$W/db" --query "$R/.carry/data/cudasw_queries.fasta" --backend cuda "${dev[@]}" --top 10 --outfmt "6 qseqid sseqid score evalue") ;;
+    b200) cmd=(search --db "$W/db" --query "$W/q500.fasta" --backend cuda "${dev[@]}" --top 50 --outfmt "6 qseqid sseqid score evalue bitscore") ;;
+    fast) cmd=(search --db "$W/db" --query "$W/q500.fasta" --backend cuda --mode fast "${dev[@]}" --top 500 --outfmt "6 qseqid sseqid evalue score") ;;
+    long) cmd=(align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda "${dev[@]}" --format tsv) ;;
+  esac
+}
 summary() {  # the command's own summary line -> "seconds gcups"
   python3 -c "import re,sys; t=open(sys.argv[1]).read(); m=re.findall(r' in ([0-9.]+) s,? \(?([0-9.]+) GCUPS', t) or re.findall(r'in ([0-9.]+) s \(([0-9.]+) GCUPS', t); print(*m[-1])" "$1"
 }
@@ -373,12 +385,10 @@ PY
       for round in $(seq "${CONN_ROUNDS:-3}"); do
         for job in ${CONN_JOBS:-u20k b20 b500 b500x2 fast long}; do
           case $job in
-            u20k) cmd=(search --db "$W/u20k" --query "$R/.carry/data/cudasw_queries.fasta" --backend cuda --devices 0 --top 10 --outfmt "6 qseqid sseqid score evalue") ;;
-            b20) cmd=(search --db "$W/db" --query "$R/.carry/data/cudasw_queries.fasta" --backend cuda --devices 0 --top 10 --outfmt "6 qseqid sseqid score evalue") ;;
-            b500) cmd=(search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices 0 --top 50 --outfmt "6 qseqid sseqid score evalue bitscore") ;;
-            b500x2) cmd=(search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$pair" --top 50 --outfmt "6 qseqid sseqid score evalue bitscore") ;;
-            fast) cmd=(search --db "$W/db" --query "$W/q500.fasta" --backend cuda --mode fast --devices 0 --top 500 --outfmt "6 qseqid sseqid evalue score") ;;
-            long) cmd=(align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda --format tsv) ;;
+            b500) job_cmd b200 0 ;;
+            b500x2) job_cmd b200 "$pair" ;;
+            long) job_cmd long none ;;
+            *) job_cmd "$job" 0 ;;
           esac
           for c in ${CONNS:-default 2 4}; do
             t0=$(now)
@@ -718,12 +728,7 @@ PY
         for job in $jobs; do
           devs=0; [ "$job" = b200 ] && devs=$pair; [ "$job" = fast ] && devs=none
           for side in "${sides[@]}"; do
-            case $job in
-              u20k) cmd=(search --db "$W/u20k" --query "$R/.carry/data/cudasw_queries.fasta" --backend cuda --devices "$devs" --top 10 --outfmt "6 qseqid sseqid score evalue") ;;
-              b200) cmd=(search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$devs" --top 50 --outfmt "6 qseqid sseqid score evalue bitscore") ;;
-              long) cmd=(align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda --format tsv) ;;
-              fast) cmd=(search --db "$W/db" --query "$W/q500.fasta" --backend cuda --mode fast --top 500 --outfmt "6 qseqid sseqid evalue score") ;;
-            esac
+            if [ "$job" = long ]; then job_cmd long none; else job_cmd "$job" "$devs"; fi
             cmd+=(--out "$W/${what}_${job}_$side.out")
             t0=$(now)
             case $side in
