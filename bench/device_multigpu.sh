@@ -61,6 +61,9 @@ query_copies() {  # query_copies K: the path of the 500 queries K times over (ea
   fi
   echo "$q"
 }
+# issue 16's search, as `scaling` runs it (DEVS and OUTFILE set by it): bench200M x 500, top 50, no alignments
+SEARCH500=('swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$DEVS" --top 50'
+  '--outfmt "6 qseqid sseqid score evalue bitscore" --out "$OUTFILE"')
 job_cmd() {  # job_cmd JOB DEVS: the array cmd, a standard workload's command line without --out (DEVS "none": no
   # --devices): u20k (uniprot20k x 20, top 10), b20 (bench200M x 20, top 10), b200 (bench200M x 500, top 50), fast
   # (its fast mode, top 500), long (align-long 10^4 x 10^8 DNA)
@@ -351,8 +354,7 @@ PY
       head -2 .carry/data/cudasw_queries.fasta > "$W/one_query.fasta"
       primer=; [ "$what" = search ] || primer='swgpu search --db "$W/db" --query "$W/one_query.fasta" --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet'
       PRIMER=$primer scaling "$what" "bench200M x 500 queries, top 50, no alignments${primer:+, each run after a one-query search on every GPU}" hits_identical \
-        'swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$DEVS" --top 50' \
-        '--outfmt "6 qseqid sseqid score evalue bitscore" --out "$OUTFILE"' ;;
+        "${SEARCH500[@]}" ;;
     searchvar)
       # issue 16's search (as `search`) under each setting of SEARCH_VARIANTS (default "bare held"): bare, as `search`;
       # held, while `swgpu gpu-hold` holds the driver (as a job script or the workflow does); connN, with
@@ -365,8 +367,7 @@ PY
         (
           [ -z "$conns" ] || export CUDA_DEVICE_MAX_CONNECTIONS=$conns
           scaling "search_$variant" "bench200M x 500 queries, top 50, no alignments; $variant" hits_identical \
-            'swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$DEVS" --top 50' \
-            '--outfmt "6 qseqid sseqid score evalue bitscore" --out "$OUTFILE"'
+            "${SEARCH500[@]}"
           exit $rc
         ) || rc=1
         [ -z "$holder" ] || { kill "$holder"; wait "$holder" 2> /dev/null; }
