@@ -366,11 +366,10 @@ def test_a_finished_run_does_not_wait_for_the_schedulers_timers(run_copy):
     assert time.monotonic() - last_line < 0.7  # 0.2-0.3 s here (interpreter teardown); 1.3 s with the timers left
 
 
-def test_the_driver_holder_ends_with_the_process_that_started_it(tmp_path):
-    """config gpu.hold_driver: driver.smk's holder initialises CUDA's driver (here a stand-in
-    ctypes, first on the path) and ends on its own soon after the process that started it,
-    however that ends; without a driver library, or where cuInit fails, it ends at once."""
-    program = _driver_holder_program()
+def _stand_in_ctypes(tmp_path: Path) -> Path:
+    """A directory with a stand-in ctypes for the holder's program (first on PYTHONPATH): its
+    cuInit leaves tmp_path/initialised and returns $CUINIT_ERROR (0 unless set); with
+    $NO_DRIVER set there is no driver library."""
     fake = tmp_path / "fake"
     fake.mkdir()
     (fake / "ctypes.py").write_text(
@@ -381,6 +380,15 @@ def test_the_driver_holder_ends_with_the_process_that_started_it(tmp_path):
         f"    def cuInit(self, flags):\n        open({str(tmp_path / 'initialised')!r}, 'w').close()\n"
         "        return int(os.environ.get('CUINIT_ERROR', '0'))\n"
     )
+    return fake
+
+
+def test_the_driver_holder_ends_with_the_process_that_started_it(tmp_path):
+    """config gpu.hold_driver: driver.smk's holder initialises CUDA's driver (here a stand-in
+    ctypes, first on the path) and ends on its own soon after the process that started it,
+    however that ends; without a driver library, or where cuInit fails, it ends at once."""
+    program = _driver_holder_program()
+    fake = _stand_in_ctypes(tmp_path)
     starter = (
         "import subprocess, sys, time\n"
         "p = subprocess.Popen([sys.executable, '-c', sys.argv[1]], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,"
@@ -415,10 +423,10 @@ def test_the_driver_holder_starts_first_and_is_kept_only_where_wanted(tmp_path, 
     """driver.smk starts the holder before the configuration is validated (in Snakemake's
     main process only), and keep_gpu_driver_holder ends it at once where the validated
     configuration has no GPU job or turns gpu.hold_driver off; the Snakefile asks with both."""
-    fake = tmp_path / "fake"  # a ctypes whose cuInit succeeds: the holder lives while this test does
-    fake.mkdir()
-    (fake / "ctypes.py").write_text("class CDLL:\n    def __init__(self, name): pass\n    def cuInit(self, flags): return 0\n")
-    monkeypatch.setenv("PYTHONPATH", str(fake))
+    # a stand-in ctypes whose cuInit succeeds: the holder lives while this test does
+    monkeypatch.setenv("PYTHONPATH", str(_stand_in_ctypes(tmp_path)))
+    monkeypatch.delenv("NO_DRIVER", raising=False)
+    monkeypatch.delenv("CUINIT_ERROR", raising=False)
 
     def driver_smk(main_process: bool) -> dict:
         names = {"workflow": types.SimpleNamespace(is_main_process=main_process)}
