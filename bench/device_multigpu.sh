@@ -32,6 +32,20 @@ SETS=(); for k in 1 2 4 8; do [ "$k" -le "$NG" ] && SETS+=("$(seq -s, 0 $((k - 1
 GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 W=/tmp/mg; mkdir -p "$W"; R=$PWD
 now() { echo "$EPOCHREALTIME"; }
+stamped() {  # stamped T0: each line of stdin with the seconds since T0 (a `now`) in front, to the millisecond
+  python3 -c '
+import sys, time
+t0 = float(sys.argv[1])
+for line in sys.stdin:
+    print(f"{time.time() - t0:8.3f} {line}", end="", flush=True)' "$1"
+}
+warm_kernels() {  # untimed: the kernels' first build (NVRTC, then CuPy's disk cache) on every GPU for a search of
+  # uniprot20k, align-long and, with "fast", a fast search of bench200M x 500
+  swgpu search --db "$W/u20k" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
+  swgpu align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda --format tsv --out /dev/null 2> /dev/null
+  [ "${1:-}" != fast ] || swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda --mode fast --devices "$ALL" --top 500 \
+    --out /dev/null --quiet
+}
 record() {  # record NAME JSON: print, keep under $OUT, add machine and commit
   python3 - "$1" "$2" "$OUT" "$SWGPU_COMMIT" "$GPU_NAME" "$NG" <<'PY'
 import datetime, json, sys
@@ -271,11 +285,7 @@ PY
         t0=$(now)
         # Snakemake's output stamped with the seconds since the start: its first job's start and its last job's end
         { (cd "$W/wf" && snakemake -s "$tree/workflow/Snakefile" --configfile "$W/wf/config.yaml" --cores 16 --resources gpu=$g \
-          --forcerun search 2>&1); echo "exit $?"; } | python3 -c '
-import sys, time
-t0 = float(sys.argv[1])
-for line in sys.stdin:
-    print(f"{time.time() - t0:8.3f} {line}", end="", flush=True)' "$t0" > "$W/wf/ab.log"
+          --forcerun search 2>&1); echo "exit $?"; } | stamped "$t0" > "$W/wf/ab.log"
         t1=$(now)
         grep -q " exit 0$" "$W/wf/ab.log" || { tail -20 "$W/wf/ab.log"; rc=1; }
         (cd "$W/wf/results" && find . -path '*alignments*' -name '*.tsv' | sort | xargs cat) > "$W/wf/ab_$(basename "$tree")_$g.tsv"
@@ -379,19 +389,18 @@ PY
       # fast mode (top 500) and align-long 10^4 x 10^8 on GPU 0. "JOB conns N wall S scan S GCUPS" in $OUT/conns.txt
       bench_db; long_data; u20k_db
       pair=0,1; [ "$NG" -ge 2 ] || pair=0
-      swgpu search --db "$W/u20k" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
-      swgpu align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda --format tsv --out /dev/null 2> /dev/null
-      swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda --mode fast --devices 0 --top 500 --out /dev/null --quiet
+      warm_kernels fast
+      conn_jobs=${CONN_JOBS:-u20k b20 b500 b500x2 fast long} conn_values=${CONNS:-default 2 4}
       : > "$W/conns.txt"
       for round in $(seq "${CONN_ROUNDS:-3}"); do
-        for job in ${CONN_JOBS:-u20k b20 b500 b500x2 fast long}; do
+        for job in $conn_jobs; do
           case $job in
             b500) job_cmd b200 0 ;;
             b500x2) job_cmd b200 "$pair" ;;
             long) job_cmd long none ;;
             *) job_cmd "$job" 0 ;;
           esac
-          for c in ${CONNS:-default 2 4}; do
+          for c in $conn_values; do
             t0=$(now)
             if [ "$c" = default ]; then (unset CUDA_DEVICE_MAX_CONNECTIONS; swgpu "${cmd[@]}" --out "$W/conns_${job}_$c.out" 2> "$W/conns.log") || rc=1
             else CUDA_DEVICE_MAX_CONNECTIONS=$c swgpu "${cmd[@]}" --out "$W/conns_${job}_$c.out" 2> "$W/conns.log" || rc=1; fi
@@ -400,8 +409,8 @@ PY
           done
         done
       done
-      for job in ${CONN_JOBS:-u20k b20 b500 b500x2 fast long}; do
-        for c in ${CONNS:-default 2 4}; do
+      for job in $conn_jobs; do
+        for c in $conn_values; do
           cmp -s "$W/conns_${job}_default.out" "$W/conns_${job}_$c.out" || { echo "conns: $job with $c differs"; rc=1; }
         done
       done
@@ -550,11 +559,7 @@ PY
         p3=$!
         t0=$(now); echo "$t0" > "$W/wf/t0_gpu$g$sfx.txt"
         # every line of Snakemake's output with the seconds since the start: the jobs' starts and ends, to the millisecond
-        { PATH=$WF_PATH sm --resources gpu=$g --forcerun search 2>&1; echo "exit $?"; } | python3 -c '
-import os, sys, time
-t0 = float(sys.argv[1])
-for line in sys.stdin:
-    print(f"{time.time() - t0:8.3f} {line}", end="", flush=True)' "$t0" > "$W/wf/run_gpu$g$sfx.log"
+        { PATH=$WF_PATH sm --resources gpu=$g --forcerun search 2>&1; echo "exit $?"; } | stamped "$t0" > "$W/wf/run_gpu$g$sfx.log"
         t1=$(now)
         grep -q " exit 0$" "$W/wf/run_gpu$g$sfx.log" || { tail -30 "$W/wf/run_gpu$g$sfx.log"; rc=1; }
         kill $p1 $p2 $p3 2> /dev/null; wait $p1 $p2 $p3 2> /dev/null
@@ -718,11 +723,7 @@ PY
       u20k_db
       pair=0,1; [ "$NG" -ge 2 ] || pair=0
       jobs=${VISIBLE_JOBS:-u20k b200 long}
-      # untimed: the kernels' first build (NVRTC, then CuPy's disk cache) on every GPU
-      swgpu search --db "$W/u20k" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
-      swgpu align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda --format tsv --out /dev/null 2> /dev/null
-      [[ " $jobs " != *" fast "* ]] || swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda --mode fast \
-        --devices "$ALL" --top 500 --out /dev/null --quiet
+      warm_kernels "$([[ " $jobs " != *" fast "* ]] || echo fast)"
       sides=(all named); [ "$what" = visible ] || sides=(ab_old "$(basename "$PWD")")
       : > "$W/$what.txt"
       for round in $(seq "${VISIBLE_ROUNDS:-3}"); do
