@@ -387,18 +387,19 @@ def test_the_driver_holder_ends_with_the_process_that_started_it(tmp_path):
     """config gpu.hold_driver: driver.smk's holder initialises CUDA's driver (here a stand-in
     ctypes, first on the path) and ends on its own soon after the process that started it,
     however that ends; without a driver library, or where cuInit fails, it ends at once."""
-    program = _driver_holder_program()
     fake = _stand_in_ctypes(tmp_path)
+    # a stand-in for Snakemake's process: it reads driver.smk as the Snakefile does, starts the holder, then ends
     starter = (
-        "import subprocess, sys, time\n"
-        "p = subprocess.Popen([sys.executable, '-c', sys.argv[1]], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,"
-        " stderr=subprocess.DEVNULL)\n"
-        "print(p.pid, flush=True); time.sleep(float(sys.argv[2]))\n"
+        "import sys, time, types\n"
+        "names = {'workflow': types.SimpleNamespace(is_main_process=True)}\n"
+        "exec(compile(open(sys.argv[1]).read(), sys.argv[1], 'exec'), names)\n"
+        "names['start_gpu_driver_holder']()\n"
+        "print(names['_DRIVER_HOLDERS'][0].pid, flush=True); time.sleep(float(sys.argv[2]))\n"
     )
 
     def run(delay: float, **extra: str) -> tuple[int, float]:
         environment = {**os.environ, "PYTHONPATH": str(fake), **extra}
-        proc = subprocess.run([sys.executable, "-c", starter, program, str(delay)], env=environment, capture_output=True, text=True)
+        proc = subprocess.run([sys.executable, "-c", starter, str(DRIVER_SMK), str(delay)], env=environment, capture_output=True, text=True)
         return int(proc.stdout.split()[0]), time.monotonic()
 
     def alive(pid: int) -> bool:
