@@ -87,14 +87,53 @@ def _retain(lib: ctypes.CDLL, ordinal: int) -> None:
 def start(devices: Sequence[int] | None = None) -> None:
     """:func:`initialise` in a daemon thread, once per process; with ``devices`` (the GPUs a
     process that runs one command will use), CUDA is first shown only those
-    (:func:`show_only`)."""
+    (:func:`show_only`), and where that is several, their contexts get fewer work queues
+    (:func:`fewer_queues`)."""
     with _LOCK:
         if _STARTED:
             return
         if devices is not None:
             show_only(devices)
+            fewer_queues(devices)
         _STARTED.append(threading.Thread(target=initialise, name="swgpu-cuinit", daemon=True))
     _STARTED[0].start()
+
+
+#: the hardware work queues of each GPU's context (``CUDA_DEVICE_MAX_CONNECTIONS``; the driver's
+#: default is 8) in a process that uses several GPUs (:func:`fewer_queues`)
+SEVERAL_GPU_QUEUES = 4
+
+
+def queues_for(devices: Sequence[int], visible: str | None, models: list[str] | None, current: str | None) -> str | None:
+    """The ``CUDA_DEVICE_MAX_CONNECTIONS`` for a process that uses ``devices``, or None to
+    leave it as it is: :data:`SEVERAL_GPU_QUEUES` where it uses more than one GPU and the
+    variable is not set. The GPUs it uses are at most those CUDA can see: the entries of
+    ``visible`` (``CUDA_VISIBLE_DEVICES``, as a workflow's GPU slot sets it) where set, else
+    the GPUs in ``models`` (:func:`gpu_models`); unknown counts as several."""
+    if current is not None:
+        return None
+    seen = len(visible.split(",")) if visible is not None and visible.strip() else len(models) if models else len(devices)
+    return str(SEVERAL_GPU_QUEUES) if min(len(devices), seen) > 1 else None
+
+
+def fewer_queues(devices: Sequence[int]) -> bool:
+    """Give each GPU context of a process that uses several GPUs :data:`SEVERAL_GPU_QUEUES`
+    hardware work queues instead of the driver's 8 (:func:`queues_for`); whether it did.
+    Before the first context, in a process that ends with its command (as :func:`show_only`).
+
+    Why: the driver makes a context in about 0.03 s plus 0.011 s per queue, and destroys it in
+    about 0.01 s plus 0.0065 s per queue, one context at a time (bench/ctx_probe.py; two
+    H200s, bench/RESULTS.md). With one GPU that start is hidden behind CuPy's import; with
+    several, each further context and each reset at the end lies on the run's path, and 8
+    queues cost 0.09 s more per GPU than 4. A search keeps 9 streams per GPU, which then share
+    the queues: on one GPU, scans with many long subjects (bench200M x 20 queries) ran 2-3%
+    slower with 4, and the 500 queries of bench200M 0.2%, so a one-GPU process keeps 8.
+    Two-GPU runs: bench/RESULTS.md, nineteenth session."""
+    value = queues_for(devices, os.environ.get("CUDA_VISIBLE_DEVICES"), gpu_models(), os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS"))
+    if value is None:
+        return False
+    os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] = value
+    return True
 
 
 def visible_devices(devices: Sequence[int], visible: str | None, order: str | None, models: list[str] | None) -> str | None:

@@ -82,7 +82,8 @@ def fresh_driver(monkeypatch, tmp_path):
     monkeypatch.setattr(cuda_driver, "PROC_CAPABILITIES", str(tmp_path / "capabilities"))
     monkeypatch.setattr(cuda_driver, "initialise", lambda: seen.append(os.environ.get("CUDA_VISIBLE_DEVICES")))
     # a copy of the environment, restored afterwards: a variable written here must not reach the later tests' CUDA
-    monkeypatch.setattr(os, "environ", {k: v for k, v in os.environ.items() if k not in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")})
+    hidden = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_DEVICE_MAX_CONNECTIONS")
+    monkeypatch.setattr(os, "environ", {k: v for k, v in os.environ.items() if k not in hidden})
     return seen
 
 
@@ -213,6 +214,46 @@ def test_devices_in_reads_the_arguments_as_each_commands_parser_does():
     # every spelling for search, those without --mode for align-long; align, pairs and plan have no --devices
     assert checked == 9 + 6 + 2 * 2 + 1
     assert set(commands.DEFAULT_DEVICES) == commands.GPU_COMMANDS
+
+
+@pytest.mark.parametrize(
+    ("devices", "visible", "models", "current", "queues"),
+    [
+        ([0, 1], None, H200, None, "4"),
+        ([0], None, H200, None, None),  # one GPU: its context's start is hidden behind CuPy's import
+        ([0, 1], None, H200, "8", None),  # set by the user: kept
+        ([0, 1], "3", H200, None, None),  # a workflow's slot shows one GPU: the search can use no more
+        ([0, 1, 2], "1,3", H200, None, "4"),
+        ([0, 1], None, ["NVIDIA H200"], None, None),  # a one-GPU machine
+        ([0, 1], None, None, None, "4"),  # the GPUs unknown: as many as named
+    ],
+)
+def test_a_process_on_several_gpus_gives_their_contexts_fewer_queues(devices, visible, models, current, queues):
+    assert cuda_driver.queues_for(devices, visible, models, current) == queues
+
+
+@pytest.mark.parametrize(
+    ("argv", "queues"),
+    [
+        (["search", "--devices", "0,1"], "4"),
+        (["search", "--devices", "2"], None),
+        (["align-long", "--devices", "0-3"], "4"),  # every GPU: nothing hidden, four used
+        (["align"], None),
+    ],
+)
+def test_the_executable_sets_the_queues_before_cuinit(fresh_driver, gpus_asked, argv, queues):
+    with contextlib.suppress(SystemExit):
+        cli.main([*argv, *REQUIRED[argv[0]]], process_ends=True)
+    _started()
+    assert os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS") == queues
+
+
+def test_a_users_queues_are_kept(fresh_driver, gpus_asked):
+    os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] = "16"
+    with contextlib.suppress(SystemExit):
+        cli.main(["search", "--devices", "0,1", *REQUIRED["search"]], process_ends=True)
+    _started()
+    assert os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] == "16"
 
 
 def test_local_renumbers_the_shown_gpus(monkeypatch):
