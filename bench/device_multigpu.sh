@@ -386,10 +386,9 @@ PY
       # the commands under each CUDA_DEVICE_MAX_CONNECTIONS of CONNS (default "default 2 4"; "default" leaves it unset),
       # CONN_ROUNDS (3) interleaved rounds, each output compared with the default's: uniprot20k x 20 on GPU 0 (start-up
       # bound), bench200M x 20 on GPU 0 (the long subjects' streams), bench200M x 500 on GPU 0 and on GPUs 0,1, its
-      # fast mode (top 500) and align-long 10^4 x 10^8 on GPU 0; u20kx2 and b20x2 on GPUs 0,1. CONN_JOBS picks.
+      # fast mode (top 500) and align-long 10^4 x 10^8 on GPU 0; u20kxN, b20xN and b500xN on GPUs 0..N-1. CONN_JOBS picks.
       # "JOB conns N wall S scan S GCUPS" in $OUT/conns.txt
       bench_db; long_data; u20k_db
-      pair=0,1; [ "$NG" -ge 2 ] || pair=0
       warm_kernels fast
       conn_jobs=${CONN_JOBS:-u20k b20 b500 b500x2 fast long} conn_values=${CONNS:-default 2 4}
       : > "$W/conns.txt"
@@ -397,8 +396,10 @@ PY
         for job in $conn_jobs; do
           case $job in
             b500) job_cmd b200 0 ;;
-            b500x2) job_cmd b200 "$pair" ;;
-            *x2) job_cmd "${job%x2}" "$pair" ;;
+            *x[0-9])  # on N GPUs, as many as the machine has
+              n=${job##*x}; [ "$n" -le "$NG" ] || n=$NG
+              base=${job%x[0-9]}; [ "$base" != b500 ] || base=b200
+              job_cmd "$base" "$(seq -s, 0 $((n - 1)))" ;;
             long) job_cmd long none ;;
             *) job_cmd "$job" 0 ;;
           esac
