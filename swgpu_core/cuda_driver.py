@@ -112,7 +112,8 @@ def queues_for(devices: Sequence[int], visible: str | None, models: list[str] | 
     the GPUs in ``models`` (:func:`gpu_models`); unknown counts as several."""
     if current is not None:
         return None
-    seen = len(visible.split(",")) if visible is not None and visible.strip() else len(models) if models else len(devices)
+    entries = visible_entries(visible)
+    seen = len(entries) if entries else len(models) if models else len(devices)
     return str(SEVERAL_GPU_QUEUES) if min(len(devices), seen) > 1 else None
 
 
@@ -155,9 +156,9 @@ def visible_devices(devices: Sequence[int], visible: str | None, order: str | No
     want = list(devices)
     if not want or min(want) < 0:
         return None
-    if visible is not None:
-        entries = [e.strip() for e in visible.split(",")]
-        if not visible.strip() or max(want) >= len(entries) or want == list(range(len(entries))):
+    entries = visible_entries(visible)
+    if entries is not None:
+        if not entries or max(want) >= len(entries) or want == list(range(len(entries))):
             return None
         return ",".join(entries[d] for d in want)
     if not models or max(want) >= len(models) or want == list(range(len(models))):
@@ -165,6 +166,15 @@ def visible_devices(devices: Sequence[int], visible: str | None, order: str | No
     if order != "PCI_BUS_ID" and len(set(models)) > 1:
         return None
     return ",".join(str(d) for d in want)
+
+
+def visible_entries(visible: str | None) -> list[str] | None:
+    """The entries of a ``CUDA_VISIBLE_DEVICES`` value (indices, UUIDs or MIG names, CUDA's
+    devices 0, 1, ... in that order); none for an empty value (it hides every GPU), None where
+    the variable is unset."""
+    if visible is None:
+        return None
+    return [e.strip() for e in visible.split(",")] if visible.strip() else []
 
 
 def gpu_models(root: str | None = None, capabilities: str | None = None) -> list[str] | None:
