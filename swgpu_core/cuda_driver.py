@@ -109,11 +109,14 @@ def queues_for(devices: Sequence[int], visible: str | None, models: list[str] | 
     leave it as it is: :data:`SEVERAL_GPU_QUEUES` where it uses more than one GPU and the
     variable is not set. The GPUs it uses are at most those CUDA can see: the entries of
     ``visible`` (``CUDA_VISIBLE_DEVICES``, as a workflow's GPU slot sets it) where set, else
-    the GPUs in ``models`` (:func:`gpu_models`); unknown counts as several."""
+    the GPUs in ``models`` (:func:`gpu_models`). Where neither is known, nothing changes: a
+    search that names no GPUs lists as many as its files could pay for
+    (:func:`swgpu_core.commands.devices_in`), which on a one-GPU machine would give its one
+    context fewer queues and its scan the cost of them."""
     if current is not None:
         return None
     entries = visible_entries(visible)
-    seen = len(entries) if entries else len(models) if models else len(devices)
+    seen = len(entries) if entries else len(models) if models else 1
     return str(SEVERAL_GPU_QUEUES) if min(len(devices), seen) > 1 else None
 
 

@@ -225,7 +225,8 @@ def test_devices_in_reads_the_arguments_as_each_commands_parser_does():
         ([0, 1], "3", H200, None, None),  # a workflow's slot shows one GPU: the search can use no more
         ([0, 1, 2], "1,3", H200, None, "4"),
         ([0, 1], None, ["NVIDIA H200"], None, None),  # a one-GPU machine
-        ([0, 1], None, None, None, "4"),  # the GPUs unknown: as many as named
+        ([0, 1], None, None, None, None),  # the GPUs unknown (MIG instances): the driver's default
+        ([0, 1, 2], None, ["NVIDIA H200"], None, None),  # a search naming no GPUs lists as many as its work pays for
     ],
 )
 def test_a_process_on_several_gpus_gives_their_contexts_fewer_queues(devices, visible, models, current, queues):
