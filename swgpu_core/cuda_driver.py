@@ -129,11 +129,12 @@ def fewer_queues(devices: Sequence[int]) -> bool:
     about 0.01 s plus 0.0065 s per queue, one context at a time (bench/ctx_probe.py; two
     H200s, bench/RESULTS.md). With one GPU that start is hidden behind CuPy's import; with
     several, each further context and each reset at the end lies on the run's path, and 8
-    queues cost 0.07 s more per GPU than 4 (0.044 s to make the context, 0.026 s to destroy it). A search keeps 9 streams per GPU, which then share
-    the queues: on one GPU, scans with many long subjects (bench200M x 20 queries) ran 2-3%
-    slower with 4, and the 500 queries of bench200M 0.2%, so a one-GPU process keeps 8. On two
-    and four H200s every exact search measured took 0.05-0.48 s less with 4, its scan as fast
-    (bench/RESULTS.md, nineteenth session)."""
+    queues cost 0.07 s more per GPU than 4 (0.044 s to make the context, 0.026 s to destroy
+    it). A search keeps 9 streams per GPU, which then share the queues: on one GPU, scans
+    with many long subjects (bench200M x 20 queries) ran 2-3% slower with 4, and the 500
+    queries of bench200M 0.2%, so a one-GPU process keeps 8. On two and four H200s every exact
+    search measured took 0.05-0.48 s less with 4, its scan as fast (bench/RESULTS.md,
+    nineteenth session)."""
     value = queues_for(devices, os.environ.get("CUDA_VISIBLE_DEVICES"), gpu_models(), os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS"))
     if value is None:
         return False
