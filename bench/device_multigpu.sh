@@ -395,13 +395,11 @@ PY
       for round in $(seq "${CONN_ROUNDS:-3}"); do
         for job in $conn_jobs; do
           case $job in
-            b500) job_cmd b200 0 ;;
-            *x[0-9])  # on N GPUs, as many as the machine has
-              n=${job##*x}; [ "$n" -le "$NG" ] || n=$NG
-              base=${job%x[0-9]}; [ "$base" != b500 ] || base=b200
-              job_cmd "$base" "$(seq -s, 0 $((n - 1)))" ;;
             long) job_cmd long none ;;
-            *) job_cmd "$job" 0 ;;
+            *)  # JOB on GPU 0, JOBxN on N GPUs (as many as the machine has); b500 is job_cmd's b200
+              base=${job%x[0-9]} devs=0; [ "$base" != b500 ] || base=b200
+              if [[ $job == *x[0-9] ]]; then n=${job##*x}; [ "$n" -le "$NG" ] || n=$NG; devs=$(seq -s, 0 $((n - 1))); fi
+              job_cmd "$base" "$devs" ;;
           esac
           for c in $conn_values; do
             t0=$(now)
