@@ -34,15 +34,18 @@ for what in "${steps[@]}"; do
     ab)
       # start-up A/B on one machine: the tree in ab_old/ (an earlier swgpu_core, copied there
       # untracked for the call) against this one, uniprot20k x 20 queries (a scan of ~0.1 s,
-      # so the wall is nearly all fixed cost), 5 interleaved runs each, and the phases of one
+      # so the wall is nearly all fixed cost), AB_REPS (default 5) interleaved runs each, and the phases of one;
+      # with --quiet unless AB_QUIET=0 (the progress bar and the summary line then go to stderr)
       zcat .carry/data/uniprot20k.fasta.gz > "$W/u20k.fasta"
       [ -f "$W/sw_u20k/manifest.json" ] || python3 -m swgpu_core makedb "$W/u20k.fasta" "$W/sw_u20k" --quiet || rc=1
-      args=(search --db "$W/sw_u20k" --query "$PWD/.carry/data/cudasw_queries.fasta" --backend cuda --top 10 --outfmt "6 qseqid sseqid score evalue" --quiet)
+      args=(search --db "$W/sw_u20k" --query "$PWD/.carry/data/cudasw_queries.fasta" --backend cuda --top 10 --outfmt "6 qseqid sseqid score evalue")
+      [ "${AB_QUIET:-1}" = 0 ] || args+=(--quiet)
       python3 -m swgpu_core "${args[@]}" --out /dev/null
-      for rep in 1 2 3 4 5; do
+      : > "$OUT/ab_walls.txt"
+      for rep in $(seq "${AB_REPS:-5}"); do
         for tree in ab_old "$PWD"; do
           s=$EPOCHREALTIME
-          (cd "$tree" && PYTHONPATH=/tmp/site:$PWD python3 -m swgpu_core "${args[@]}" --out "$W/ab_$(basename "$tree").tsv")
+          (cd "$tree" && PYTHONPATH=/tmp/site:$PWD python3 -m swgpu_core "${args[@]}" --out "$W/ab_$(basename "$tree").tsv" 2> /dev/null)
           echo "$(basename "$tree") $(python3 -c "print(round($EPOCHREALTIME - $s, 3))")" | tee -a "$OUT/ab_walls.txt"
         done
       done

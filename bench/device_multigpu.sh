@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
-#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [order] [search] [searchvar] [ctxprobe] [conns] [abworkflow] [abwall] [concstart] [plan] [absavehits] [cuinit] [visible] [abvisible] [split] [smallexact] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
+#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [order] [search] [searchvar] [ctxprobe] [release] [envab] [conns] [abworkflow] [abwall] [concstart] [plan] [absavehits] [cuinit] [visible] [abvisible] [split] [smallexact] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
 #   WF_TRACE=1 (workflow): each search job traced by bench/phase_times.py on the run's time line ($OUT/wf_trace.jsonl)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`; both from bench/fetch_wheels.sh), .carry (a copy of shared/)
 # Every step runs on 1, 2, 4 and 8 GPUs as far as the machine has them (and on all of them).
@@ -382,6 +382,42 @@ PY
         ) || rc=1
         [ -z "$holder" ] || { kill "$holder"; wait "$holder" 2> /dev/null; }
       done ;;
+    envab)
+      # issue 16's search (bench200M x 500, top 50) under environment settings, rounds interleaved: ENVAB_JOBS, words
+      # NAME|DEVICES|VAR=VALUE[,VAR=VALUE...] (an empty setting: as it is; TREE=ab_old runs the tree copied to ab_old/),
+      # ENVAB_ROUNDS rounds (default 3); process wall,
+      # the command's scan seconds; every output compared with the first job's
+      bench_db
+      swgpu search --db "$W/db" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
+      : > "$W/envab_times.txt"
+      for round in $(seq "${ENVAB_ROUNDS:-3}"); do
+        for job in $ENVAB_JOBS; do
+          IFS='|' read -r name devs setting <<< "$job"
+          t0=$(now)
+          ( tree=$R
+            for kv in ${setting//,/ }; do case $kv in TREE=*) tree=$R/${kv#TREE=} ;; *) export "${kv?}" ;; esac; done
+            cd "$tree" && export PYTHONPATH=/tmp/site:$PWD
+            DEVS=$devs OUTFILE="$W/envab_$name.out" eval "${SEARCH500[@]}" ) 2> "$W/envab_$name.log" || { tail -3 "$W/envab_$name.log"; rc=1; }
+          t1=$(now)
+          echo "$name $devs $(python3 -c "print(round($t1 - $t0, 3))") $(summary "$W/envab_$name.log")" | tee -a "$W/envab_times.txt"
+        done
+      done
+      same=true first=
+      for job in $ENVAB_JOBS; do
+        name=${job%%|*}; [ -n "$first" ] || first=$W/envab_$name.out
+        cmp -s "$first" "$W/envab_$name.out" || same=false
+      done
+      rec=$(python3 - "$W/envab_times.txt" "$same" "$ENVAB_JOBS" <<'PY'
+import json, statistics, sys
+rows = [line.split() for line in open(sys.argv[1])]
+names = list(dict.fromkeys(r[0] for r in rows))
+rec = {"workload": "bench200M x 500 queries, top 50, no alignments", "jobs": sys.argv[3], "outputs_identical": sys.argv[2] == "true",
+       "wall_s": {n: statistics.median(float(r[2]) for r in rows if r[0] == n) for n in names},
+       "scan_s": {n: statistics.median(float(r[3]) for r in rows if r[0] == n) for n in names}, "runs": rows}
+print(json.dumps(rec))
+PY
+)
+      record envab "$rec" ;;
     conns)
       # the commands under each CUDA_DEVICE_MAX_CONNECTIONS of CONNS (default "default 2 4"; "default" leaves it unset),
       # CONN_ROUNDS (3) interleaved rounds, each output compared with the default's: uniprot20k x 20 on GPU 0 (start-up
@@ -438,6 +474,23 @@ keys = ["cuInit", "ctx0", "streams0", "ctx1", "streams1", "reset", "total", "wal
 print("visible conns keeper " + " ".join(keys) + "  (medians)")
 for k, rows in by.items():
     print(*k, *(round(statistics.median(r[x] for r in rows), 3) if all(x in r for r in rows) else "-" for x in keys))
+PY
+      ;;
+    release)
+      # the end of a search on every GPU (bench/release_probe.py): the contexts' destruction after what is freed first
+      # (CuPy's pools, GPU 1's peer access), in parallel or in reverse; bench200M x the 20 classic queries
+      bench_db
+      python3 bench/release_probe.py drive --rounds "${RELEASE_ROUNDS:-3}" -- --db "$W/db" --query "$R/.carry/data/cudasw_queries.fasta" \
+        --backend cuda --devices "$ALL" --top 10 --out "$W/release.out" | tee "$OUT/release_probe.jsonl"
+      python3 - "$OUT/release_probe.jsonl" <<'PY'
+import collections, json, statistics, sys
+by = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    r = json.loads(line); by[r["variant"]].append(r)
+keys = ["peer_off", "pools_freed", "reset0", "reset1", "resets", "end_total", "wall"]
+print("variant " + " ".join(keys) + "  (medians)")
+for k, rows in by.items():
+    print(k, *(round(statistics.median(r[x] for r in rows), 4) if all(x in r for r in rows) else "-" for x in keys))
 PY
       ;;
     abwall)

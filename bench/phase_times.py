@@ -86,6 +86,66 @@ def timed(owner, name: str, label: str) -> None:
     setattr(owner, name, wrapper)
 
 
+#: per GPU, what happened during its scan: launches (count, last start), the end of its steps, the GPU's own
+#: clock from its first scan's start to the end of its latest one against the kernel seconds it accounted (the
+#: difference is the time that GPU stood idle between queries), and the kernel seconds it accounted per query
+#: (comparable between runs: whether a GPU of a two-GPU run scans a query as fast as one GPU alone)
+per_device: dict = {}
+
+
+def _device_entry(worker) -> dict:
+    return per_device.setdefault(str(worker.device_id), {"launches": 0})
+
+
+def every_launch(owner, name: str) -> None:
+    """Count each call of ``owner.name`` (``DeviceWorker._launch``) per device and keep the last one's start."""
+    original = getattr(owner, name)
+
+    @functools.wraps(original)
+    def wrapper(self, *a, **k):
+        s = time.time()
+        entry = _device_entry(self)
+        entry["launches"] += 1
+        entry["last_launch"] = round(s - T0, 3)
+        return original(self, *a, **k)
+
+    setattr(owner, name, wrapper)
+
+
+def steps_end(owner, name: str) -> None:
+    """Record when each generator of ``owner.name`` (``DeviceWorker.scan_steps``) returns, per device."""
+    original = getattr(owner, name)
+
+    @functools.wraps(original)
+    def wrapper(self, *a, **k):
+        result = yield from original(self, *a, **k)
+        _device_entry(self).setdefault("steps_end", []).append(round(time.time() - T0, 3))
+        return result
+
+    setattr(owner, name, wrapper)
+
+
+def gpu_clock(owner, name: str) -> None:
+    """After each call of ``owner.name`` (``DeviceWorker._account(dev, f, ...)``, run once the flight's events
+    completed): the GPU's seconds from its first flight's start to this flight's end, and its kernel seconds."""
+    original = getattr(owner, name)
+
+    @functools.wraps(original)
+    def wrapper(self, dev, f, *a, **k):
+        result = original(self, dev, f, *a, **k)
+        import cupy as cp
+
+        entry = _device_entry(self)
+        first = entry.setdefault("_first_mark", f.marks[0])
+        span = cp.cuda.get_elapsed_time(first, f.marks[-1]) / 1e3
+        entry["gpu_span"] = round(max(span, entry.get("gpu_span", 0.0)), 4)
+        entry["kernel_seconds"] = round(self.kernel_seconds, 4)
+        entry.setdefault("query_seconds", {})[f.index] = round(self.last_timing["seconds"], 5)  # this GPU's share of each of its queries
+        return result
+
+    setattr(owner, name, wrapper)
+
+
 #: what is timed, per module: (attribute, or Class.attribute, label). Each module is patched the
 #: moment its import finishes (the finder below), so the command imports everything itself, in
 #: its own order and threads, as `swgpu` does: nothing is imported ahead (until 2026-11-26 the
@@ -145,6 +205,10 @@ class Patcher(importlib.abc.MetaPathFinder):
                 for part in outer:
                     owner = getattr(owner, part)
                 timed(owner, last, label)
+            if name == "swgpu_core.gpu.search":
+                every_launch(module.DeviceWorker, "_launch")
+                steps_end(module.DeviceWorker, "scan_steps")
+                gpu_clock(module.DeviceWorker, "_account")
 
         spec.loader.exec_module = exec_module
         return spec
@@ -192,6 +256,7 @@ print(
             "end": round(end, 3),
             "rc": rc,
             "spans": sorted(spans, key=lambda s: s[1]),
+            "per_device": {d: {k: v for k, v in e.items() if not k.startswith("_")} for d, e in per_device.items()},
             "cupyx_imported_from": cupyx_stack,
             "gc": {f"gen{g}": {"collections": n, "seconds": round(t, 3)} for g, (n, t) in gc_totals.items()},
             "compiled_from_source": len(compiled),
