@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: the GPU tests (skips fail), where the command line's time goes, and the
 # side-by-side scoreboard against CUDASW++4.0; logs and JSON lines under $OUT.
-#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [longpairs] [seedab] [seedparams] [fastprofile] [cliprofile] [abfast] [subsetncu] [timeline] [seedsrc] [fastcli] [long] [profile] [stream] [side[=REPS]] [abscan] [peers]   (default: tests profile)
+#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [longpairs] [seedab] [seedparams] [fastprofile] [cliprofile] [abfast] [subsetncu] [timeline] [seedsrc] [fastcli] [long] [profile] [stream] [side[=REPS]] [abscan] [peers] [calibration]   (default: tests profile)
 # Expects the wheels the device's python lacks under .whl/ (bash bench/fetch_wheels.sh) and a
 # copy of shared/ (data/, tools/, anchors/) under .carry/ (both carried, both git-ignored).
 set -uo pipefail
@@ -392,11 +392,18 @@ print(json.dumps({'kind': 'fast-cli', 'commit': '$SWGPU_COMMIT', 'mode': sys.arg
       reps=${what#side}; reps=${reps#=}
       OUT=$OUT SHARED=$PWD/.carry WORK=$W bash .carry/tools/side_by_side.sh "${reps:-2}" 2>&1 | tee "$OUT/side_by_side.log" || rc=1
       cp "$W/sw.log" "$OUT/side_sw_last.log" 2>/dev/null  # swgpu's stderr of the last run, for a failed one
+      # the planner's model as this machine measured it (its first search calibrates): a skewed one skews every scan
+      cp "${SWGPU_CACHE:-$HOME/.cache/swgpu}/calibration.json" "$OUT/side_calibration.json" 2>/dev/null
       # the scoreboard's JSON lines with the commit, ready for bench/side_by_side.jsonl
       [ -f "$OUT/side_by_side.jsonl" ] && python3 -c "
 import json, sys
 rows = [dict(json.loads(l), commit='$SWGPU_COMMIT', machine='$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)') for l in open('$OUT/side_by_side.jsonl')]
 open('$OUT/side_by_side.jsonl', 'w').write(''.join(json.dumps(r) + '\n' for r in rows))" ;;
+    calibration)
+      # the spread of the planner's calibration on this GPU (bench/calibration_spread.py): CAL_RUNS fresh measurements
+      # (default 5) back to back, then as many after CAL_IDLE seconds idle each (default 20)
+      python3 bench/calibration_spread.py --runs "${CAL_RUNS:-5}" | tee "$OUT/calibration_spread.jsonl" || rc=1
+      python3 bench/calibration_spread.py --runs "${CAL_RUNS:-5}" --idle "${CAL_IDLE:-20}" | tee -a "$OUT/calibration_spread.jsonl" || rc=1 ;;
     peers)
       # the CPU-peer comparison's protocol (bench/cpu_peers.py) for swgpu on the GPU, through the CLI
       python3 bench/cpu_peers.py --only "swgpu cuda" --swgpu-backend cuda --reference bench/ssearch36_top10.tsv --threads 16 \
