@@ -7,7 +7,8 @@ timed call's and each timed module import's start and end, with its thread. The 
 are patched as their imports complete (PATCHES), so the command imports them itself, as
 ``swgpu`` does. Also reports the stack that first imports ``cupyx`` (it pulls in
 scipy.sparse), if anything does, and the garbage collector's pauses: each collection over
-2 ms as a span ("gc genN"), and the count and seconds of all of them per generation.
+2 ms as a span ("gc genN"), and the count and seconds of all of them per generation; and per
+GPU of a search (``per_device``) its scan as :data:`per_device` describes it.
 """
 
 from __future__ import annotations
