@@ -385,8 +385,8 @@ PY
     envab)
       # issue 16's search (bench200M x 500, top 50) under environment settings, rounds interleaved: ENVAB_JOBS, words
       # NAME|DEVICES|VAR=VALUE[,VAR=VALUE...] (an empty setting: as it is; TREE=ab_old runs the tree copied to ab_old/),
-      # ENVAB_ROUNDS rounds (default 3); process wall,
-      # the command's scan seconds; every output compared with the first job's
+      # ENVAB_ROUNDS rounds (default 3); the process wall and the command's scan seconds; every output compared with
+      # the first job's
       bench_db
       swgpu search --db "$W/db" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
       : > "$W/envab_times.txt"
