@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: the GPU tests (skips fail), where the command line's time goes, and the
 # side-by-side scoreboard against CUDASW++4.0; logs and JSON lines under $OUT.
-#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [longpairs] [seedab] [seedparams] [fastprofile] [cliprofile] [abfast] [subsetncu] [timeline] [seedsrc] [fastcli] [long] [profile] [stream] [side[=REPS]] [abscan] [peers] [calibration]   (default: tests profile)
+#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [longpairs] [seedab] [seedparams] [fastprofile] [cliprofile] [abfast] [subsetncu] [timeline] [seedsrc] [fastcli] [long] [profile] [stream] [side[=REPS]] [abscan] [peers] [calibration] [calsense] [plansense] [calreplay] [u20kvar]   (default: tests profile)
 # Expects the wheels the device's python lacks under .whl/ (bash bench/fetch_wheels.sh) and a
 # copy of shared/ (data/, tools/, anchors/) under .carry/ (both carried, both git-ignored).
 set -uo pipefail
@@ -404,6 +404,59 @@ open('$OUT/side_by_side.jsonl', 'w').write(''.join(json.dumps(r) + '\n' for r in
       # (default 5) back to back, then as many after CAL_IDLE seconds idle each (default 20)
       python3 bench/calibration_spread.py --runs "${CAL_RUNS:-5}" | tee "$OUT/calibration_spread.jsonl" || rc=1
       python3 bench/calibration_spread.py --runs "${CAL_RUNS:-5}" --idle "${CAL_IDLE:-20}" | tee -a "$OUT/calibration_spread.jsonl" || rc=1 ;;
+    plansense)
+      # the planner's choices against measured kernel time (bench/bench.py --sweep) with this machine's
+      # calibration as measured and with its inter_rate doubled (calibration_sensitivity.py's fast variant)
+      bench200M; ln -sfn sw_bench200M "$W/bench200M"
+      cache=${SWGPU_CACHE:-$HOME/.cache/swgpu}
+      python3 -m swgpu_core search --db "$W/sw_bench200M" --query .carry/data/cudasw_queries.fasta --backend cuda --top 10 --out /dev/null --quiet
+      cp "$cache/calibration.json" "$OUT/plansense_calibration.json"
+      python3 bench/bench.py --data .carry --work "$W" --db bench200M uniprot20k --reps 1 --sweep 3072 4096 6144 8192 12288 \
+        --out "$OUT/plansense.jsonl" --note "calibration as measured" | grep -v "^  " || rc=1
+      mkdir -p "$W/cal_x2"
+      python3 -c "import json, sys; c = json.load(open(sys.argv[1])); [m.update(inter_rate=2 * m['inter_rate']) for m in c.values()]; json.dump(c, open(sys.argv[2], 'w'))" \
+        "$cache/calibration.json" "$W/cal_x2/calibration.json"
+      SWGPU_CACHE=$W/cal_x2 python3 bench/bench.py --data .carry --work "$W" --db bench200M uniprot20k --reps 1 \
+        --out "$OUT/plansense.jsonl" --note "inter_rate x2" | grep -v "^  " || rc=1 ;;
+    calreplay)
+      # `swgpu search` (the scoreboard's bench200M x 20 and uniprot20k x 20) under each calibration kept in
+      # .carry/cal/NAME/calibration.json (measured on other machines), CALREPLAY_ROUNDS rounds (default 1)
+      bench200M
+      zcat .carry/data/uniprot20k.fasta.gz > "$W/u20k.fasta"
+      [ -f "$W/sw_u20k/manifest.json" ] || python3 -m swgpu_core makedb "$W/u20k.fasta" "$W/sw_u20k" --quiet || rc=1
+      python3 -m swgpu_core search --db "$W/sw_u20k" --query .carry/data/cudasw_queries.fasta --backend cuda --top 10 --out /dev/null --quiet
+      for round in $(seq "${CALREPLAY_ROUNDS:-1}"); do
+        for cal in .carry/cal/*/; do
+          for db in sw_bench200M sw_u20k; do
+            line=$(SWGPU_CACHE=$cal python3 -m swgpu_core search --db "$W/$db" --query .carry/data/cudasw_queries.fasta --backend cuda \
+              --top 10 --out /dev/null 2>&1 | grep -o "in [0-9.]* s, [0-9.]* GCUPS")
+            echo "$(basename "$cal") $db $line" | tee -a "$OUT/calreplay.txt"
+          done
+        done
+      done ;;
+    u20kvar)
+      # why uniprot20k x 20's scan takes 0.12 s in one process and 0.19-0.23 s in the next: U20K_RUNS (default 8)
+      # `swgpu search` runs as the scoreboard makes them, each through bench/phase_times.py (per-query GPU seconds),
+      # the GPU's clocks and state sampled just before each
+      zcat .carry/data/uniprot20k.fasta.gz > "$W/u20k.fasta"
+      [ -f "$W/sw_u20k/manifest.json" ] || python3 -m swgpu_core makedb "$W/u20k.fasta" "$W/sw_u20k" --quiet || rc=1
+      python3 -m swgpu_core search --db "$W/sw_u20k" --query .carry/data/cudasw_queries.fasta --backend cuda --top 10 --out /dev/null --quiet
+      for run in $(seq "${U20K_RUNS:-8}"); do
+        nvidia-smi --query-gpu=pstate,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader | tee -a "$OUT/u20kvar_smi.txt"
+        python3 bench/phase_times.py search --db "$W/sw_u20k" --query .carry/data/cudasw_queries.fasta --backend cuda --top 10 \
+          --outfmt "6 qseqid sseqid score" --out "$W/u20k_out.tsv" 2> "$W/u20k_err.txt" >> "$OUT/u20kvar_phases.jsonl"
+        grep -o "in [0-9.]* s, [0-9.]* GCUPS" "$W/u20k_err.txt" | tee -a "$OUT/u20kvar_smi.txt"
+      done ;;
+    calsense)
+      # how far a skewed calibration slows a search (bench/calibration_sensitivity.py): every constant
+      # times 0.5 and 2 in turn, bench200M x 20 and uniprot20k x 20
+      bench200M
+      zcat .carry/data/uniprot20k.fasta.gz > "$W/u20k.fasta"
+      [ -f "$W/sw_u20k/manifest.json" ] || python3 -m swgpu_core makedb "$W/u20k.fasta" "$W/sw_u20k" --quiet || rc=1
+      for db in sw_bench200M sw_u20k; do
+        python3 bench/calibration_sensitivity.py --db "$W/$db" --query .carry/data/cudasw_queries.fasta \
+          | tee -a "$OUT/calibration_sensitivity.jsonl" || rc=1
+      done ;;
     peers)
       # the CPU-peer comparison's protocol (bench/cpu_peers.py) for swgpu on the GPU, through the CLI
       python3 bench/cpu_peers.py --only "swgpu cuda" --swgpu-backend cuda --reference bench/ssearch36_top10.tsv --threads 16 \

@@ -260,10 +260,52 @@ from swgpu_core.gpu.search import CudaBackend, DeviceWorker
 from swgpu_core.scoring import Scoring
 
 DeviceWorker.__init__ = lambda self, device_id, *args: setattr(self, "device_id", device_id)
-DeviceWorker.prepare = lambda self: None
+DeviceWorker.prepare = DeviceWorker.staging_ring = lambda self: None
 backend = CudaBackend(Scoring.protein(), [0, 0])  # never scans: the second GPU's set-up never begins
 print("ok", 1 + len(backend._later))
 """
+
+
+RING = """
+import cupy
+from swgpu_core.gpu import search as gpu_search
+from swgpu_core.gpu.search import CudaBackend, DeviceWorker, warm_up_device
+from swgpu_core.plan import H100_DEFAULT
+from swgpu_core.scoring import Scoring
+
+loaded, pinned = [], []
+DeviceWorker.model = property(lambda self: H100_DEFAULT)  # no calibration here
+DeviceWorker._load_routines = lambda self: loaded.append(self.device_id)
+alloc = cupy.cuda.alloc_pinned_memory
+
+
+def counted(n):
+    buf = alloc(n)
+    if n == gpu_search.STAGING_BYTES:
+        pinned.append(buf)
+    return buf
+
+
+cupy.cuda.alloc_pinned_memory = counted
+ring = gpu_search.STAGING_BUFFERS
+warm_up_device(0)
+assert loaded == [0] and len(pinned) == ring, (loaded, len(pinned))
+backend = CudaBackend(Scoring.protein())  # as the command's search makes it, after the warm-up
+assert loaded == [0], "the search's worker loaded the selection routines again"
+assert len(pinned) == ring and all(a is b for a, b in zip(backend.workers[0]._staging, pinned)), "the warm-up's ring was not the one used"
+again = CudaBackend(Scoring.protein())  # the warm-up's ring is taken: a ring of its own
+assert len(pinned) == 2 * ring and not any(a is b for a, b in zip(again.workers[0]._staging, backend.workers[0]._staging))
+warm_up_device(0)  # a worker has its ring: none pinned for nobody
+assert len(pinned) == 2 * ring and loaded == [0]
+print("ok")
+"""
+
+
+def test_the_warm_up_hands_its_ring_and_routines_to_the_search(tmp_path):
+    """The warm-up's pinned upload ring goes to the search's first worker, taken at its set-up
+    (before the scan's clock), and the selection routines are loaded once per GPU: where the
+    search's thread came first, both pinned a ring and loaded the routines at once."""
+    assert _run(RING, tmp_path).strip() == "ok"
 
 
 def test_an_unused_multi_gpu_backend_lets_the_process_end(tmp_path):

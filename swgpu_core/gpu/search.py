@@ -31,6 +31,7 @@ from ..database import Chunk, Database
 from ..device_batches import Batch, device_batches, device_parts, pipeline_runs, streamed_query_order
 from ..fasta import EncodedSequence
 from ..kernel_abi import SELECT_PICK_THREADS, boundary_rows, even_cuts, scan_rows, select_passes
+from ..per_device import PerDevice
 from ..plan import DeviceModel, LengthProfile, Plan, choose_threshold, evaluate
 from ..score_stats import ScoreHistograms
 from ..scoring import Scoring
@@ -54,6 +55,11 @@ STREAMED_BYTES_PER_RESIDUE = 2 * RESIDUE_BYTES + BOUNDARY_BYTES
 RESCORE_LISTED = 256
 #: the upload ring: pinned staging buffers and their size (a batch is copied in pieces)
 STAGING_BUFFERS, STAGING_BYTES = 2, 32 << 20
+#: per GPU: the selection routines loaded (:meth:`DeviceWorker.prepare`), and the upload ring the
+#: warm-up pins for the search's first worker (:func:`warm_up_device`), each done by whichever
+#: thread comes first while the other waits (:mod:`swgpu_core.per_device` says why)
+_ROUTINES: PerDevice[None] = PerDevice()
+_RINGS: PerDevice[list] = PerDevice()
 #: steps after its launch at which a query's overflow count is awaited (then its rescoring and
 #: selection queued), and its selection (then the copies of its candidates). Four, not two:
 #: five queries' long subjects in flight fill the GPU better where a streamed batch holds
@@ -226,11 +232,12 @@ class DeviceWorker:
                 stream.synchronize()
 
     def staging_ring(self) -> None:
-        """Make the ring of pinned buffers of :meth:`_copy_in` (on its first upload: a worker that
-        copies its batches from another GPU needs none)."""
+        """Get the ring of pinned buffers of :meth:`_copy_in`: the one the warm-up pinned for
+        this GPU (:func:`warm_up_device`; waiting while it does), else a new one. Once per
+        worker: the first GPU's worker at its set-up (:class:`CudaBackend`), another on its
+        first upload (a worker that copies its batches from another GPU needs none)."""
         if not self._staging:
-            with cp.cuda.Device(self.device_id):
-                self._staging = [cp.cuda.alloc_pinned_memory(STAGING_BYTES) for _ in range(STAGING_BUFFERS)]
+            self._staging = _RINGS.take(self.device_id, functools.partial(_pinned_ring, self.device_id))
             self._staged = [None] * STAGING_BUFFERS
 
     def _copy_in(self, dst: cp.ndarray, src: np.ndarray) -> None:
@@ -599,8 +606,13 @@ class DeviceWorker:
         load the kernels of every query's selection and score histogram (:meth:`_select`,
         :meth:`_fetch`): CuPy loads each routine's kernel on its first use in a process (from
         its disk cache, a few milliseconds each, some twenty of them). The same calls, on 64
-        made-up scores of a made-up batch, then one synchronisation."""
+        made-up scores of a made-up batch, then one synchronisation; once per GPU and process,
+        by the warm-up's worker or the search's, whichever comes first (the other waits)."""
         _ = self.model
+        _ROUTINES.once(self.device_id, self._load_routines)
+
+    def _load_routines(self) -> None:
+        """:meth:`prepare`'s made-up selection, once per GPU and process (:data:`_ROUTINES`)."""
         n, top = 64, 8
         hist = ScoreHistograms([100], 4)
         with cp.cuda.Device(self.device_id), self.compute:
@@ -972,19 +984,26 @@ def _finish(steps: Generator, event) -> Generator:
             return stop.value
 
 
+def _pinned_ring(device_id: int) -> list:
+    """A new ring of :data:`STAGING_BUFFERS` pinned buffers of :data:`STAGING_BYTES` for ``device_id``."""
+    with cp.cuda.Device(device_id):
+        return [cp.cuda.alloc_pinned_memory(STAGING_BYTES) for _ in range(STAGING_BUFFERS)]
+
+
 def warm_up_device(device_id: int, seed_params: SeedParams | None = None) -> None:
     """Load what every search on ``device_id`` needs once per process, ahead of it (from
     :func:`swgpu_core.engine.warm_up`'s thread): the context, the scan kernels (shared by
     every worker, :func:`~swgpu_core.gpu.kernels.scan_kernels`), the planner's model and the
     selection routines CuPy loads on first use (:meth:`DeviceWorker.prepare`; CuPy keeps
     them per device for the process), so that the search's own workers find them loaded; and
-    the pinned buffers of the upload ring, which go back to CuPy's pinned pool, where the
-    search's first upload finds them (the driver takes milliseconds to pin 64 MB). With
+    the pinned buffers of the upload ring, offered to the search's first worker on this GPU
+    (:data:`_RINGS`; the driver takes 0.03 s to pin 64 MB). Where the search's thread comes
+    to a step first, the warm-up waits for it and does not repeat it. With
     ``seed_params`` (``--mode fast``), the candidate stage's too (:func:`swgpu_core.gpu.seed.warm_up`)."""
     scoring = Scoring.protein()
     worker = DeviceWorker(device_id, scoring, None, None, None)
     worker.prepare()
-    worker.staging_ring()
+    _RINGS.offer(device_id, functools.partial(_pinned_ring, device_id))
     if seed_params is not None:
         from .seed import warm_up
 
@@ -1192,6 +1211,10 @@ class CudaBackend:
         # nothing else of the process's, and the first GPU's set-up took 0.15 s longer beside it
         # (2 x H100, bench/RESULTS.md)
         self._first = ready(ids[0])
+        # its upload ring too (the first GPU's uploads come from the host): set-up, which comes
+        # before a search's clock, whether the warm-up pinned it (then, if it is still pinning,
+        # this waits) or not (bench/RESULTS.md, twenty-first session)
+        self._first.staging_ring()
         self._others = threading.Event()
         self._later: list[Future[DeviceWorker]] = (
             _one_after_another("swgpu-workers", ready, ids[1:], after=self._others) if len(ids) > 1 else []
