@@ -8,14 +8,14 @@ comma := ,
 # the CPU backend. Override with `make test CUDA_MAJOR=12` (or CUDA_MAJOR= for none).
 CUDA_MAJOR ?= $(shell nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9][0-9]*\)\..*/\1/p' | head -n 1)
 CUPY_EXTRA := $(if $(filter 12 13,$(CUDA_MAJOR)),cuda$(CUDA_MAJOR))
-EXTRAS := test,workflow$(if $(CUPY_EXTRA),$(comma)$(CUPY_EXTRA))
+EXTRAS := test,workflow,slurm$(if $(CUPY_EXTRA),$(comma)$(CUPY_EXTRA))
 # One stamp per set of extras, so that a machine that gains a driver installs CuPy.
 STAMP := $(VENV)/.swgpu-installed-$(or $(CUPY_EXTRA),cpu)
 
 .PHONY: .venv run test constraints
 
-# The environment: the package (editable) with its test and workflow extras and CuPy where a
-# driver is, at the exact versions of constraints.txt. Reinstalled when either file changes.
+# The environment: the package (editable) with its test, workflow and slurm extras (the SLURM
+# profile's tests need the plugin) and CuPy where a driver is, at the exact versions of constraints.txt. Reinstalled when either file changes.
 .venv: $(STAMP)
 
 $(STAMP): pyproject.toml constraints.txt

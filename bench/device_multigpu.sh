@@ -2,6 +2,7 @@
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
 #   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [order] [search] [searchvar] [ctxprobe] [release] [envab] [conns] [abworkflow] [abwall] [concstart] [plan] [absavehits] [cuinit] [visible] [abvisible] [split] [smallexact] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
+#   WF_SLURM=1: SLURM's executor plugin installed too (extra `slurm`; every Snakemake start imports it)
 #   WF_TRACE=1 (workflow): each search job traced by bench/phase_times.py on the run's time line ($OUT/wf_trace.jsonl)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`; both from bench/fetch_wheels.sh), .carry (a copy of shared/)
 # Every step runs on 1, 2, 4 and 8 GPUs as far as the machine has them (and on all of them).
@@ -16,8 +17,13 @@
 # Each prints and writes one JSON record ($OUT/multigpu_*.json).
 set -uo pipefail
 OUT=${OUT:-/tmp/swgpu-out}; mkdir -p "$OUT"
+# Snakemake's wheels as the extra `workflow` has them: without SLURM's executor plugin (extra `slurm`), which every
+# Snakemake start imports, unless WF_SLURM=1
+SM_WHEELS=(); [ -d .whl_sm ] && for w in .whl_sm/*.whl; do
+  case $w in *snakemake_executor_plugin_slurm*) [ -n "${WF_SLURM:-}" ] || continue ;; esac; SM_WHEELS+=("$w"); done
+[ -n "${WF_SLURM:-}" ] || rm -rf /tmp/site/snakemake_executor_plugin_slurm*
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-  $( [ -d .whl_sm ] && echo .whl_sm/*.whl ) || exit 1
+  "${SM_WHEELS[@]}" || exit 1
 source bench/bytecode.sh  # bytecode as an installation has it
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 SWGPU_SHARED=$PWD/.carry SWGPU_REQUIRE_GPU=1
 export SWGPU_COMMIT=${SWGPU_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
@@ -48,10 +54,12 @@ warm_kernels() {  # untimed: the kernels' first build (NVRTC, then CuPy's disk c
 }
 record() {  # record NAME JSON: print, keep under $OUT, add machine and commit
   python3 - "$1" "$2" "$OUT" "$SWGPU_COMMIT" "$GPU_NAME" "$NG" <<'PY'
-import datetime, json, sys
+import datetime, json, os, sys
 name, rec, out, commit, gpu, ng = sys.argv[1], json.loads(sys.argv[2]), *sys.argv[3:]
 rec = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "commit": commit, "gpu": gpu,
        "gpus": int(ng), "kind": f"multigpu-{name}", **rec}
+if name.startswith("workflow") or name == "abworkflow":  # whether Snakemake's starts imported SLURM's plugin
+    rec["slurm_plugin"] = os.path.isdir("/tmp/site/snakemake_executor_plugin_slurm")
 print(json.dumps(rec))
 open(f"{out}/multigpu.jsonl", "a").write(json.dumps(rec) + "\n")
 PY
