@@ -6,7 +6,7 @@ on the same GPU: loading the selection routines and pinning the upload ring. Whe
 command's thread came first (a small database, read before the warm-up got there), both
 did them at once: the driver does one such call at a time for the process, so each waited
 for the other's, and the ring was pinned twice. On one H100, uniprot20k x 20, the search's
-first launch then came 0.06 s after its scan began instead of 0.005 s, in 4 of 10 runs
+first launch then came 0.06-0.08 s after its scan began instead of 0.005 s, in 5 of 10 runs
 (bench/RESULTS.md, twenty-first session).
 
 :class:`PerDevice` makes the second comer wait for the first's work instead of repeating
