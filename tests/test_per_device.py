@@ -1,6 +1,6 @@
-"""swgpu_core.per_device: set-up done once per GPU by whichever thread comes first, and the
-upload ring handed from the warm-up to the search's first worker (the threads are real; the
-steps stand in for the driver's calls)."""
+"""swgpu_core.per_device: set-up done once per GPU by whichever thread comes first (the scan
+kernels, the selection routines), and the upload ring handed from the warm-up to the search's
+first worker (the threads are real; the steps stand in for the driver's calls)."""
 
 from __future__ import annotations
 
@@ -18,33 +18,35 @@ def _in_thread(target) -> threading.Thread:
     return thread
 
 
-def test_once_runs_a_step_once_and_a_second_comer_waits_for_the_first():
-    done, calls, started = PerDevice(), [], threading.Event()
+def test_once_makes_a_thing_once_and_a_second_comer_waits_for_the_first():
+    kept, calls, started = PerDevice(), [], threading.Event()
     release = threading.Event()
 
-    def step():
+    def make():
         calls.append(1)
         started.set()
         release.wait(10)
+        return f"kernels {len(calls)}"
 
-    first = _in_thread(lambda: done.once(0, step))
-    assert started.wait(10)
     results = []
-    second = _in_thread(lambda: results.append(done.once(0, step)))
+    first = _in_thread(lambda: results.append(kept.once(0, make)))
+    assert started.wait(10)
+    second = _in_thread(lambda: results.append(kept.once(0, make)))
     time.sleep(0.05)
-    assert results == [], "the second caller returned while the first still ran the step"
+    assert results == [], "a caller returned while the first still made it"
     release.set()
     first.join(10)
     second.join(10)
-    assert results == [False] and calls == [1]
-    assert done.once(0, step) is False and calls == [1]
+    assert results == ["kernels 1", "kernels 1"] and calls == [1]
+    assert kept.once(0, make) == "kernels 1" and calls == [1]
 
 
-def test_once_is_per_device_and_a_failed_step_is_not_done():
-    done, calls = PerDevice(), []
+def test_once_is_per_key_and_what_failed_is_not_kept():
+    kept, calls = PerDevice(), []
     release = threading.Event()
-    blocked = _in_thread(lambda: done.once(0, lambda: release.wait(10)))
-    assert done.once(1, lambda: calls.append(1)) is True, "device 1 waited for device 0's step"
+    blocked = _in_thread(lambda: kept.once(0, lambda: release.wait(10)))
+    assert kept.once(1, lambda: calls.append(1) or "one") == "one", "device 1 waited for device 0's step"
+    assert kept.once((1, "plain"), lambda: "plain") == "plain" and kept.once((1, "dpx"), lambda: "dpx") == "dpx"
     release.set()
     blocked.join(10)
 
@@ -53,9 +55,9 @@ def test_once_is_per_device_and_a_failed_step_is_not_done():
         raise RuntimeError("no GPU")
 
     with pytest.raises(RuntimeError):
-        done.once(2, failing)
+        kept.once(2, failing)
     with pytest.raises(RuntimeError):
-        done.once(2, failing)
+        kept.once(2, failing)
     assert calls == [1, "failed", "failed"]
 
 

@@ -21,7 +21,6 @@ import hashlib
 import json
 import os
 import tempfile
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +29,7 @@ import numpy as np
 
 from .. import kernel_abi, scan_profile
 from ..kernel_abi import INTER_BLOCK
+from ..per_device import PerDevice
 from ..plan import INTER_COLS_PER_LANE, INTER_NARROW_COLS_PER_LANE, INTRA_WARPS, inter_cols_per_lane, inter_lanes
 from ..scoring import Scoring
 from ..subset_tasks import INTRA_TASK_WARPS, TASK_LANES
@@ -135,24 +135,20 @@ def load_functions(source: str, options: tuple[str, ...], names: list[str]) -> d
     return functions
 
 
-_LOADED: dict[tuple[int, str | None], ScanKernels] = {}
-_LOADING: dict[int, threading.Lock] = {}  # one per device, so that two devices load at once
-_LOCKS = threading.Lock()  # guards _LOADING
+_LOADED: PerDevice[ScanKernels] = PerDevice()  # per (device, arith); two devices load at once
 
 
 def scan_kernels(device_id: int, arith: str | None = None) -> ScanKernels:
     """The scan kernels of ``device_id``, loaded once per process (and its context made on
     first use): :func:`swgpu_core.engine.warm_up` loads them ahead, from another thread, and
-    every :class:`~swgpu_core.gpu.search.DeviceWorker` of a device shares them (the lock
-    makes a second caller wait for the first's load instead of loading again)."""
-    with _LOCKS:
-        lock = _LOADING.setdefault(device_id, threading.Lock())
-    with lock:
-        found = _LOADED.get((device_id, arith))
-        if found is None:
-            with cp.cuda.Device(device_id):
-                found = _LOADED[(device_id, arith)] = ScanKernels(arith)
-        return found
+    every :class:`~swgpu_core.gpu.search.DeviceWorker` of a device shares them (a second
+    caller waits for the first's load instead of loading again)."""
+
+    def load() -> ScanKernels:
+        with cp.cuda.Device(device_id):
+            return ScanKernels(arith)
+
+    return _LOADED.once((device_id, arith), load)
 
 
 class ScanKernels:
