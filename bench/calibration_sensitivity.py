@@ -25,7 +25,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-CONSTANTS = ("inter_rate", "intra_rate", "inter_step", "intra_step", "inter_step_loaded", "intra_step_loaded")
+from calibration_spread import CONSTANTS  # the planner's six constants (this script's folder is on sys.path)
+
 SUMMARY = re.compile(r"in ([0-9.]+) s, ([0-9.]+) GCUPS")
 
 

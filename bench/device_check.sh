@@ -24,6 +24,11 @@ bench200M() {
   bench200M_fasta
   [ -f "$W/sw_bench200M/manifest.json" ] || python3 -m swgpu_core makedb "$W/bench200M.fasta.gz" "$W/sw_bench200M" --quiet || rc=1
 }
+# uniprot20k: its FASTA unpacked under $W and its database, made once per machine
+u20k() {
+  zcat .carry/data/uniprot20k.fasta.gz > "$W/u20k.fasta"
+  [ -f "$W/sw_u20k/manifest.json" ] || python3 -m swgpu_core makedb "$W/u20k.fasta" "$W/sw_u20k" --quiet || rc=1
+}
 steps=("$@"); [ ${#steps[@]} -gt 0 ] || steps=(tests profile)
 for what in "${steps[@]}"; do
   case $what in
@@ -36,8 +41,7 @@ for what in "${steps[@]}"; do
       # untracked for the call) against this one, uniprot20k x 20 queries (a scan of ~0.1 s,
       # so the wall is nearly all fixed cost), AB_REPS (default 5) interleaved runs each, and the phases of one;
       # with --quiet unless AB_QUIET=0 (the progress bar and the summary line then go to stderr)
-      zcat .carry/data/uniprot20k.fasta.gz > "$W/u20k.fasta"
-      [ -f "$W/sw_u20k/manifest.json" ] || python3 -m swgpu_core makedb "$W/u20k.fasta" "$W/sw_u20k" --quiet || rc=1
+      u20k
       args=(search --db "$W/sw_u20k" --query "$PWD/.carry/data/cudasw_queries.fasta" --backend cuda --top 10 --outfmt "6 qseqid sseqid score evalue")
       [ "${AB_QUIET:-1}" = 0 ] || args+=(--quiet)
       python3 -m swgpu_core "${args[@]}" --out /dev/null
@@ -99,8 +103,7 @@ PY
     startup)
       # the GPU warm-up's pieces in fresh processes (bench/startup_parts.py, after one search that
       # fills the caches), then the imports of a real `swgpu search` of uniprot20k x 20
-      zcat .carry/data/uniprot20k.fasta.gz > "$W/u20k.fasta"
-      [ -f "$W/sw_u20k/manifest.json" ] || python3 -m swgpu_core makedb "$W/u20k.fasta" "$W/sw_u20k" --quiet || rc=1
+      u20k
       args=(search --db "$W/sw_u20k" --query "$PWD/.carry/data/cudasw_queries.fasta" --backend cuda --top 10 --outfmt "6 qseqid sseqid score evalue" --quiet --out /dev/null)
       python3 -m swgpu_core "${args[@]}"
       for rep in 1 2 3; do python3 bench/startup_parts.py | tee -a "$OUT/startup_parts.jsonl"; done
@@ -422,8 +425,7 @@ open('$OUT/side_by_side.jsonl', 'w').write(''.join(json.dumps(r) + '\n' for r in
       # `swgpu search` (the scoreboard's bench200M x 20 and uniprot20k x 20) under each calibration kept in
       # .carry/cal/NAME/calibration.json (measured on other machines), CALREPLAY_ROUNDS rounds (default 1)
       bench200M
-      zcat .carry/data/uniprot20k.fasta.gz > "$W/u20k.fasta"
-      [ -f "$W/sw_u20k/manifest.json" ] || python3 -m swgpu_core makedb "$W/u20k.fasta" "$W/sw_u20k" --quiet || rc=1
+      u20k
       python3 -m swgpu_core search --db "$W/sw_u20k" --query .carry/data/cudasw_queries.fasta --backend cuda --top 10 --out /dev/null --quiet
       for round in $(seq "${CALREPLAY_ROUNDS:-1}"); do
         for cal in .carry/cal/*/; do
@@ -438,8 +440,7 @@ open('$OUT/side_by_side.jsonl', 'w').write(''.join(json.dumps(r) + '\n' for r in
       # why uniprot20k x 20's scan takes 0.12 s in one process and 0.19-0.23 s in the next: U20K_RUNS (default 8)
       # `swgpu search` runs as the scoreboard makes them, each through bench/phase_times.py (per-query GPU seconds),
       # the GPU's clocks and state sampled just before each
-      zcat .carry/data/uniprot20k.fasta.gz > "$W/u20k.fasta"
-      [ -f "$W/sw_u20k/manifest.json" ] || python3 -m swgpu_core makedb "$W/u20k.fasta" "$W/sw_u20k" --quiet || rc=1
+      u20k
       python3 -m swgpu_core search --db "$W/sw_u20k" --query .carry/data/cudasw_queries.fasta --backend cuda --top 10 --out /dev/null --quiet
       for run in $(seq "${U20K_RUNS:-8}"); do
         nvidia-smi --query-gpu=pstate,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader | tee -a "$OUT/u20kvar_smi.txt"
@@ -451,8 +452,7 @@ open('$OUT/side_by_side.jsonl', 'w').write(''.join(json.dumps(r) + '\n' for r in
       # how far a skewed calibration slows a search (bench/calibration_sensitivity.py): every constant
       # times 0.5 and 2 in turn, bench200M x 20 and uniprot20k x 20
       bench200M
-      zcat .carry/data/uniprot20k.fasta.gz > "$W/u20k.fasta"
-      [ -f "$W/sw_u20k/manifest.json" ] || python3 -m swgpu_core makedb "$W/u20k.fasta" "$W/sw_u20k" --quiet || rc=1
+      u20k
       for db in sw_bench200M sw_u20k; do
         python3 bench/calibration_sensitivity.py --db "$W/$db" --query .carry/data/cudasw_queries.fasta \
           | tee -a "$OUT/calibration_sensitivity.jsonl" || rc=1
