@@ -37,6 +37,7 @@ SETS=(); for k in 1 2 4 8; do [ "$k" -le "$NG" ] && SETS+=("$(seq -s, 0 $((k - 1
 [ "${SETS[-1]}" = "$ALL" ] || SETS+=("$ALL")
 GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 W=/tmp/mg; mkdir -p "$W"; R=$PWD
+HOLDER='held = ctypes.CDLL|swgpu_core gpu-hold'  # a driver holder's command line (pgrep -f)
 now() { echo "$EPOCHREALTIME"; }
 stamped() {  # stamped T0: each line of stdin with the seconds since T0 (a `now`) in front, to the millisecond
   python3 -c '
@@ -616,8 +617,9 @@ PY
         p1=$!
         nvidia-smi --query-compute-apps=timestamp,gpu_bus_id,pid,used_memory --format=csv,noheader -lms 200 > "$W/wf/smi_apps$g$sfx.csv" &
         p2=$!
-        # how many `swgpu gpu-hold` processes run during the run (none since c754295: Snakemake's process initialises the driver itself)
-        (while :; do pgrep -fc "swgpu_core gpu-hold" || true; sleep 0.5; done) > "$W/wf/holders_$hold$g.txt" &
+        # how many driver holders run during the run: the workflow's (workflow/rules/driver.smk, a `python -c` whose
+        # program holds the driver: HOLDER below) or a `swgpu gpu-hold`
+        (while :; do pgrep -fc "$HOLDER" || true; sleep 0.5; done) > "$W/wf/holders_$hold$g.txt" &
         p3=$!
         t0=$(now); echo "$t0" > "$W/wf/t0_gpu$g$sfx.txt"
         # every line of Snakemake's output with the seconds since the start: the jobs' starts and ends, to the millisecond
@@ -626,7 +628,7 @@ PY
         grep -q " exit 0$" "$W/wf/run_gpu$g$sfx.log" || { tail -30 "$W/wf/run_gpu$g$sfx.log"; rc=1; }
         kill $p1 $p2 $p3 2> /dev/null; wait $p1 $p2 $p3 2> /dev/null
         echo "$g $(python3 -c "print(round($t1 - $t0, 3))")" >> "$W/wf/times_$hold.txt"
-        echo "hold_driver=$hold gpu=$g: gpu-hold processes seen $(sort -n "$W/wf/holders_$hold$g.txt" | tail -1) at most; left after the run $(pgrep -fc "swgpu_core gpu-hold")"
+        echo "hold_driver=$hold gpu=$g: driver holders seen $(sort -n "$W/wf/holders_$hold$g.txt" | tail -1) at most; left after the run $(pgrep -fc "$HOLDER")"
         grep -rh "gpu-run: CUDA_VISIBLE_DEVICES" "$W/wf/results" "$W/wf/logs" 2> /dev/null | sort | uniq -c > "$W/wf/devices_gpu$g$sfx.txt"
         (cd "$W/wf/results" && find . -path '*alignments*' -name '*.tsv' | sort | xargs cat) > "$W/wf/alignments_gpu$g$sfx.tsv"
         (cd "$W/wf/results/bench" && tail -n +2 benchmarks/*/*.tsv) > "$W/wf/benchmarks_gpu$g$sfx.txt" 2> /dev/null
