@@ -11,7 +11,11 @@ scan's GCUPS from the command's own summary line.
 
 Why: on 2026-11-27 one H100 machine ran the scoreboard's searches at 0.57-0.78 of their
 usual speed while CUDASW++ ran as usual there (bench/RESULTS.md, twentieth session); a skewed
-calibration is one explanation, and this shows whether one can slow a search that much.
+calibration is one explanation, and this shows whether one can slow a search that much. It
+could not: on another H100, ten calibrations from three machines all gave the usual speed
+(the twenty-first session's `calreplay`); on the slow machine the constants measured as
+steadily as elsewhere, and only the variants that move subjects to the inter-task kernel ran
+at the usual speed.
 """
 
 from __future__ import annotations
