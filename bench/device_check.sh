@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: the GPU tests (skips fail), where the command line's time goes, and the
 # side-by-side scoreboard against CUDASW++4.0; logs and JSON lines under $OUT.
-#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [longpairs] [seedab] [seedparams] [fastprofile] [cliprofile] [abfast] [subsetncu] [timeline] [seedsrc] [fastcli] [long] [profile] [stream] [side[=REPS]] [abscan] [peers] [calibration] [calsense] [plansense] [calreplay] [u20kvar]   (default: tests profile)
+#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [longpairs] [seedab] [seedparams] [fastprofile] [cliprofile] [abfast] [subsetncu] [timeline] [seedsrc] [fastcli] [long] [profile] [stream] [side[=REPS]] [abscan] [peers] [calibration] [calsense] [plansense] [calreplay] [u20kvar] [slowhost]   (default: tests profile)
 # Expects the wheels the device's python lacks under .whl/ (bash bench/fetch_wheels.sh) and a
 # copy of shared/ (data/, tools/, anchors/) under .carry/ (both carried, both git-ignored).
 set -uo pipefail
@@ -28,6 +28,13 @@ bench200M() {
 u20k() {
   zcat .carry/data/uniprot20k.fasta.gz > "$W/u20k.fasta"
   [ -f "$W/sw_u20k/manifest.json" ] || python3 -m swgpu_core makedb "$W/u20k.fasta" "$W/sw_u20k" --quiet || rc=1
+}
+# doubled_inter_rate CALIBRATION: a copy of the planner's calibration with the inter-task rate doubled, in $W/cal_x2 (a
+# SWGPU_CACHE): the variant that moved subjects to the inter-task kernel and ran a slow H100 at the usual speed
+doubled_inter_rate() {
+  mkdir -p "$W/cal_x2"
+  python3 -c "import json, sys; c = json.load(open(sys.argv[1])); [m.update(inter_rate=2 * m['inter_rate']) for m in c.values()]; json.dump(c, open(sys.argv[2], 'w'))" \
+    "$1" "$W/cal_x2/calibration.json"
 }
 steps=("$@"); [ ${#steps[@]} -gt 0 ] || steps=(tests profile)
 for what in "${steps[@]}"; do
@@ -397,6 +404,7 @@ print(json.dumps({'kind': 'fast-cli', 'commit': '$SWGPU_COMMIT', 'mode': sys.arg
       cp "$W/sw.log" "$OUT/side_sw_last.log" 2>/dev/null  # swgpu's stderr of the last run, for a failed one
       # the planner's model as this machine measured it (its first search calibrates): a skewed one skews every scan
       cp "${SWGPU_CACHE:-$HOME/.cache/swgpu}/calibration.json" "$OUT/side_calibration.json" 2>/dev/null
+      nvidia-smi -q > "$OUT/side_smi_q.txt"  # the machine's state: some H100s scan at 0.56 of the others' speed
       # the scoreboard's JSON lines with the commit, ready for bench/side_by_side.jsonl
       [ -f "$OUT/side_by_side.jsonl" ] && python3 -c "
 import json, sys
@@ -416,11 +424,29 @@ open('$OUT/side_by_side.jsonl', 'w').write(''.join(json.dumps(r) + '\n' for r in
       cp "$cache/calibration.json" "$OUT/plansense_calibration.json"
       python3 bench/bench.py --data .carry --work "$W" --db bench200M uniprot20k --reps 1 --sweep 3072 4096 6144 8192 12288 \
         --out "$OUT/plansense.jsonl" --note "calibration as measured" | grep -v "^  " || rc=1
-      mkdir -p "$W/cal_x2"
-      python3 -c "import json, sys; c = json.load(open(sys.argv[1])); [m.update(inter_rate=2 * m['inter_rate']) for m in c.values()]; json.dump(c, open(sys.argv[2], 'w'))" \
-        "$cache/calibration.json" "$W/cal_x2/calibration.json"
+      doubled_inter_rate "$cache/calibration.json"
       SWGPU_CACHE=$W/cal_x2 python3 bench/bench.py --data .carry --work "$W" --db bench200M uniprot20k --reps 1 \
         --out "$OUT/plansense.jsonl" --note "inter_rate x2" | grep -v "^  " || rc=1 ;;
+    slowhost)
+      # is this one of the H100s that scan bench200M at ~2,400 GCUPS (bench/RESULTS.md, twenty-first session)? The
+      # machine's state (nvidia-smi -q) always; where the scoreboard's search runs under 3,000 GCUPS, the kernels per query
+      # at fixed thresholds (bench/bench.py --sweep, one query at a time) and the search with the inter-task rate doubled
+      bench200M
+      nvidia-smi -q > "$OUT/slowhost_smi_q.txt"
+      q=.carry/data/cudasw_queries.fasta
+      python3 -m swgpu_core search --db "$W/sw_bench200M" --query $q --backend cuda --top 10 --out /dev/null --quiet
+      g=$(python3 -m swgpu_core search --db "$W/sw_bench200M" --query $q --backend cuda --top 10 --outfmt "6 qseqid sseqid score" \
+        --out /dev/null 2>&1 | grep -o "[0-9.]* GCUPS" | tail -1 | cut -d' ' -f1)
+      echo "slowhost: bench200M x 20 at ${g:-0} GCUPS" | tee "$OUT/slowhost.txt"
+      if python3 -c "import sys; sys.exit(float(sys.argv[1]) >= 3000)" "${g:-0}"; then
+        ln -sfn sw_bench200M "$W/bench200M"; cache=${SWGPU_CACHE:-$HOME/.cache/swgpu}
+        cp "$cache/calibration.json" "$OUT/slowhost_calibration.json"
+        python3 bench/bench.py --data .carry --work "$W" --db bench200M --reps 1 --sweep 3072 6144 8192 \
+          --out "$OUT/slowhost_bench.jsonl" --note "a slow host" | grep -v "^  " | tee -a "$OUT/slowhost.txt" || rc=1
+        doubled_inter_rate "$cache/calibration.json"
+        echo "inter_rate x2: $(SWGPU_CACHE=$W/cal_x2 python3 -m swgpu_core search --db "$W/sw_bench200M" --query $q --backend cuda --top 10 \
+          --out /dev/null 2>&1 | grep -o "[0-9.]* GCUPS" | tail -1)" | tee -a "$OUT/slowhost.txt"
+      fi ;;
     calreplay)
       # `swgpu search` (the scoreboard's bench200M x 20 and uniprot20k x 20) under each calibration kept in
       # .carry/cal/NAME/calibration.json (measured on other machines), CALREPLAY_ROUNDS rounds (default 1)
