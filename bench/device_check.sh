@@ -36,6 +36,10 @@ doubled_inter_rate() {
   python3 -c "import json, sys; c = json.load(open(sys.argv[1])); [m.update(inter_rate=2 * m['inter_rate']) for m in c.values()]; json.dump(c, open(sys.argv[2], 'w'))" \
     "$1" "$W/cal_x2/calibration.json"
 }
+# calibration_file: where this machine keeps the planner's calibration (read when called: a step may set SWGPU_CACHE)
+calibration_file() { echo "${SWGPU_CACHE:-$HOME/.cache/swgpu}/calibration.json"; }
+# scan_summary: the last "in S s, G GCUPS" of a search's summary lines on stdin
+scan_summary() { grep -o "in [0-9.]* s, [0-9.]* GCUPS" | tail -1; }
 steps=("$@"); [ ${#steps[@]} -gt 0 ] || steps=(tests profile)
 for what in "${steps[@]}"; do
   case $what in
@@ -403,7 +407,7 @@ print(json.dumps({'kind': 'fast-cli', 'commit': '$SWGPU_COMMIT', 'mode': sys.arg
       OUT=$OUT SHARED=$PWD/.carry WORK=$W bash .carry/tools/side_by_side.sh "${reps:-2}" 2>&1 | tee "$OUT/side_by_side.log" || rc=1
       cp "$W/sw.log" "$OUT/side_sw_last.log" 2>/dev/null  # swgpu's stderr of the last run, for a failed one
       # the planner's model as this machine measured it (its first search calibrates): a skewed one skews every scan
-      cp "${SWGPU_CACHE:-$HOME/.cache/swgpu}/calibration.json" "$OUT/side_calibration.json" 2>/dev/null
+      cp "$(calibration_file)" "$OUT/side_calibration.json" 2>/dev/null
       nvidia-smi -q > "$OUT/side_smi_q.txt"  # the machine's state: some H100s scan at 0.56 of the others' speed
       # the scoreboard's JSON lines with the commit, ready for bench/side_by_side.jsonl
       [ -f "$OUT/side_by_side.jsonl" ] && python3 -c "
@@ -419,12 +423,11 @@ open('$OUT/side_by_side.jsonl', 'w').write(''.join(json.dumps(r) + '\n' for r in
       # the planner's choices against measured kernel time (bench/bench.py --sweep) with this machine's
       # calibration as measured and with its inter_rate doubled (calibration_sensitivity.py's fast variant)
       bench200M; ln -sfn sw_bench200M "$W/bench200M"
-      cache=${SWGPU_CACHE:-$HOME/.cache/swgpu}
       python3 -m swgpu_core search --db "$W/sw_bench200M" --query .carry/data/cudasw_queries.fasta --backend cuda --top 10 --out /dev/null --quiet
-      cp "$cache/calibration.json" "$OUT/plansense_calibration.json"
+      cp "$(calibration_file)" "$OUT/plansense_calibration.json"
       python3 bench/bench.py --data .carry --work "$W" --db bench200M uniprot20k --reps 1 --sweep 3072 4096 6144 8192 12288 \
         --out "$OUT/plansense.jsonl" --note "calibration as measured" | grep -v "^  " || rc=1
-      doubled_inter_rate "$cache/calibration.json"
+      doubled_inter_rate "$(calibration_file)"
       SWGPU_CACHE=$W/cal_x2 python3 bench/bench.py --data .carry --work "$W" --db bench200M uniprot20k --reps 1 \
         --out "$OUT/plansense.jsonl" --note "inter_rate x2" | grep -v "^  " || rc=1 ;;
     slowhost)
@@ -436,16 +439,16 @@ open('$OUT/side_by_side.jsonl', 'w').write(''.join(json.dumps(r) + '\n' for r in
       q=.carry/data/cudasw_queries.fasta
       python3 -m swgpu_core search --db "$W/sw_bench200M" --query $q --backend cuda --top 10 --out /dev/null --quiet
       g=$(python3 -m swgpu_core search --db "$W/sw_bench200M" --query $q --backend cuda --top 10 --outfmt "6 qseqid sseqid score" \
-        --out /dev/null 2>&1 | grep -o "[0-9.]* GCUPS" | tail -1 | cut -d' ' -f1)
+        --out /dev/null 2>&1 | scan_summary | grep -o "[0-9.]* GCUPS" | cut -d' ' -f1)
       echo "slowhost: bench200M x 20 at ${g:-0} GCUPS" | tee "$OUT/slowhost.txt"
       if python3 -c "import sys; sys.exit(float(sys.argv[1]) >= 3000)" "${g:-0}"; then
-        ln -sfn sw_bench200M "$W/bench200M"; cache=${SWGPU_CACHE:-$HOME/.cache/swgpu}
-        cp "$cache/calibration.json" "$OUT/slowhost_calibration.json"
+        ln -sfn sw_bench200M "$W/bench200M"
+        cp "$(calibration_file)" "$OUT/slowhost_calibration.json"
         python3 bench/bench.py --data .carry --work "$W" --db bench200M --reps 1 --sweep 3072 6144 8192 \
           --out "$OUT/slowhost_bench.jsonl" --note "a slow host" | grep -v "^  " | tee -a "$OUT/slowhost.txt" || rc=1
-        doubled_inter_rate "$cache/calibration.json"
+        doubled_inter_rate "$(calibration_file)"
         echo "inter_rate x2: $(SWGPU_CACHE=$W/cal_x2 python3 -m swgpu_core search --db "$W/sw_bench200M" --query $q --backend cuda --top 10 \
-          --out /dev/null 2>&1 | grep -o "[0-9.]* GCUPS" | tail -1)" | tee -a "$OUT/slowhost.txt"
+          --out /dev/null 2>&1 | scan_summary)" | tee -a "$OUT/slowhost.txt"
       fi ;;
     calreplay)
       # `swgpu search` (the scoreboard's bench200M x 20 and uniprot20k x 20) under each calibration kept in
@@ -457,7 +460,7 @@ open('$OUT/side_by_side.jsonl', 'w').write(''.join(json.dumps(r) + '\n' for r in
         for cal in .carry/cal/*/; do
           for db in sw_bench200M sw_u20k; do
             line=$(SWGPU_CACHE=$cal python3 -m swgpu_core search --db "$W/$db" --query .carry/data/cudasw_queries.fasta --backend cuda \
-              --top 10 --out /dev/null 2>&1 | grep -o "in [0-9.]* s, [0-9.]* GCUPS")
+              --top 10 --out /dev/null 2>&1 | scan_summary)
             echo "$(basename "$cal") $db $line" | tee -a "$OUT/calreplay.txt"
           done
         done
@@ -472,7 +475,7 @@ open('$OUT/side_by_side.jsonl', 'w').write(''.join(json.dumps(r) + '\n' for r in
         nvidia-smi --query-gpu=pstate,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader | tee -a "$OUT/u20kvar_smi.txt"
         python3 bench/phase_times.py search --db "$W/sw_u20k" --query .carry/data/cudasw_queries.fasta --backend cuda --top 10 \
           --outfmt "6 qseqid sseqid score" --out "$W/u20k_out.tsv" 2> "$W/u20k_err.txt" >> "$OUT/u20kvar_phases.jsonl"
-        grep -o "in [0-9.]* s, [0-9.]* GCUPS" "$W/u20k_err.txt" | tee -a "$OUT/u20kvar_smi.txt"
+        scan_summary < "$W/u20k_err.txt" | tee -a "$OUT/u20kvar_smi.txt"
       done ;;
     calsense)
       # how far a skewed calibration slows a search (bench/calibration_sensitivity.py): every constant

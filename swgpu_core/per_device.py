@@ -3,20 +3,19 @@
 The command line warms a GPU up in a background thread (:func:`swgpu_core.engine.warm_up`)
 while the command reads its inputs, and the search's own worker then does the same steps
 on the same GPU: loading the scan kernels and the selection routines, and pinning the
-upload ring. Where the
-command's thread came first (a small database, read before the warm-up got there), both
-did them at once: the driver does one such call at a time for the process, so each waited
-for the other's, and the ring was pinned twice. On one H100, uniprot20k x 20, the search's
-first launch then came 0.06-0.08 s after its scan began instead of 0.005 s, in 5 of 10 runs
-(bench/RESULTS.md, twenty-first session).
+upload ring. Where the command's thread came first (a small database, read before the
+warm-up got there), both did them at once: the driver does one such call at a time for the
+process, so each waited for the other's, and the ring was pinned twice. On one H100,
+uniprot20k x 20, the search's first launch then came 0.06-0.08 s after its scan began
+instead of 0.005 s, in 5 of 10 runs (bench/RESULTS.md, twenty-first session).
 
 :class:`PerDevice` makes the second comer wait for the first's work instead of repeating
 it: :meth:`PerDevice.once` for what is made for the whole process (the scan kernels, which
-every worker of a GPU shares; CuPy keeps a routine loaded per device), :meth:`PerDevice.offer` and :meth:`PerDevice.take` for a thing that
-belongs to one user at a time (a ring of pinned buffers, which one worker's uploads cycle
-through): the warm-up offers one, the first worker to need one takes it, and the warm-up
-makes none once a worker has made its own. Standard library only, so that it is tested
-without a GPU.
+every worker of a GPU shares; CuPy keeps a routine loaded per device),
+:meth:`PerDevice.offer` and :meth:`PerDevice.take` for a thing that belongs to one user at
+a time (a ring of pinned buffers, which one worker's uploads cycle through): the warm-up
+offers one, the first worker to need one takes it, and the warm-up makes none once a
+worker has made its own. Standard library only, so that it is tested without a GPU.
 """
 
 from __future__ import annotations
