@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
-#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [order] [search] [searchvar] [ctxprobe] [release] [envab] [conns] [abworkflow] [abwall] [concstart] [plan] [absavehits] [cuinit] [visible] [abvisible] [split] [smallexact] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
+#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [envphases] [order] [search] [searchvar] [ctxprobe] [release] [envab] [conns] [abworkflow] [abwall] [concstart] [plan] [absavehits] [cuinit] [visible] [abvisible] [split] [smallexact] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
 #   WF_SLURM=1: SLURM's executor plugin installed too (extra `slurm`; every Snakemake start imports it)
 #   WF_TRACE=1 (workflow): each search job traced by bench/phase_times.py on the run's time line ($OUT/wf_trace.jsonl)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`; both from bench/fetch_wheels.sh), .carry (a copy of shared/)
@@ -279,6 +279,23 @@ PY
         python3 bench/phase_times.py search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$devs" --top 50 \
           --outfmt "6 qseqid sseqid score evalue bitscore" --out "$W/phases.out" 2> "$W/phases.log" | tee -a "$OUT/multigpu_phases.jsonl" || rc=1
         tail -1 "$W/phases.log"
+      done ;;
+    envphases)
+      # envab's jobs (ENVAB_JOBS, the same words) in one process each through bench/phase_times.py, ENVAB_ROUNDS rounds
+      # (default 1): their phases in $OUT/multigpu_phases.jsonl, each line with the job's name
+      bench_db
+      for round in $(seq "${ENVAB_ROUNDS:-1}"); do
+        for job in $ENVAB_JOBS; do
+          IFS='|' read -r name devs setting <<< "$job"
+          ( tree=$R
+            for kv in ${setting//,/ }; do case $kv in TREE=*) tree=$R/${kv#TREE=} ;; *) export "${kv?}" ;; esac; done
+            cd "$tree" && export PYTHONPATH=/tmp/site:$PWD
+            python3 "$R/bench/phase_times.py" search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$devs" --top 50 \
+              --outfmt "6 qseqid sseqid score evalue bitscore" --out "$W/phases.out" 2> "$W/phases.log" ) > "$W/phases.json" || rc=1
+          python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); d["job"] = sys.argv[2]; print(json.dumps(d))' \
+            "$W/phases.json" "$name" >> "$OUT/multigpu_phases.jsonl"
+          echo "$name $devs $(tail -1 "$W/phases.log")"
+        done
       done ;;
     abworkflow)
       # the workflow on one GPU (gpu=1) and on all (gpu=NG), A/B on one machine: the workflow/ of ab_old/ (an

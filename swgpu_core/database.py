@@ -199,6 +199,7 @@ class Database:
         self._verified: set[tuple[int, str]] = set()  # (chunk, "residues"/"headers") checked against their CRC-32
         self._verify_locks: dict[tuple[int, str], threading.Lock] = {}  # one per check: whichever thread comes first does it
         self._locks_lock = threading.Lock()
+        self._ahead: list[threading.Thread] = []  # verify_ahead's thread, once started
 
     def _check_arrays(self, headers_size: int) -> None:
         """O(n) structural checks of the index arrays against each other and the manifest.
@@ -300,7 +301,9 @@ class Database:
 
     def verify_ahead(self, chunks: Sequence[int] | None = None, residues: int = VERIFY_AHEAD_RESIDUES) -> threading.Thread:
         """Check, in a background thread, the residues of manifest ``chunks`` (all by default)
-        in order, until ``residues`` residues are checked.
+        in order, until ``residues`` residues are checked. Once per :class:`Database`: a later
+        call returns the first call's thread (a command starts it as soon as it has opened the
+        database, :func:`swgpu_core.api.check_ahead`, and the search it then runs asks again).
 
         Why: a search's first device batch cannot be scanned before its check (about 0.1 s per
         200 M residues), which would otherwise run after the GPU's start-up and before the
@@ -324,9 +327,11 @@ class Database:
                     return
                 done += self.chunks[index].n_residues
 
-        thread = threading.Thread(target=run, name="swgpu-verify-ahead", daemon=True)
-        thread.start()
-        return thread
+        with self._locks_lock:
+            if not self._ahead:
+                self._ahead.append(threading.Thread(target=run, name="swgpu-verify-ahead", daemon=True))
+                self._ahead[0].start()
+        return self._ahead[0]
 
     @cached_property
     def _chunk_firsts(self) -> list[int]:

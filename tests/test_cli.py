@@ -63,6 +63,32 @@ def test_search_default_output(cli_db: Path, swgpu, resources: Path) -> None:
     assert "GCUPS on cpu" in err
 
 
+@pytest.mark.parametrize(("extra", "order"), [((), [0, 1, 2, 3, 4]), (("--mode", "fast", "--chunks", "1,3"), [3, 1])])
+def test_search_checks_its_database_before_it_waits_for_the_gpu(cli_db: Path, swgpu, resources: Path, monkeypatch, extra, order) -> None:
+    """The command starts the background check of its residues as soon as it has opened the
+    database, before it asks for the GPU (whose start it would otherwise overlap on a
+    several-GPU machine), in the order the scan takes the chunks, and the search it then runs
+    starts no second one."""
+    from swgpu_core import engine
+
+    events: list = []
+    threads: set = set()
+    ahead = Database.verify_ahead
+
+    def verify_ahead(self, chunks=None):
+        events.append(list(chunks))
+        threads.add(ahead(self, chunks))
+        return next(iter(threads))
+
+    monkeypatch.setattr(Database, "verify_ahead", verify_ahead)
+    get = engine.get_engine
+    monkeypatch.setattr(engine, "get_engine", lambda *a, **k: (events.append("engine"), get(*a, **k))[1])
+    rc, _, err = swgpu("search", "--db", cli_db, "--query", resources / "queries.fasta", "--backend", "cpu", "--top", "3", *extra)
+    assert rc == 0, err
+    assert events[:2] == [order, "engine"] and events.count(order) == 2  # the search asks again ...
+    assert len(threads) == 1  # ... and gets the same thread: one check per Database
+
+
 def test_search_outfmt_7_and_fields(cli_db: Path, swgpu, resources: Path, tmp_path: Path) -> None:
     out = tmp_path / "sub" / "hits.tsv"
     rc, _, err = swgpu(

@@ -289,8 +289,10 @@ def test_verify_ahead_checks_each_chunk_once_and_leaves_errors_to_the_reader(tmp
     monkeypatch.setattr(Database, "_check_chunk", lambda self, i, part: (calls.append((i, part)), check(self, i, part))[1])
     db = Database(path)
     assert len(db.chunks) > 3
-    db.verify_ahead(residues=db.chunks[0].n_residues + 1).join()
+    thread = db.verify_ahead(residues=db.chunks[0].n_residues + 1)
+    thread.join()
     assert calls == [(0, "residues"), (1, "residues")]
+    assert db.verify_ahead([3, 2]) is thread and calls == [(0, "residues"), (1, "residues")]  # once per Database: the first call's
     for c in db.chunks:
         db.chunk_residues(c)
     assert sorted(calls) == [(i, "residues") for i in range(len(db.chunks))]

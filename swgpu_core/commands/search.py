@@ -134,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
     scoring = Scoring.protein(args.matrix, args.gap_open, args.gap_extend)
     db = api.open_database(args.db)
     chunks = parse_index_list(args.chunks, "--chunks", len(db.chunks)) if args.chunks else None
+    api.check_ahead(db, chunks, args.mode)  # before anything waits for the GPU's start
     some_chunks = chunks is not None and len(chunks) < len(db.chunks)
     no_fit = FAST_NO_FIT if args.mode == "fast" else (SOME_CHUNKS if some_chunks else None)
     check_statistics(args, scoring, outputs, no_fit=no_fit)
