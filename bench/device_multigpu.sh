@@ -411,14 +411,25 @@ PY
     envab)
       # issue 16's search (bench200M x 500, top 50) under environment settings, rounds interleaved: ENVAB_JOBS, words
       # NAME|DEVICES|VAR=VALUE[,VAR=VALUE...] (an empty setting: as it is; TREE=ab_old runs the tree copied to ab_old/),
-      # ENVAB_ROUNDS rounds (default 3); the process wall and the command's scan seconds; every output compared with
-      # the first job's
+      # ENVAB_ROUNDS rounds (default 4); the process wall and the command's scan seconds; every output compared with
+      # the first job's. The jobs run in their order in odd rounds and in reverse in even ones (ENVAB_ORDER=fixed: always
+      # in order), and with ENVAB_PRIMER=1 each after a one-query search on every GPU: in the twenty-second session each
+      # later two-GPU job of a fixed order was the faster, whatever its tree, so the order may favour the later jobs
+      # (bench/RESULTS.md)
       bench_db
       swgpu search --db "$W/db" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
+      head -2 .carry/data/cudasw_queries.fasta > "$W/one_query.fasta"
       : > "$W/envab_times.txt"
-      for round in $(seq "${ENVAB_ROUNDS:-3}"); do
-        for job in $ENVAB_JOBS; do
+      read -ra envab_jobs <<< "$ENVAB_JOBS"
+      for round in $(seq "${ENVAB_ROUNDS:-4}"); do
+        order=("${envab_jobs[@]}")
+        if [ "${ENVAB_ORDER:-abba}" != fixed ] && [ $((round % 2)) = 0 ]; then
+          order=(); for ((j = ${#envab_jobs[@]} - 1; j >= 0; j--)); do order+=("${envab_jobs[j]}"); done
+        fi
+        for job in "${order[@]}"; do
           IFS='|' read -r name devs setting <<< "$job"
+          [ -z "${ENVAB_PRIMER:-}" ] || swgpu search --db "$W/db" --query "$W/one_query.fasta" --backend cuda --devices "$ALL" --top 1 \
+            --out /dev/null --quiet || { echo "primer failed"; rc=1; }
           t0=$(now)
           ( tree=$R
             for kv in ${setting//,/ }; do case $kv in TREE=*) tree=$R/${kv#TREE=} ;; *) export "${kv?}" ;; esac; done
@@ -434,10 +445,11 @@ PY
         cmp -s "$first" "$W/envab_$name.out" || same=false
       done
       rec=$(python3 - "$W/envab_times.txt" "$same" "$ENVAB_JOBS" <<'PY'
-import json, statistics, sys
+import json, os, statistics, sys
 rows = [line.split() for line in open(sys.argv[1])]
 names = list(dict.fromkeys(r[0] for r in rows))
 rec = {"workload": "bench200M x 500 queries, top 50, no alignments", "jobs": sys.argv[3], "outputs_identical": sys.argv[2] == "true",
+       "order": os.environ.get("ENVAB_ORDER", "abba"), "primer": bool(os.environ.get("ENVAB_PRIMER")),
        "wall_s": {n: statistics.median(float(r[2]) for r in rows if r[0] == n) for n in names},
        "scan_s": {n: statistics.median(float(r[3]) for r in rows if r[0] == n) for n in names}, "runs": rows}
 print(json.dumps(rec))

@@ -93,13 +93,15 @@ def check_ahead(db: Database, chunks: Sequence[int] | None = None, mode: str = "
     database well before (the command line, before it waits for CuPy) calls it as soon as it
     has, and the search finds it started.
 
-    Why as soon as possible: the check reads 200 M residues in about 0.1 s. Started by the
-    search, it came once CuPy was imported, beside the making of the first GPU's context,
-    and on several GPUs (whose ``cuInit`` ends later) that context then took 0.14 s instead
-    of 0.03 s, and the first scan began later. Started here, it runs while the driver
-    initialises: bench200M x 500 on 2 x H200 took 7.17-7.26 s instead of 7.34-7.37 s, on
-    4 x H200 4.70 s instead of 5.00 s, on one GPU the same (bench/RESULTS.md,
-    twenty-second session)."""
+    Why as soon as possible: the check is on a search's path wherever its first batch cannot
+    be uploaded before it (about 0.1 s per 200 M residues; up to 1 G residues are checked
+    ahead, VERIFY_AHEAD_RESIDUES). Started by the search, it began only once CuPy was
+    imported; started here, it begins about 0.15-0.2 s sooner, while CUDA initialises, and
+    on 2 x H200 no longer runs beside the making of the first GPU's context (0.09 s alone,
+    0.12-0.19 s beside the check in the runs traced). bench200M x 500 on two GPUs then took
+    0.09-0.17 s less in three calls, each on another host, on four 0.08-0.30 s less, and on
+    one GPU the same; the new tree always ran after the old (bench/RESULTS.md, twenty-second
+    session, says how far that order may have helped)."""
     searched = list(chunks) if chunks is not None else list(range(len(db.chunks)))
     db.verify_ahead(seeded_order(searched) if mode == "fast" else searched)
     return searched
