@@ -199,7 +199,7 @@ class Database:
         self._verified: set[tuple[int, str]] = set()  # (chunk, "residues"/"headers") checked against their CRC-32
         self._verify_locks: dict[tuple[int, str], threading.Lock] = {}  # one per check: whichever thread comes first does it
         self._locks_lock = threading.Lock()
-        self._ahead: list[threading.Thread] = []  # verify_ahead's thread, once started
+        self._ahead: threading.Thread | None = None  # verify_ahead's thread, once started
 
     def _check_arrays(self, headers_size: int) -> None:
         """O(n) structural checks of the index arrays against each other and the manifest.
@@ -328,10 +328,10 @@ class Database:
                 done += self.chunks[index].n_residues
 
         with self._locks_lock:
-            if not self._ahead:
-                self._ahead.append(threading.Thread(target=run, name="swgpu-verify-ahead", daemon=True))
-                self._ahead[0].start()
-        return self._ahead[0]
+            if self._ahead is None:
+                self._ahead = threading.Thread(target=run, name="swgpu-verify-ahead", daemon=True)
+                self._ahead.start()
+        return self._ahead
 
     @cached_property
     def _chunk_firsts(self) -> list[int]:
