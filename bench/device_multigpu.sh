@@ -99,6 +99,13 @@ job_cmd() {  # job_cmd JOB DEVS: the array cmd, a standard workload's command li
     long) cmd=(align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda "${dev[@]}" --format tsv) ;;
   esac
 }
+in_setting() {  # in_setting SETTING COMMAND...: COMMAND in a subshell under an envab/envphases setting, words
+  # VAR=VALUE[,VAR=VALUE...] exported, TREE=DIR: run from the tree copied to $R/DIR (default this one)
+  ( tree=$R
+    for kv in ${1//,/ }; do case $kv in TREE=*) tree=$R/${kv#TREE=} ;; *) export "${kv?}" ;; esac; done
+    shift
+    cd "$tree" && export PYTHONPATH=/tmp/site:$PWD && "$@" )
+}
 summary() {  # the command's own summary line -> "seconds gcups"
   python3 -c "import re,sys; t=open(sys.argv[1]).read(); m=re.findall(r' in ([0-9.]+) s,? \(?([0-9.]+) GCUPS', t) or re.findall(r'in ([0-9.]+) s \(([0-9.]+) GCUPS', t); print(*m[-1])" "$1"
 }
@@ -287,11 +294,9 @@ PY
       for round in $(seq "${ENVAB_ROUNDS:-1}"); do
         for job in $ENVAB_JOBS; do
           IFS='|' read -r name devs setting <<< "$job"
-          ( tree=$R
-            for kv in ${setting//,/ }; do case $kv in TREE=*) tree=$R/${kv#TREE=} ;; *) export "${kv?}" ;; esac; done
-            cd "$tree" && export PYTHONPATH=/tmp/site:$PWD
-            python3 "$R/bench/phase_times.py" search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$devs" --top 50 \
-              --outfmt "6 qseqid sseqid score evalue bitscore" --out "$W/phases.out" 2> "$W/phases.log" ) > "$W/phases.json" || rc=1
+          in_setting "$setting" python3 "$R/bench/phase_times.py" search --db "$W/db" --query "$W/q500.fasta" --backend cuda \
+            --devices "$devs" --top 50 --outfmt "6 qseqid sseqid score evalue bitscore" --out "$W/phases.out" 2> "$W/phases.log" \
+            > "$W/phases.json" || rc=1
           python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); d["job"] = sys.argv[2]; print(json.dumps(d))' \
             "$W/phases.json" "$name" >> "$OUT/multigpu_phases.jsonl"
           echo "$name $devs $(tail -1 "$W/phases.log")"
@@ -431,10 +436,8 @@ PY
           [ -z "${ENVAB_PRIMER:-}" ] || swgpu search --db "$W/db" --query "$W/one_query.fasta" --backend cuda --devices "$ALL" --top 1 \
             --out /dev/null --quiet || { echo "primer failed"; rc=1; }
           t0=$(now)
-          ( tree=$R
-            for kv in ${setting//,/ }; do case $kv in TREE=*) tree=$R/${kv#TREE=} ;; *) export "${kv?}" ;; esac; done
-            cd "$tree" && export PYTHONPATH=/tmp/site:$PWD
-            DEVS=$devs OUTFILE="$W/envab_$name.out" eval "${SEARCH500[@]}" ) 2> "$W/envab_$name.log" || { tail -3 "$W/envab_$name.log"; rc=1; }
+          DEVS=$devs OUTFILE="$W/envab_$name.out" in_setting "$setting" eval "${SEARCH500[@]}" 2> "$W/envab_$name.log" \
+            || { tail -3 "$W/envab_$name.log"; rc=1; }
           t1=$(now)
           echo "$name $devs $(python3 -c "print(round($t1 - $t0, 3))") $(summary "$W/envab_$name.log")" | tee -a "$W/envab_times.txt"
         done
