@@ -106,6 +106,11 @@ in_setting() {  # in_setting SETTING COMMAND...: COMMAND in a subshell under an 
     shift
     cd "$tree" && export PYTHONPATH=/tmp/site:$PWD && "$@" )
 }
+prime_all() {  # untimed: a one-query search of bench200M on every GPU, so that the timed run after it starts from the
+  # same state whatever ran before (see scaling)
+  [ -f "$W/one_query.fasta" ] || head -2 "$R/.carry/data/cudasw_queries.fasta" > "$W/one_query.fasta"
+  swgpu search --db "$W/db" --query "$W/one_query.fasta" --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
+}
 summary() {  # the command's own summary line -> "seconds gcups"
   python3 -c "import re,sys; t=open(sys.argv[1]).read(); m=re.findall(r' in ([0-9.]+) s,? \(?([0-9.]+) GCUPS', t) or re.findall(r'in ([0-9.]+) s \(([0-9.]+) GCUPS', t); print(*m[-1])" "$1"
 }
@@ -392,8 +397,7 @@ PY
       # search_primed: each run after a one-query search on every GPU (see scaling)
       bench_db
       swgpu search --db "$W/db" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
-      head -2 .carry/data/cudasw_queries.fasta > "$W/one_query.fasta"
-      primer=; [ "$what" = search ] || primer='swgpu search --db "$W/db" --query "$W/one_query.fasta" --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet'
+      primer=; [ "$what" = search ] || primer=prime_all
       PRIMER=$primer scaling "$what" "bench200M x 500 queries, top 50, no alignments${primer:+, each run after a one-query search on every GPU}" hits_identical \
         "${SEARCH500[@]}" ;;
     searchvar)
@@ -423,7 +427,6 @@ PY
       # (bench/RESULTS.md)
       bench_db
       swgpu search --db "$W/db" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
-      head -2 .carry/data/cudasw_queries.fasta > "$W/one_query.fasta"
       : > "$W/envab_times.txt"
       read -ra envab_jobs <<< "$ENVAB_JOBS"
       for round in $(seq "${ENVAB_ROUNDS:-4}"); do
@@ -433,8 +436,7 @@ PY
         fi
         for job in "${order[@]}"; do
           IFS='|' read -r name devs setting <<< "$job"
-          [ -z "${ENVAB_PRIMER:-}" ] || swgpu search --db "$W/db" --query "$W/one_query.fasta" --backend cuda --devices "$ALL" --top 1 \
-            --out /dev/null --quiet || { echo "primer failed"; rc=1; }
+          [ -z "${ENVAB_PRIMER:-}" ] || prime_all > /dev/null 2>&1 || { echo "primer failed"; rc=1; }
           t0=$(now)
           DEVS=$devs OUTFILE="$W/envab_$name.out" in_setting "$setting" eval "${SEARCH500[@]}" 2> "$W/envab_$name.log" \
             || { tail -3 "$W/envab_$name.log"; rc=1; }
