@@ -641,10 +641,17 @@ PY
       fi
       COUNTS=(); for devs in "${SETS[@]}"; do COUNTS+=("$(( $(tr -cd , <<< "$devs" | wc -c) + 1 ))"); done
       for hold in ${WF_HOLD:-true}; do : > "$W/wf/times_$hold.txt"; done
-      for rep in $(seq "${WF_REPEATS:-1}"); do  # WF_REPEATS rounds of every GPU count in turn; medians
+      # WF_REPEATS rounds of every GPU count in turn, the counts in reverse in even rounds (WF_ORDER=fixed: always
+      # in order; in the twenty-second session the order of envab's jobs moved its medians by more than the changes
+      # measured); medians
+      for rep in $(seq "${WF_REPEATS:-1}"); do
+      order=("${COUNTS[@]}")
+      if [ "${WF_ORDER:-abba}" != fixed ] && [ $((rep % 2)) = 0 ]; then
+        order=(); for ((j = ${#COUNTS[@]} - 1; j >= 0; j--)); do order+=("${COUNTS[j]}"); done
+      fi
       for hold in ${WF_HOLD:-true}; do
       WF_CONFIG=$W/wf/config.yaml sfx=; [ "$hold" = true ] || { WF_CONFIG=$W/wf/config_nohold.yaml; sfx=_nohold; }
-      for g in "${COUNTS[@]}"; do
+      for g in "${order[@]}"; do
         rm -rf "$W/wf/results/bench/hits" "$W/wf/results/bench/alignments" "$W/wf/results/bench/search" "$W/wf/results/bench/logs" \
           "$W/wf/results/bench/benchmarks"
         nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used --format=csv,noheader -lms 200 > "$W/wf/smi_gpu$g$sfx.csv" &
@@ -697,13 +704,14 @@ PY
       same=true
       for g in "${COUNTS[@]}"; do cmp -s "$W/wf/alignments_gpu1.tsv" "$W/wf/alignments_gpu$g$sfx.tsv" || same=false; done
       rec=$(python3 - "$W/wf" "$same" "$hold" "$sfx" "${COUNTS[@]}" <<'PY'
-import collections, csv, datetime, json, re, statistics, sys
+import collections, csv, datetime, json, os, re, statistics, sys
 w, same, hold, sfx, counts = sys.argv[1], sys.argv[2] == "true", sys.argv[3], sys.argv[4], sys.argv[5:]
 runs = [line.split() for line in open(f"{w}/times_{hold}.txt")]
 times = {g: statistics.median(float(t) for c, t in runs if c == g) for g in counts}
 rec = {"workload": "workflow, bench200M x 500 queries in 4 batches of about 62,000 residues, search + alignments (BLAST 12 columns, top 50)",
        "command": "snakemake --cores 16 --resources gpu=G --forcerun search (database built before)",
-       "hold_driver": hold == "true", "wall_s": {g: times[g] for g in counts}, "runs": runs, "outputs_identical": same}
+       "hold_driver": hold == "true", "order": os.environ.get("WF_ORDER", "abba"), "wall_s": {g: times[g] for g in counts},
+       "runs": runs, "outputs_identical": same}
 rec["wall_ratio"] = rec["wall_s"][counts[-1]] / rec["wall_s"]["1"]  # all GPUs against one
 rec["wall_ratio_per_gpus"] = {g: round(rec["wall_s"][g] / rec["wall_s"]["1"], 3) for g in counts}
 for g in counts:
