@@ -35,6 +35,7 @@ from .fasta import EncodedSequence
 from .formats import FORMATS, Results, choose_format, write_results
 from .gpu_choice import device_count
 from .outfmt import DEFAULT_OUTFMT, FIELDS, STANDARD_FIELDS, parse_outfmt
+from .progress import load as load_progress
 from .scoring import Scoring
 from .search import QueryHits, SearchResult
 from .seed import FAST_NO_FIT, SEARCH_MODES, SeedParams
@@ -177,6 +178,8 @@ def search(
         visible = engine.devices(None)
         cells = sum(len(q) for q in queries) * sum(db.chunks[c].n_residues for c in ahead)
         device_list = visible[: device_count(mode, cells, len(visible))]
+    if show_progress:
+        load_progress()  # while the GPU is still being set up (the scanner waits for it), not after
     scanner = engine.scanner(scoring, threads=threads, devices=device_list, threshold=threshold, memory_budget=memory_budget)
     seeder = (
         engine.seeder(scoring, queries, seed_params if seed_params is not None else SeedParams(), threads=threads, devices=device_list)

@@ -320,3 +320,23 @@ def test_statistics_are_decided_once_and_asked_per_query(bundled_db: Database, r
         e = stats.evalue(qi, len(qh.query), qh.scores, lengths[qh.subjects])
         assert np.array_equal(e, fit.statistics.evalue(qi, len(qh.query), qh.scores, lengths[qh.subjects]))
     assert sw.saved_statistics(scoring, bundled_db, [lists[:1]], stats_mode="fit").kind == "none"
+
+
+@pytest.mark.parametrize("show_progress", [True, False])
+def test_search_imports_its_bar_before_it_waits_for_the_scanner(
+    bundled_db: Database, resources: Path, monkeypatch: pytest.MonkeyPatch, show_progress: bool
+) -> None:
+    """With a progress bar, tqdm is imported before the scanner is asked for: on a GPU the
+    scanner waits for the device's set-up, and the import then costs nothing (after it, it lay
+    between the set-up and the first scan). Without a bar, tqdm is not imported there."""
+    from swgpu_core.engine import get_engine
+
+    for name in [m for m in sys.modules if m == "tqdm" or m.startswith("tqdm.")]:
+        monkeypatch.delitem(sys.modules, name)
+    engine = get_engine("cpu")
+    seen: list[bool] = []
+    make = type(engine).scanner
+    monkeypatch.setattr(type(engine), "scanner", lambda *a, **k: (seen.append("tqdm" in sys.modules), make(*a, **k))[1])
+    queries = sw.read_queries(resources / "queries.fasta")
+    sw.search(bundled_db, queries, sw.Scoring.protein(), backend=engine, top=3, show_progress=show_progress)
+    assert seen == [show_progress]
