@@ -99,10 +99,12 @@ def check_ahead(db: Database, chunks: Sequence[int] | None = None, mode: str = "
     ahead, VERIFY_AHEAD_RESIDUES). Started by the search, it began only once CuPy was
     imported; started here, it begins about 0.15-0.2 s sooner, while CUDA initialises, and
     on 2 x H200 no longer runs beside the making of the first GPU's context (0.09 s alone,
-    0.12-0.19 s beside the check in the runs traced). bench200M x 500 on two GPUs then took
-    0.09-0.17 s less in three calls, each on another host, on four 0.08-0.30 s less, and on
-    one GPU the same; the new tree always ran after the old (bench/RESULTS.md, twenty-second
-    session, says how far that order may have helped)."""
+    0.12-0.19 s beside the check in the runs traced). For bench200M x 500 that gained no
+    measurable time: 7.132 against 7.151 s on two GPUs, 13.111 against 13.109 s on one, in
+    A/B runs whose order was balanced (bench/RESULTS.md, twenty-third session; the larger
+    gains of the twenty-second session's fixed-order runs were the order's). It is kept
+    because the check has to come before the first scan, and wherever the check takes
+    longer than CUDA's start (larger first batches), starting it sooner shortens the wait."""
     searched = list(chunks) if chunks is not None else list(range(len(db.chunks)))
     db.verify_ahead(seeded_order(searched) if mode == "fast" else searched)
     return searched
