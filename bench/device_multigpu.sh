@@ -106,6 +106,15 @@ in_setting() {  # in_setting SETTING COMMAND...: COMMAND in a subshell under an 
     shift
     cd "$tree" && export PYTHONPATH=/tmp/site:$PWD && "$@" )
 }
+round_order() {  # round_order ROUND HOW ITEM...: the array `order`, the ITEMs in turn, reversed in even rounds unless
+  # HOW is "fixed": in the twenty-second session each later job of a fixed order was the faster, whatever its tree, which
+  # moved the medians by more than the changes measured (bench/RESULTS.md)
+  local round=$1 how=$2 j; shift 2
+  order=("$@")
+  if [ "$how" != fixed ] && [ $((round % 2)) = 0 ]; then
+    order=(); for ((j = $#; j >= 1; j--)); do order+=("${!j}"); done
+  fi
+}
 prime_all() {  # untimed: a one-query search of bench200M on every GPU, so that the timed run after it starts from the
   # same state whatever ran before (see scaling)
   [ -f "$W/one_query.fasta" ] || head -2 "$R/.carry/data/cudasw_queries.fasta" > "$W/one_query.fasta"
@@ -421,19 +430,14 @@ PY
       # issue 16's search (bench200M x 500, top 50) under environment settings, rounds interleaved: ENVAB_JOBS, words
       # NAME|DEVICES|VAR=VALUE[,VAR=VALUE...] (an empty setting: as it is; TREE=ab_old runs the tree copied to ab_old/),
       # ENVAB_ROUNDS rounds (default 4); the process wall and the command's scan seconds; every output compared with
-      # the first job's. The jobs run in their order in odd rounds and in reverse in even ones (ENVAB_ORDER=fixed: always
-      # in order), and with ENVAB_PRIMER=1 each after a one-query search on every GPU: in the twenty-second session each
-      # later two-GPU job of a fixed order was the faster, whatever its tree, so the order may favour the later jobs
-      # (bench/RESULTS.md)
+      # the first job's. The jobs run in their order in odd rounds and in reverse in even ones (round_order;
+      # ENVAB_ORDER=fixed: always in order), and with ENVAB_PRIMER=1 each after a one-query search on every GPU
       bench_db
       swgpu search --db "$W/db" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
       : > "$W/envab_times.txt"
       read -ra envab_jobs <<< "$ENVAB_JOBS"
       for round in $(seq "${ENVAB_ROUNDS:-4}"); do
-        order=("${envab_jobs[@]}")
-        if [ "${ENVAB_ORDER:-abba}" != fixed ] && [ $((round % 2)) = 0 ]; then
-          order=(); for ((j = ${#envab_jobs[@]} - 1; j >= 0; j--)); do order+=("${envab_jobs[j]}"); done
-        fi
+        round_order "$round" "${ENVAB_ORDER:-abba}" "${envab_jobs[@]}"
         for job in "${order[@]}"; do
           IFS='|' read -r name devs setting <<< "$job"
           [ -z "${ENVAB_PRIMER:-}" ] || prime_all > /dev/null 2>&1 || { echo "primer failed"; rc=1; }
@@ -641,14 +645,9 @@ PY
       fi
       COUNTS=(); for devs in "${SETS[@]}"; do COUNTS+=("$(( $(tr -cd , <<< "$devs" | wc -c) + 1 ))"); done
       for hold in ${WF_HOLD:-true}; do : > "$W/wf/times_$hold.txt"; done
-      # WF_REPEATS rounds of every GPU count in turn, the counts in reverse in even rounds (WF_ORDER=fixed: always
-      # in order; in the twenty-second session the order of envab's jobs moved its medians by more than the changes
-      # measured); medians
+      # WF_REPEATS rounds of every GPU count in turn, in reverse in even rounds (WF_ORDER=fixed: always in order); medians
       for rep in $(seq "${WF_REPEATS:-1}"); do
-      order=("${COUNTS[@]}")
-      if [ "${WF_ORDER:-abba}" != fixed ] && [ $((rep % 2)) = 0 ]; then
-        order=(); for ((j = ${#COUNTS[@]} - 1; j >= 0; j--)); do order+=("${COUNTS[j]}"); done
-      fi
+      round_order "$rep" "${WF_ORDER:-abba}" "${COUNTS[@]}"
       for hold in ${WF_HOLD:-true}; do
       WF_CONFIG=$W/wf/config.yaml sfx=; [ "$hold" = true ] || { WF_CONFIG=$W/wf/config_nohold.yaml; sfx=_nohold; }
       for g in "${order[@]}"; do
