@@ -8,8 +8,8 @@ a function per cell cost several times as much. Score fields (ids, lengths, scor
 bit score) need only the search; alignment fields (pident, qstart, cigar, ...) read
 ``rows.alignments``, which the writer fills only when the chosen fields need them, so
 tables of scores and E-values never pay for tracebacks.
-E-values and bit scores come from :func:`swgpu_core.significance.query_significance`, a
-query's at once; without statistics the ``evalue`` and ``bitscore`` columns are refused
+E-values and bit scores come from :func:`swgpu_core.significance.hits_significance`, a
+block's at once; without statistics the ``evalue`` and ``bitscore`` columns are refused
 (:func:`~swgpu_core.significance.require_statistics`), never written as ``*``.
 
 Ids and titles as ``blastp`` 2.12 writes them against a ``makeblastdb -parse_seqids``
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from . import __version__
 from .errors import InputError
-from .significance import Statistics, query_significance, require_statistics
+from .significance import Statistics, hits_significance, require_statistics
 
 if TYPE_CHECKING:
     from .align import Alignment
@@ -344,12 +344,10 @@ def write_table(
     headers: dict[int, tuple[str, str]] = {}
     texts: dict[Callable[[str, str], str], dict[int, str]] = {}
     for block in _blocks(hits):
-        evalues, bitscores = ([], []) if fmt.needs_statistics else (None, None)
-        for qi in block if fmt.needs_statistics else ():
-            qh = hits[qi]
-            e, b = query_significance(statistics, qi, len(qh.query), qh.scores, lengths[qh.subjects])
-            evalues.extend(e.tolist())
-            bitscores.extend(b.tolist())
+        evalues, bitscores = None, None
+        if fmt.needs_statistics:
+            e, b = hits_significance(statistics, [hits[qi] for qi in block], lengths, block)
+            evalues, bitscores = e.tolist(), b.tolist()
         rows = Rows(
             db, [(hits[qi].query, len(hits[qi])) for qi in block], [i for qi in block for i in hits[qi].subjects.tolist()],
             [score for qi in block for score in hits[qi].scores.tolist()], evalues, bitscores,

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -281,7 +281,30 @@ class FittedStatistics:
             return None
         return f.z(np.asarray(score, dtype=np.float64), np.asarray(subject_length, dtype=np.float64))
 
-    def evalue(self, query: int, query_length: int, score: ArrayLike, subject_length: ArrayLike) -> np.ndarray:
+    def evalue(self, query: ArrayLike, query_length: ArrayLike, score: ArrayLike, subject_length: ArrayLike) -> np.ndarray:
+        return self._each_query(self._evalue, query, query_length, score, subject_length)
+
+    def bitscore(self, query: ArrayLike, query_length: ArrayLike, score: ArrayLike, subject_length: ArrayLike) -> np.ndarray:
+        return self._each_query(self._bitscore, query, query_length, score, subject_length)
+
+    @staticmethod
+    def _each_query(one: Callable, query: ArrayLike, query_length: ArrayLike, score: ArrayLike, subject_length: ArrayLike) -> np.ndarray:
+        """``one`` (a query's E-values or bit scores) for hits of one query, or of many
+        (``query`` one number per hit): each query's fit is its own."""
+        numbers = np.asarray(query)
+        if numbers.ndim == 0:
+            return one(int(numbers), query_length, score, subject_length)
+        score, subject_length, query_length = np.broadcast_arrays(
+            np.asarray(score, dtype=np.float64), np.asarray(subject_length, dtype=np.float64), np.asarray(query_length)
+        )
+        out = np.empty(numbers.shape, dtype=np.float64)
+        order = np.argsort(numbers, kind="stable")
+        starts = np.flatnonzero(np.r_[True, numbers[order][1:] != numbers[order][:-1]])
+        for at in np.split(order, starts[1:]):
+            out[at] = one(int(numbers[at[0]]), int(query_length[at[0]]), score[at], subject_length[at])
+        return out
+
+    def _evalue(self, query: int, query_length: int, score: ArrayLike, subject_length: ArrayLike) -> np.ndarray:
         z = self._z(query, score, subject_length)
         if z is None:
             return self.fallback.evalue(query, query_length, score, subject_length)
@@ -289,7 +312,7 @@ class FittedStatistics:
         p = np.where(e > 0.01, -np.expm1(-e), e)  # z_to_E: 1 - exp(-e), e itself where small
         return np.asarray(max(self.entries, 1) * p, dtype=np.float64)
 
-    def bitscore(self, query: int, query_length: int, score: ArrayLike, subject_length: ArrayLike) -> np.ndarray:
+    def _bitscore(self, query: int, query_length: int, score: ArrayLike, subject_length: ArrayLike) -> np.ndarray:
         z = self._z(query, score, subject_length)
         if z is None:
             return self.fallback.bitscore(query, query_length, score, subject_length)

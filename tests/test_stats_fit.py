@@ -186,3 +186,28 @@ def test_too_few_sequences_fall_back() -> None:
     assert isinstance(params, BlastStatistics)
     stats = FittedStatistics([fit], 40, params)
     assert stats.evalue(0, 200, 50, 300)[()] == pytest.approx(params.evalue(0, 200, 50, 300)[()])
+
+
+@pytest.mark.parametrize("mode", ["fit", "blast"])
+def test_all_queries_hits_in_one_call_equal_each_query_alone(bundled_search: SearchResult, mode: str) -> None:
+    """hits_significance (one call for many queries' hits, the tables' and the cutoff's way)
+    gives bit for bit each query's own E-values and bit scores, whatever the queries' order;
+    the fit's parameters differ per query, so a hit given another query's would show."""
+    from swgpu_core.significance import filter_hits, hits_significance, query_significance
+
+    result = bundled_search
+    stats = statistics(
+        result.scoring, result.db, mode=mode, histograms=result.score_stats, query_lengths=[len(q.query) for q in result.hits]
+    )
+    lengths = np.asarray(result.db.lengths)
+    hits = [qh for qh in result.hits]
+    order = list(reversed(range(len(hits))))  # numbers not in order: the grouping by query is what is tested
+    e, b = hits_significance(stats, [hits[qi] for qi in order], lengths, order)
+    alone = [query_significance(stats, qi, len(hits[qi].query), hits[qi].scores, lengths[hits[qi].subjects]) for qi in order]
+    assert np.array_equal(e, np.concatenate([a[0] for a in alone]))
+    assert np.array_equal(b, np.concatenate([a[1] for a in alone]))
+    assert len(e) == sum(len(qh) for qh in hits) > 1000
+    cutoff = float(np.median(e))
+    kept = filter_hits(hits, stats, result.db, cutoff)
+    for qi, (qh, k) in enumerate(zip(hits, kept)):
+        assert np.array_equal(k.subjects, qh.subjects[alone[order.index(qi)][0] <= cutoff])

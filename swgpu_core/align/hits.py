@@ -73,14 +73,17 @@ def align_query_hits(
     traces = engine.traceback(tasks, scoring, threads=threads)
     ranks = [rank for qh in hits for rank in range(1, len(qh) + 1)]
     records = build_alignments(traces, queries, subjects, indices, ranks, scoring)
-    out: list[list[Alignment]] = []
-    start = 0
-    for qi, qh in enumerate(hits):
-        alns = records[start : start + len(qh)]
-        start += len(qh)
-        significance = query_significance(stats, qi, len(qh.query), [a.score for a in alns], [a.slen for a in alns]) if alns else None
-        if significance is not None:
-            for aln, evalue, bitscore in zip(alns, significance[0].tolist(), significance[1].tolist()):
-                aln.evalue, aln.bitscore = evalue, bitscore
-        out.append(alns)
+    counts = [len(qh) for qh in hits]
+    significance = (
+        query_significance(
+            stats, np.repeat(np.arange(len(hits)), counts), [len(q) for q in queries], [a.score for a in records], [a.slen for a in records]
+        )
+        if records
+        else None
+    )  # every query's at once (hits_significance's reason)
+    if significance is not None:
+        for aln, evalue, bitscore in zip(records, significance[0].tolist(), significance[1].tolist()):
+            aln.evalue, aln.bitscore = evalue, bitscore
+    bounds = np.cumsum([0, *counts]).tolist()
+    out = [records[a:b] for a, b in zip(bounds, bounds[1:])]
     return AlignedHits(out, time.perf_counter() - started, engine.kind)
