@@ -166,7 +166,7 @@ def hits_significance(
 
     ``numbers`` are the queries' numbers in the run (default 0, 1, ...) and
     ``subject_lengths`` the database's lengths. The statistics take all the hits in one
-    call: a call per query cost NumPy's overhead per query (30-50 us, with Spouge's
+    call: a call per query cost NumPy's overhead per query (about 0.05 ms with Spouge's
     correction), and a search of 500 queries paid it twice, in its E-value cutoff and its
     table (bench/RESULTS.md, twenty-fourth session).
     """
