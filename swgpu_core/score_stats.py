@@ -299,8 +299,8 @@ class FittedStatistics:
         )
         out = np.empty(numbers.shape, dtype=np.float64)
         order = np.argsort(numbers, kind="stable")
-        starts = np.flatnonzero(np.r_[True, numbers[order][1:] != numbers[order][:-1]])
-        for at in np.split(order, starts[1:]):
+        ordered = numbers[order]
+        for at in np.split(order, np.flatnonzero(ordered[1:] != ordered[:-1]) + 1):
             out[at] = one(int(numbers[at[0]]), int(query_length[at[0]]), score[at], subject_length[at])
         return out
 

@@ -200,7 +200,7 @@ def test_all_queries_hits_in_one_call_equal_each_query_alone(bundled_search: Sea
         result.scoring, result.db, mode=mode, histograms=result.score_stats, query_lengths=[len(q.query) for q in result.hits]
     )
     lengths = np.asarray(result.db.lengths)
-    hits = [qh for qh in result.hits]
+    hits = list(result.hits)
     order = list(reversed(range(len(hits))))  # numbers not in order: the grouping by query is what is tested
     e, b = hits_significance(stats, [hits[qi] for qi in order], lengths, order)
     alone = [query_significance(stats, qi, len(hits[qi].query), hits[qi].scores, lengths[hits[qi].subjects]) for qi in order]

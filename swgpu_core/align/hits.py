@@ -3,7 +3,7 @@
 :func:`align_query_hits` hands every (query, subject, score) pair of the given hits at
 once to the traceback of an engine and turns the traced paths into
 :class:`~swgpu_core.align.alignment.Alignment` records, with E-values and bit scores from
-:func:`~swgpu_core.significance.query_significance` (which hits to align, by E-value or
+:func:`~swgpu_core.significance.hits_significance` (which hits to align, by E-value or
 count, is decided before, from scores: :func:`~swgpu_core.significance.filter_hits`).
 (:meth:`swgpu_core.engine.Engine.traceback`: a list of pairs in, a list of traced paths
 out, same order; CPU or GPU alike).
@@ -23,7 +23,7 @@ from ..errors import InputError
 from ..fasta import EncodedSequence
 from ..scoring import Scoring
 from ..search import QueryHits
-from ..significance import NO_STATISTICS, Statistics, filter_hits, query_significance
+from ..significance import NO_STATISTICS, Statistics, filter_hits, hits_significance
 from .alignment import Alignment, build_alignments
 from .traceback import PairTask
 
@@ -73,17 +73,10 @@ def align_query_hits(
     traces = engine.traceback(tasks, scoring, threads=threads)
     ranks = [rank for qh in hits for rank in range(1, len(qh) + 1)]
     records = build_alignments(traces, queries, subjects, indices, ranks, scoring)
-    counts = [len(qh) for qh in hits]
-    significance = (
-        query_significance(
-            stats, np.repeat(np.arange(len(hits)), counts), [len(q) for q in queries], [a.score for a in records], [a.slen for a in records]
-        )
-        if records
-        else None
-    )  # every query's at once (hits_significance's reason)
+    significance = hits_significance(stats, hits, np.asarray(db.lengths))  # the hits' scores are the records' (checked above)
     if significance is not None:
         for aln, evalue, bitscore in zip(records, significance[0].tolist(), significance[1].tolist()):
             aln.evalue, aln.bitscore = evalue, bitscore
-    bounds = np.cumsum([0, *counts]).tolist()
+    bounds = np.cumsum([0, *(len(qh) for qh in hits)]).tolist()
     out = [records[a:b] for a, b in zip(bounds, bounds[1:])]
     return AlignedHits(out, time.perf_counter() - started, engine.kind)
