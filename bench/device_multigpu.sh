@@ -431,8 +431,9 @@ PY
       # NAME|DEVICES|VAR=VALUE[,VAR=VALUE...] (an empty setting: as it is; TREE=ab_old runs the tree copied to ab_old/),
       # ENVAB_ROUNDS rounds (default 4); the process wall and the command's scan seconds; every output compared with
       # the first job's. The jobs run in their order in odd rounds and in reverse in even ones (round_order;
-      # ENVAB_ORDER=fixed: always in order), and with ENVAB_PRIMER=1 each after a one-query search on every GPU
-      bench_db
+      # ENVAB_ORDER=fixed: always in order), and with ENVAB_PRIMER=1 each after a one-query search on every GPU.
+      # ENVAB_WORK=u20k|b20|...: another of job_cmd's workloads instead
+      bench_db; [ "${ENVAB_WORK:-}" != u20k ] || u20k_db
       swgpu search --db "$W/db" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
       : > "$W/envab_times.txt"
       read -ra envab_jobs <<< "$ENVAB_JOBS"
@@ -442,8 +443,13 @@ PY
           IFS='|' read -r name devs setting <<< "$job"
           [ -z "${ENVAB_PRIMER:-}" ] || prime_all > /dev/null 2>&1 || { echo "primer failed"; rc=1; }
           t0=$(now)
-          DEVS=$devs OUTFILE="$W/envab_$name.out" in_setting "$setting" eval "${SEARCH500[@]}" 2> "$W/envab_$name.log" \
-            || { tail -3 "$W/envab_$name.log"; rc=1; }
+          if [ -n "${ENVAB_WORK:-}" ]; then
+            job_cmd "$ENVAB_WORK" "$devs"
+            in_setting "$setting" swgpu "${cmd[@]}" --out "$W/envab_$name.out" 2> "$W/envab_$name.log" || { tail -3 "$W/envab_$name.log"; rc=1; }
+          else
+            DEVS=$devs OUTFILE="$W/envab_$name.out" in_setting "$setting" eval "${SEARCH500[@]}" 2> "$W/envab_$name.log" \
+              || { tail -3 "$W/envab_$name.log"; rc=1; }
+          fi
           t1=$(now)
           echo "$name $devs $(python3 -c "print(round($t1 - $t0, 3))") $(summary "$W/envab_$name.log")" | tee -a "$W/envab_times.txt"
         done
@@ -457,7 +463,7 @@ PY
 import json, os, statistics, sys
 rows = [line.split() for line in open(sys.argv[1])]
 names = list(dict.fromkeys(r[0] for r in rows))
-rec = {"workload": "bench200M x 500 queries, top 50, no alignments", "jobs": sys.argv[3], "outputs_identical": sys.argv[2] == "true",
+rec = {"workload": os.environ.get("ENVAB_WORK") or "bench200M x 500 queries, top 50, no alignments", "jobs": sys.argv[3], "outputs_identical": sys.argv[2] == "true",
        "order": os.environ.get("ENVAB_ORDER", "abba"), "primer": bool(os.environ.get("ENVAB_PRIMER")),
        "wall_s": {n: statistics.median(float(r[2]) for r in rows if r[0] == n) for n in names},
        "scan_s": {n: statistics.median(float(r[3]) for r in rows if r[0] == n) for n in names}, "runs": rows}
