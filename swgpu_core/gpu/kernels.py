@@ -165,21 +165,19 @@ class ScanKernels:
     def launch(self, shape: Shape, wide: bool, args: tuple, n_subjects: int, stream: cp.cuda.Stream) -> None:
         """Launch ``shape`` over ``n_subjects`` subjects: packed 16-bit (two subjects per
         group) or, with ``wide``, 32-bit. ``args`` follow ``SWGPU_SCAN_PARAMS``."""
-        groups = -(-n_subjects // (1 if wide else 2))
-        if groups == 0:
-            return
-        if shape.kind == "inter":
-            grid, block = -(-groups * shape.lanes // INTER_BLOCK), INTER_BLOCK
-        else:
-            grid, block = groups, shape.warps * 32
-        with stream:
-            self._functions[shape.template("S32" if wide else self.packed)]((grid,), (block,), args)
+        self._launch(shape.template("S32" if wide else self.packed), shape, wide, args, n_subjects, stream)
 
     def launch_tasks(self, shape: Shape, wide: bool, args: tuple, n_slots: int, stream: cp.cuda.Stream) -> None:
         """Launch the task-list kernel of ``shape`` over ``n_slots`` list entries (whole warps of
         an inter shape, a block per group of an intra one, see ``swgpu_core.subset_tasks``),
         packed 16-bit or, with ``wide``, 32-bit. ``args`` follow ``SWGPU_TASK_PARAMS``."""
-        groups = -(-n_slots // (1 if wide else 2))
+        self._launch(shape.task_template("S32" if wide else self.packed), shape, wide, args, n_slots, stream)
+
+    def _launch(self, name: str, shape: Shape, wide: bool, args: tuple, n: int, stream: cp.cuda.Stream) -> None:
+        """Kernel ``name`` of ``shape`` over ``n`` subjects or list entries, in groups of two
+        (packed) or one (``wide``): ``shape.lanes`` threads per group in blocks of INTER_BLOCK
+        (inter), a block of ``shape.warps`` warps per group (intra)."""
+        groups = -(-n // (1 if wide else 2))
         if groups == 0:
             return
         if shape.kind == "inter":
@@ -187,4 +185,4 @@ class ScanKernels:
         else:
             grid, block = groups, shape.warps * 32
         with stream:
-            self._functions[shape.task_template("S32" if wide else self.packed)]((grid,), (block,), args)
+            self._functions[name]((grid,), (block,), args)
