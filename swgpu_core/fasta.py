@@ -222,13 +222,16 @@ def read_fasta(path: str | os.PathLike) -> Iterator[FastaRecord]:
 
 @dataclass(frozen=True)
 class SingleRecord:
-    """What :func:`read_single_record` found: the first record, its residues as bytes with the
-    line ends still in (:meth:`swgpu_core.alphabet.Alphabet.encode` drops them as it encodes),
-    and the id of a second record if the file has one."""
+    """What :func:`read_single_record` found: the first record, its residues the span
+    ``data[start:stop]`` of the file's bytes with the line ends still in
+    (:meth:`swgpu_core.alphabet.Alphabet.encode_span` drops them as it encodes, without
+    copying the span out first), and the id of a second record if the file has one."""
 
     id: str
     description: str
-    body: bytes
+    data: bytearray
+    start: int
+    stop: int
     second: str | None
 
 
@@ -237,55 +240,81 @@ def read_single_record(path: str | os.PathLike) -> SingleRecord:
     and more), read in one piece: the file, then a few scans of its bytes in C.
 
     Why: :func:`read_fasta` walks the lines in Python (1.25 M lines for 10^8 residues at 80 per
-    line: 0.76 s of a 2.7 s align-long run on an H200) and copies the residues five times. The
-    checks are :func:`read_fasta`'s, with its messages and the same precedence, which a test
-    compares case by case: the start (:func:`_check_head`), the headers (:func:`_header`), a
-    line starting with ``@`` or ``+`` (FASTQ) in the first or second record, damaged compressed
-    data anywhere. A body with a carriage return goes through :func:`read_fasta` (CRLF line
-    ends; the line reader strips any run of them at a line's end).
+    line: 0.76 s of a 2.7 s align-long run on an H200) and copies the residues five times. Here
+    a plain file is read straight into one buffer and the body is never copied out of it (each
+    100 MB copy holds the interpreter's lock for 0.06-0.08 s, which the GPU's set-up in the
+    warm-up thread waits for). The checks are :func:`read_fasta`'s, with its messages and the
+    same precedence, which a test compares case by case: the start (:func:`_check_head`), the
+    headers (:func:`_header`), a line starting with ``@`` or ``+`` (FASTQ) in the first or
+    second record, damaged compressed data anywhere. A body with a carriage return goes
+    through :func:`read_fasta` (CRLF line ends; the line reader strips any run of them at a
+    line's end).
     """
     path = os.fspath(path)
     _check_path(path)
     with _open(path) as fh:
         _check_head(path, _peek_stream(path, fh))
         try:
-            data = fh.read()
+            data = _read_whole(fh)
         except _DECOMPRESS_ERRORS as exc:
             raise _read_error(path, exc, "before its end") from None
     start = data.find(b">")  # _check_head: only blank space before it
     eol = data.find(b"\n", start)
     eol = len(data) if eol < 0 else eol
     header_line = data.count(b"\n", 0, start) + 1
-    name, description = _header(path, 1, header_line, data[start:eol] + b"\n")
-    body = data[eol + 1 :]
-    if b"\r" in body:
+    name, description = _header(path, 1, header_line, bytes(data[start:eol]) + b"\n")
+    body = min(eol + 1, len(data))  # where the first record's residues start
+    if data.find(b"\r", body) >= 0:
         records = read_fasta(path)
         first, second = next(records), next(records, None)
-        return SingleRecord(first.id, first.description, first.sequence.encode("latin-1"), None if second is None else second.id)
-    stop, mark = _next_mark(body, 0)
+        residues = bytearray(first.sequence.encode("latin-1"))
+        return SingleRecord(first.id, first.description, residues, 0, len(residues), None if second is None else second.id)
+    stop, mark = _next_mark(data, body)
     if mark in (b"@", b"+"):
-        raise _fastq_error(path, 1, name, header_line + body.count(b"\n", 0, stop) + 1, mark)
+        raise _fastq_error(path, 1, name, header_line + data.count(b"\n", body, stop) + 1, mark)
     if mark is None:
-        return SingleRecord(name, description, body, None)
+        return SingleRecord(name, description, data, body, len(data), None)
     # a second record: read_fasta parses its header and its lines before the caller sees it
-    line2 = header_line + body.count(b"\n", 0, stop) + 1
-    eol2 = body.find(b"\n", stop)
-    eol2 = len(body) if eol2 < 0 else eol2
-    name2, _ = _header(path, 2, line2, body[stop:eol2] + b"\n")
-    stop2, mark2 = _next_mark(body, eol2 + 1)
+    line2 = header_line + data.count(b"\n", body, stop) + 1
+    eol2 = data.find(b"\n", stop)
+    eol2 = len(data) if eol2 < 0 else eol2
+    name2, _ = _header(path, 2, line2, bytes(data[stop:eol2]) + b"\n")
+    stop2, mark2 = _next_mark(data, eol2 + 1)
     if mark2 in (b"@", b"+"):
-        raise _fastq_error(path, 2, name2, line2 + body.count(b"\n", eol2 + 1, stop2) + 1, mark2)
-    return SingleRecord(name, description, body[:stop], name2)
+        raise _fastq_error(path, 2, name2, line2 + data.count(b"\n", eol2 + 1, stop2) + 1, mark2)
+    return SingleRecord(name, description, data, body, stop, name2)
 
 
-def _next_mark(body: bytes, at: int) -> tuple[int, bytes | None]:
+def _read_whole(fh: IO[bytes]) -> bytearray:
+    """The rest of ``fh`` in one writable buffer: a plain file read straight into a buffer of
+    its size (no copy), a compressed stream in pieces joined once."""
+    raw = getattr(fh, "raw", None)
+    if isinstance(raw, io.FileIO):
+        try:
+            size = os.fstat(raw.fileno()).st_size - fh.tell()
+        except OSError:
+            size = 0
+        if size > 0:
+            data = bytearray(size)
+            del data[fh.readinto(data) :]  # a file that shrank meanwhile
+            rest = fh.read()  # or grew (a pipe reports no size)
+            if rest:
+                data += rest
+            return data
+    pieces = []
+    while piece := fh.read(1 << 24):
+        pieces.append(piece)
+    return bytearray().join(pieces)
+
+
+def _next_mark(body: bytes | bytearray, at: int) -> tuple[int, bytes | None]:
     """The first line at or after offset ``at`` (a line start) of ``body`` that starts with
     ``>``, ``@`` or ``+``: (its offset, that byte), or (len(body), None)."""
     found = [(i, m) for m in (b">", b"@", b"+") for i in [_line_start(body, at, m)] if i >= 0]
     return min(found) if found else (len(body), None)
 
 
-def _line_start(body: bytes, at: int, mark: bytes) -> int:
+def _line_start(body: bytes | bytearray, at: int, mark: bytes) -> int:
     """The first offset >= ``at`` of ``mark`` at a line's start, or -1: ``mark`` alone is
     found by memchr (a residue body seldom holds it), then its line start checked."""
     i = body.find(mark, at)
@@ -331,7 +360,7 @@ def encode_record(path: str, number: int, record: FastaRecord, alphabet: Alphabe
 def encode_single(path: str, record: SingleRecord, alphabet: Alphabet = PROTEIN) -> np.ndarray:
     """Codes of :func:`read_single_record`'s record, with :func:`encode_record`'s errors."""
     try:
-        codes = alphabet.encode(record.body, delete=b"\n")
+        codes = alphabet.encode_span(record.data, record.start, record.stop, delete=b"\n")
     except ValueError as exc:
         raise InputError(f"{path}: record 1 ({record.id}): {exc}") from None
     if not codes.size:

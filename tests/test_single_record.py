@@ -92,3 +92,27 @@ def test_a_wrapped_target_reads_as_its_residues(tmp_path):
     path.write_bytes(b">big genome\n" + b"\n".join(text[i : i + 60] for i in range(0, len(text), 60)) + b"\n")
     seq = read_single(path, DNA, "target")
     assert (seq.id, seq.description) == ("big", "genome") and np.array_equal(seq.codes, codes) and seq.codes.flags.writeable
+
+
+def _codes_or_error(fn, *args) -> bytes | str:
+    try:
+        return fn(*args).tobytes()
+    except ValueError as exc:
+        return str(exc)
+
+
+def test_a_span_encodes_as_its_bytes_would_alone():
+    """Alphabet.encode_span (the reader's, over the whole file without copying the body out)
+    against encode of the span copied out: spans with bytes before and after them, line ends
+    dropped or not, empty spans, and a bad byte named at its place among the codes."""
+    rng = np.random.default_rng(5)
+    letters = np.frombuffer(b"ACGTNacgt\n>x\r", np.uint8)
+    for case in range(400):
+        data = bytearray(letters[rng.integers(0, 9 if case % 4 else letters.size, int(rng.integers(0, 60)))].tobytes())
+        start = int(rng.integers(0, len(data) + 1))
+        stop = int(rng.integers(start, len(data) + 1))
+        delete = [b"", b"\n", b"\n\r"][case % 3]
+        got = _codes_or_error(DNA.encode_span, data, start, stop, delete)
+        assert got == _codes_or_error(DNA.encode, bytes(data[start:stop]), delete), (data, start, stop, delete)
+    span = DNA.encode_span(bytearray(b">h\nACGT\nAC\nxx"), 3, 11, b"\n")
+    assert span.tobytes() == DNA.encode(b"ACGTAC").tobytes() and span.flags.writeable
