@@ -432,8 +432,8 @@ PY
       # ENVAB_ROUNDS rounds (default 4); the process wall and the command's scan seconds; every output compared with
       # the first job's. The jobs run in their order in odd rounds and in reverse in even ones (round_order;
       # ENVAB_ORDER=fixed: always in order), and with ENVAB_PRIMER=1 each after a one-query search on every GPU.
-      # ENVAB_WORK=u20k|b20|...: another of job_cmd's workloads instead
-      bench_db; [ "${ENVAB_WORK:-}" != u20k ] || u20k_db
+      # ENVAB_WORK=u20k|b20|long|...: another of job_cmd's workloads instead
+      bench_db; [ "${ENVAB_WORK:-}" != u20k ] || u20k_db; [ "${ENVAB_WORK:-}" != long ] || long_data
       swgpu search --db "$W/db" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
       : > "$W/envab_times.txt"
       read -ra envab_jobs <<< "$ENVAB_JOBS"
