@@ -286,8 +286,8 @@ def read_single_record(path: str | os.PathLike) -> SingleRecord:
 
 
 def _read_whole(fh: IO[bytes]) -> bytearray:
-    """The rest of ``fh`` in one writable buffer: a plain file read straight into a buffer of
-    its size (no copy), a compressed stream in pieces joined once."""
+    """The rest of ``fh`` in one writable buffer: a regular file read straight into a buffer of
+    its size (no copy); a pipe, which reports no size, or a compressed stream in pieces joined once."""
     raw = getattr(fh, "raw", None)
     if isinstance(raw, io.FileIO):
         try:
@@ -296,8 +296,8 @@ def _read_whole(fh: IO[bytes]) -> bytearray:
             size = 0
         if size > 0:
             data = bytearray(size)
-            del data[fh.readinto(data) :]  # a file that shrank meanwhile
-            rest = fh.read()  # or grew (a pipe reports no size)
+            del data[fh.readinto(data) :]  # type: ignore[attr-defined]  # fewer bytes: the file shrank meanwhile
+            rest = fh.read()  # more: it grew
             if rest:
                 data += rest
             return data
