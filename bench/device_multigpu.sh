@@ -88,13 +88,15 @@ query_copies() {  # query_copies K: the path of the 500 queries K times over (ea
 SEARCH500=('swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda --devices "$DEVS" --top 50'
   '--outfmt "6 qseqid sseqid score evalue bitscore" --out "$OUTFILE"')
 job_cmd() {  # job_cmd JOB DEVS: the array cmd, a standard workload's command line without --out (DEVS "none": no
-  # --devices): u20k (uniprot20k x 20, top 10), b20 (bench200M x 20, top 10), b200 (bench200M x 500, top 50), fast
-  # (its fast mode, top 500), long (align-long 10^4 x 10^8 DNA)
+  # --devices): u20k (uniprot20k x 20, top 10), b20 (bench200M x 20, top 10), b200 (bench200M x 500, top 50), b200aln
+  # (the same with BLAST's 12 columns: 25,000 alignments traced), fast (its fast mode, top 500), long (align-long 10^4 x
+  # 10^8 DNA)
   local dev=(); [ "$2" = none ] || dev=(--devices "$2")
   case $1 in
     u20k) cmd=(search --db "$W/u20k" --query "$R/.carry/data/cudasw_queries.fasta" --backend cuda "${dev[@]}" --top 10 --outfmt "6 qseqid sseqid score evalue") ;;
     b20) cmd=(search --db "$W/db" --query "$R/.carry/data/cudasw_queries.fasta" --backend cuda "${dev[@]}" --top 10 --outfmt "6 qseqid sseqid score evalue") ;;
     b200) cmd=(search --db "$W/db" --query "$W/q500.fasta" --backend cuda "${dev[@]}" --top 50 --outfmt "6 qseqid sseqid score evalue bitscore") ;;
+    b200aln) cmd=(search --db "$W/db" --query "$W/q500.fasta" --backend cuda "${dev[@]}" --top 50 --outfmt "6 qseqid sseqid pident length mismatch gapopen qstart qend sstart send evalue bitscore") ;;
     fast) cmd=(search --db "$W/db" --query "$W/q500.fasta" --backend cuda --mode fast "${dev[@]}" --top 500 --outfmt "6 qseqid sseqid evalue score") ;;
     long) cmd=(align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda "${dev[@]}" --format tsv) ;;
   esac
@@ -120,8 +122,8 @@ prime_all() {  # untimed: a one-query search of bench200M on every GPU, so that 
   [ -f "$W/one_query.fasta" ] || head -2 "$R/.carry/data/cudasw_queries.fasta" > "$W/one_query.fasta"
   swgpu search --db "$W/db" --query "$W/one_query.fasta" --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
 }
-summary() {  # the command's own summary line -> "seconds gcups"
-  python3 -c "import re,sys; t=open(sys.argv[1]).read(); m=re.findall(r' in ([0-9.]+) s,? \(?([0-9.]+) GCUPS', t) or re.findall(r'in ([0-9.]+) s \(([0-9.]+) GCUPS', t); print(*m[-1])" "$1"
+summary() {  # the command's own summary line -> "seconds gcups", and its traceback's seconds where it traced
+  python3 -c "import re,sys; t=open(sys.argv[1]).read(); m=re.findall(r' in ([0-9.]+) s,? \(?([0-9.]+) GCUPS', t) or re.findall(r'in ([0-9.]+) s \(([0-9.]+) GCUPS', t); print(*m[-1], *re.findall(r'alignments traced in ([0-9.]+) s', t)[-1:])" "$1"
 }
 scaling() {  # scaling NAME WORKLOAD SAME_KEY COMMAND...: COMMAND (with DEVS and OUTFILE in it) run on 1, 2, 4, ... GPUs
   # up to all of them, twice each in turn; medians of wall, the command's scan seconds and GCUPS, every output compared
@@ -220,7 +222,7 @@ for what in "${steps[@]}"; do
   case $what in
     tests)
       # the multi-device and slot tests, with every device visible (a skip fails)
-      timeout 240 python3 -m pytest -q -m gpu tests/test_gpu_scores.py tests/test_gpu_slots.py tests/test_gpu_align_long.py \
+      timeout 300 python3 -m pytest -q -m gpu tests/test_gpu_scores.py tests/test_gpu_slots.py tests/test_gpu_align_long.py tests/test_gpu_traceback.py \
         -p no:cacheprovider -rs 2>&1 | tee "$OUT/multigpu_tests.log" | tail -8 || rc=1 ;;
     jobstart)
       # what a workflow GPU job pays before its command's work, alone and two at once, with and
@@ -467,6 +469,8 @@ rec = {"workload": os.environ.get("ENVAB_WORK") or "bench200M x 500 queries, top
        "order": os.environ.get("ENVAB_ORDER", "abba"), "primer": bool(os.environ.get("ENVAB_PRIMER")),
        "wall_s": {n: statistics.median(float(r[2]) for r in rows if r[0] == n) for n in names},
        "scan_s": {n: statistics.median(float(r[3]) for r in rows if r[0] == n) for n in names}, "runs": rows}
+if all(len(r) > 5 for r in rows):  # a workload with alignments: the command's traceback seconds
+    rec["traced_s"] = {n: statistics.median(float(r[5]) for r in rows if r[0] == n) for n in names}
 print(json.dumps(rec))
 PY
 )

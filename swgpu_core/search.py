@@ -49,7 +49,12 @@ class SearchResult:
     score_stats: ScoreHistograms | None = field(default=None)  # per query, for fitted statistics
     statistics: Statistics | None = field(default=None)  # E-values of these hits (api.search decides them)
     seed: SeedRun | None = field(default=None)  # fast mode: the candidate stage's parameters, counts and time
-    gpus: int = field(default=0)  # how many GPUs it ran on (0: the CPU)
+    devices: tuple[int, ...] = field(default=())  # the GPUs it ran on, in this process's numbering (none: the CPU)
+
+    @property
+    def gpus(self) -> int:
+        """How many GPUs it ran on (0: the CPU)."""
+        return len(self.devices)
 
     @property
     def mode(self) -> str:
@@ -146,10 +151,10 @@ def search(
         subjects, scores = select_top(db, subjects, scores, top)
         hits.append(QueryHits(query, subjects, scores))
     cells = sum(len(q) for q in queries) * sum(c.n_residues for c in selected)
-    gpus = len(getattr(backend, "device_ids", ()))
+    devices = tuple(getattr(backend, "device_ids", ()))
     if seeder is None:
-        return SearchResult(db, scoring, backend.name, hits, seconds, cells, hist, gpus=gpus)
+        return SearchResult(db, scoring, backend.name, hits, seconds, cells, hist, devices=devices)
     from .seed import SeedRun
 
     seed = SeedRun(seeder.params, dict(seeder.counts), seed_seconds)
-    return SearchResult(db, scoring, backend.name, hits, seconds, cells, None, seed=seed, gpus=gpus)
+    return SearchResult(db, scoring, backend.name, hits, seconds, cells, None, seed=seed, devices=devices)

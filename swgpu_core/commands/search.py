@@ -155,7 +155,9 @@ def run(args: argparse.Namespace) -> int:
     if outputs:
         stats = announced(args, result.statistics, outputs)
         program = "swgpu search" if args.mode == "exact" else f"swgpu search --mode {args.mode}"
-        results, aligned = report_hits(args, db, result.hits, scoring, stats, outputs, program=program, backend=engine)
+        results, aligned = report_hits(
+            args, db, result.hits, scoring, stats, outputs, program=program, backend=engine, devices=result.devices or None
+        )  # traced on the GPUs that searched
     gpus_done(args, keep=engine)  # after the traceback (where it already let go, nothing)
     if args.save_hits:
         save_hits(args.save_hits, result, args.top, chunks if chunks is not None else list(range(len(db.chunks))))
