@@ -219,20 +219,22 @@ def align(
     limit: int | None = None,
     max_evalue: float | None = None,
     threads: int = 0,
-    devices: Sequence[int] | None = None,
+    device: int | None = None,
 ) -> AlignedHits:
     """Full alignments (traceback) of the given hits: per query, one :class:`Alignment` per hit, in order.
 
     ``limit`` and ``max_evalue`` first select the hits (as :func:`select_hits`); E-values
     and bit scores of the alignments come from ``statistics``. ``threads``: CPU cores of
-    the CPU engine's traceback (0: all this process may use). ``devices``: the GPUs of the
-    GPU engine's traceback (None: the current one); pass a search's ``result.devices`` to
-    trace its hits on the GPUs it searched with, side by side where the hits fill them.
+    the CPU engine's traceback (0: all this process may use). ``device``: the GPU of the
+    GPU engine's traceback (None: the current one); a search's ``result.devices[0]`` traces
+    its hits on a GPU it was allowed to use. One GPU, even after a search on several: the
+    GPU traces a search's hits in about 6 us each (H200), and the records take 26-39 us
+    each on the CPU after it, so a second GPU gained nothing (bench/RESULTS.md, twenty-sixth session).
     """
     from .align.hits import align_query_hits
 
     return align_query_hits(
-        db, hits, scoring, limit, backend=backend, statistics=statistics, max_evalue=max_evalue, threads=threads, devices=devices
+        db, hits, scoring, limit, backend=backend, statistics=statistics, max_evalue=max_evalue, threads=threads, device=device
     )
 
 
@@ -250,18 +252,15 @@ def table_pairs(table: str | os.PathLike, db: Database, query_path: str | os.Pat
     return pairs_of(os.fspath(table), db, os.fspath(query_path) if query_path is not None else None)
 
 
-def align_pairs(
-    pairs: PairSet, scoring: Scoring, *, backend: str = "auto", statistics: Statistics = NO_STATISTICS, devices: Sequence[int] | None = None
-) -> tuple[Results, str]:
+def align_pairs(pairs: PairSet, scoring: Scoring, *, backend: str = "auto", statistics: Statistics = NO_STATISTICS) -> tuple[Results, str]:
     """Align each pair on its own; the results and the backend used.
 
     E-values: each pair its own search space, ``statistics(scoring)`` (no database: BLAST's
-    parameters or the given ``lam``/``kappa``; no fit). ``devices``: the GPUs of the GPU
-    engine (None: the current one), side by side where the pairs fill them.
+    parameters or the given ``lam``/``kappa``; no fit).
     """
     from .pairs import align_pair_set
 
-    hits, alignments, used = align_pair_set(pairs, scoring, backend, statistics, devices)
+    hits, alignments, used = align_pair_set(pairs, scoring, backend, statistics)
     return Results(pairs.subjects, hits, alignments, statistics, scoring.describe(), "swgpu pairs", statistics.description), used
 
 

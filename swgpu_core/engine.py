@@ -211,14 +211,11 @@ class Engine(Protocol):
         devices: Sequence[int] | None = None,
     ) -> Seeder: ...  # fmt: skip
 
-    def traceback(
-        self, tasks: Sequence[PairTask], scoring: Scoring, *, threads: int = 0, devices: Sequence[int] | None = None
-    ) -> list[PairTrace]: ...
+    def traceback(self, tasks: Sequence[PairTask], scoring: Scoring, *, threads: int = 0, device: int | None = None) -> list[PairTrace]: ...
 
     def align_pairs(
-        self, queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, *, threads: int = 0,
-        devices: Sequence[int] | None = None,
-    ) -> list[PairTrace | None]: ...  # fmt: skip
+        self, queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, *, threads: int = 0
+    ) -> list[PairTrace | None]: ...
 
     def scan_sections(
         self, query: np.ndarray, target: np.ndarray, sections: Sequence[Section], rule: BandRule, scoring: Scoring,
@@ -254,14 +251,14 @@ class CpuEngine:
 
         return CpuSeeder(scoring, queries, params, threads=threads)
 
-    def traceback(self, tasks: Sequence[PairTask], scoring: Scoring, *, threads: int = 0, devices=None) -> list[PairTrace]:
-        """On ``threads`` cores (0: all this process may use; ``devices`` concerns the GPU only)."""
+    def traceback(self, tasks: Sequence[PairTask], scoring: Scoring, *, threads: int = 0, device=None) -> list[PairTrace]:
+        """On ``threads`` cores (0: all this process may use; ``device`` concerns the GPU only)."""
         from .align.traceback import traceback_pairs
 
         return traceback_pairs(tasks, scoring, threads)
 
     def align_pairs(
-        self, queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, *, threads: int = 0, devices=None
+        self, queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, *, threads: int = 0
     ) -> list[PairTrace | None]:
         from .align.traceback import align_pairs
 
@@ -327,20 +324,18 @@ class CudaEngine:
         backend = self._scanners.get(ids)
         return CudaSeeder(scoring, queries, params, list(ids), workers=backend.workers if backend is not None else None, threads=threads)
 
-    def traceback(self, tasks: Sequence[PairTask], scoring: Scoring, *, threads: int = 0, devices=None) -> list[PairTrace]:
-        """On ``devices`` (None: the current GPU), side by side where the pairs fill several
-        (:func:`swgpu_core.gpu.traceback.align_on`; ``threads`` concerns the CPU engine)."""
+    def traceback(self, tasks: Sequence[PairTask], scoring: Scoring, *, threads: int = 0, device=None) -> list[PairTrace]:
+        """On GPU ``device`` (None: the current one; ``threads`` concerns the CPU engine)."""
         from .gpu.traceback import traceback_pairs
 
-        return traceback_pairs(tasks, scoring, devices)
+        return traceback_pairs(tasks, scoring, device)
 
     def align_pairs(
-        self, queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, *, threads: int = 0, devices=None
+        self, queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, *, threads: int = 0
     ) -> list[PairTrace | None]:
-        """On ``devices`` (None: the current GPU), as :meth:`traceback`."""
         from .gpu.traceback import align_pairs
 
-        return align_pairs(queries, subjects, scoring, devices)
+        return align_pairs(queries, subjects, scoring)
 
     def scan_sections(self, query, target, sections, rule, scoring, *, devices=(0,), parts=None) -> list[SectionResult]:
         """One thread per device, each cutting its sections into ``parts`` parts (None: as

@@ -155,20 +155,16 @@ def table_pairs(table: str, db: Database, query_path: str | None = None) -> Pair
 
 
 def align_pair_set(
-    pairs: PairSet, scoring: Scoring, backend: str | Engine = "auto", statistics: Statistics = NO_STATISTICS,
-    devices: Sequence[int] | None = None,
-) -> tuple[list[QueryHits], list[list[Alignment]], str]:  # fmt: skip
+    pairs: PairSet, scoring: Scoring, backend: str | Engine = "auto", statistics: Statistics = NO_STATISTICS
+) -> tuple[list[QueryHits], list[list[Alignment]], str]:
     """One (hits, alignments) entry per pair, as the writers take them, and the engine kind
-    used (``backend``: an engine, or its name for :func:`~swgpu_core.engine.get_engine`;
-    ``devices``: a GPU engine's GPUs, None: the current one).
+    used (``backend``: an engine, or its name for :func:`~swgpu_core.engine.get_engine`).
 
     A pair without a positive-scoring alignment has no hit and no alignment.
     """
     engine = get_engine(backend)
     subjects = [pairs.subject(k) for k in range(len(pairs))]
-    traces: list[PairTrace | None] = engine.align_pairs(
-        [q.codes for q in pairs.queries], [s.codes for s in subjects], scoring, devices=devices
-    )
+    traces: list[PairTrace | None] = engine.align_pairs([q.codes for q in pairs.queries], [s.codes for s in subjects], scoring)
     aligned = [k for k, trace in enumerate(traces) if trace is not None]
     records = iter(
         build_alignments(

@@ -103,16 +103,13 @@ def test_a_fast_search_asks_for_the_gpus_its_work_pays_for(bundled_db, resources
     assert run(mode="exact", devices=[2]) == [("scanner", [2])]
 
 
-def test_the_commands_trace_on_their_gpus(bundled_db, resources, tmp_path, monkeypatch, swgpu):
-    """``swgpu search`` traces its hits on the GPUs it searched with, ``swgpu align`` and
-    ``swgpu pairs`` on their ``--devices`` (default GPU 0): an engine of four GPUs that
-    records the devices each traceback is given and computes on the CPU."""
-    import importlib
-
-    from swgpu_core import engine, pairs
+def test_a_search_traces_its_hits_on_a_gpu_it_searched_with(bundled_db, resources, tmp_path, monkeypatch, swgpu):
+    """``swgpu search --devices 1,3`` traces on GPU 1, not on GPU 0, which it was not given:
+    an engine of four GPUs that records the GPU its traceback is given and computes on the CPU."""
+    from swgpu_core import engine
     from swgpu_core.engine import CpuEngine, CudaEngine, EngineChoice
 
-    traced: list[list[int] | None] = []
+    traced: list[int | None] = []
 
     class FourGpus(CudaEngine):
         def scanner(self, scoring, *, threads=0, devices=None, threshold=None, memory_budget=None):
@@ -120,32 +117,14 @@ def test_the_commands_trace_on_their_gpus(bundled_db, resources, tmp_path, monke
             backend.device_ids = self.devices(devices)  # as CudaBackend's: the result names them
             return backend
 
-        def traceback(self, tasks, scoring, *, threads=0, devices=None):
-            traced.append(None if devices is None else list(devices))
+        def traceback(self, tasks, scoring, *, threads=0, device=None):
+            traced.append(device)
             return CpuEngine().traceback(tasks, scoring, threads=1)
 
-        def align_pairs(self, queries, subjects, scoring, *, threads=0, devices=None):
-            traced.append(None if devices is None else list(devices))
-            return CpuEngine().align_pairs(queries, subjects, scoring, threads=1)
-
     fake = FourGpus(EngineChoice("cuda", None, 4))
-    hits = importlib.import_module("swgpu_core.align.hits")  # swgpu_core.align is also the API's function
-    for module in (engine, hits, pairs):
-        monkeypatch.setattr(module, "get_engine", lambda spec="auto": fake)
-    query = resources / "queries.fasta"
-    table = "6 qseqid sseqid pident"
-    common = ["--db", str(bundled_db.path), "--backend", "cuda", "--quiet"]
-    rc, _, err = swgpu("search", *common, "--query", query, "--devices", "1,3", "--top", "5", "--out", tmp_path / "a.tsv",
-                       "--outfmt", table, "--save-hits", tmp_path / "hits.npz")  # fmt: skip
-    assert rc == 0, err
-    assert traced == [[1, 3]]
-    rc, _, err = swgpu("align", *common, "--hits", tmp_path / "hits.npz", "--out", tmp_path / "b.tsv", "--outfmt", table)
-    assert rc == 0, err
-    rc, _, err = swgpu(
-        "align", *common, "--hits", tmp_path / "hits.npz", "--out", tmp_path / "c.tsv", "--outfmt", table, "--devices", "0-2"
-    )
-    assert rc == 0, err
-    assert (tmp_path / "a.tsv").read_text() == (tmp_path / "b.tsv").read_text() == (tmp_path / "c.tsv").read_text()
-    rc, _, err = swgpu("pairs", "--query", query, "--subject", query, "--backend", "cuda", "--devices", "2", "--out", tmp_path / "p.tsv")
-    assert rc == 0, err
-    assert traced == [[1, 3], [0], [0, 1, 2], [2]]
+    monkeypatch.setattr(engine, "get_engine", lambda spec="auto": fake)
+    args = ["--db", bundled_db.path, "--query", resources / "queries.fasta", "--backend", "cuda", "--top", "5", "--quiet"]
+    for devices, want in (("1,3", 1), ("2", 2)):
+        rc, _, err = swgpu("search", *args, "--devices", devices, "--out", tmp_path / "a.tsv", "--outfmt", "6 qseqid sseqid pident")
+        assert rc == 0, err
+        assert traced.pop() == want

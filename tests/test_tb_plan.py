@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from swgpu_core.align.gpu_plan import MIN_LAUNCH_BYTES, device_parts, few_pairs, launch_bytes, nibble_bytes, rows_per_lane, steps
+from swgpu_core.align.gpu_plan import MIN_LAUNCH_BYTES, few_pairs, launch_bytes, nibble_bytes, rows_per_lane
 
 
 def test_many_pairs_take_the_rows_per_lane_that_pad_least_ties_to_the_smaller():
@@ -42,40 +42,3 @@ def test_align_longs_rectangles_go_in_one_launch_on_a_large_gpu():
     assert total > 6 * MIN_LAUNCH_BYTES
     assert total <= launch_bytes(70 << 30)
     assert launch_bytes(1 << 30) == MIN_LAUNCH_BYTES
-
-
-def test_a_call_that_fills_several_gpus_is_cut_into_runs_of_equal_steps():
-    rng = np.random.default_rng(11)
-    rows = rng.integers(30, 1500, 9000)
-    cols = rng.integers(30, 3000, 9000)
-    work = steps(rows, cols)
-    for gpus in (2, 3, 4, 8):
-        parts = device_parts(rows, cols, gpus, 132)
-        assert len(parts) == gpus
-        # consecutive runs that cover every pair once, in order: the results join as they come
-        assert parts[0][0] == 0 and parts[-1][1] == rows.size
-        assert all(a[1] == b[0] for a, b in zip(parts, parts[1:]))
-        # each run within one pair's steps of an equal share: the runs end together
-        share = work.sum() / gpus
-        assert all(abs(work[a:b].sum() - share) <= work.max() for a, b in parts)
-        assert all(not few_pairs(b - a, 132) for a, b in parts)
-
-
-def test_a_call_that_fills_one_gpu_stays_on_it():
-    rows, cols = np.full(2000, 300), np.full(2000, 400)
-    # more than 4 pairs per SM per run: 2 x 4 x 132 = 1,056 pairs are still one GPU's
-    assert device_parts(rows[:1056], cols[:1056], 2, 132) == [(0, 1056)]
-    assert device_parts(rows[:1058], cols[:1058], 2, 132) == [(0, 529), (529, 1058)]
-    assert device_parts(rows, cols, 8, 132) == [(0, 666), (666, 1333), (1333, 2000)]
-    assert device_parts(rows, cols, 1, 132) == [(0, 2000)]
-    assert device_parts(rows[:0], cols[:0], 4, 132) == []
-
-
-def test_the_runs_follow_the_work_not_the_pair_count():
-    # the first half of the pairs ten times as tall: the first run holds fewer pairs
-    rows = np.r_[np.full(3000, 1280), np.full(3000, 128)]
-    cols = np.full(6000, 500)
-    (a, b), (c, d) = device_parts(rows, cols, 2, 132)
-    assert (a, d) == (0, 6000) and b == c
-    # 3,000 pairs of ten passes and 3,000 of one: half the work (16,500 passes) ends at pair 1,650
-    assert b == 1650

@@ -21,10 +21,6 @@ launches were capped at 2 GB, which cut align-long's 200 rectangles of 10^4 x 1.
 (14 GB of nibbles) into seven launches of a few pairs each, seven latency-bound waves on a
 few SMs: 1.75 s where one launch takes 0.25 s. The cap is now half the device memory
 available to the call (never below 2 GB).
-
-A call that fills several GPUs (a search's alignments on its ``--devices``) is cut into one
-run of consecutive pairs per GPU, of about equal steps (:func:`device_parts`): each GPU then
-traces its run as a call of its own, and the runs end together.
 """
 
 from __future__ import annotations
@@ -64,34 +60,6 @@ def rows_per_lane(rows: np.ndarray, cols: np.ndarray, few: bool = False) -> np.n
     else:
         costs = np.stack([passes(rows, r) * (r * cols) for r in ROWS_PER_LANE])
     return np.asarray(ROWS_PER_LANE, np.int64)[np.argmin(costs, axis=0)]
-
-
-def steps(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """Per pair, the lane steps of its scans at the R :func:`rows_per_lane` picks for a full
-    GPU: ``passes * 32 * R`` rows padded, ``cols + 31`` columns each (the work that the
-    forward and reverse scans share; the region pass follows the alignment, not known yet)."""
-    r = rows_per_lane(rows, cols)
-    return passes(rows, r) * (32 * r) * (np.asarray(cols, np.int64) + 31)
-
-
-def device_parts(rows: np.ndarray, cols: np.ndarray, devices: int, sms: int) -> list[tuple[int, int]]:
-    """Runs ``[start, stop)`` of consecutive pairs, one per GPU used, of about equal
-    :func:`steps`, for a call of pairs ``rows x cols`` given ``devices`` GPUs of ``sms``
-    multiprocessors each.
-
-    As many GPUs as the call fills: each run keeps more than :data:`FEW_PAIRS_PER_SM` pairs
-    per multiprocessor, so that it stays throughput-bound (:func:`few_pairs`). Fewer pairs
-    gain nothing from a second GPU: they run side by side on one, and the call lasts as
-    long as its longest pair. Runs rather than a deal of pairs: each GPU's results then join
-    the others' in order."""
-    n = int(np.size(rows))
-    k = max(1, min(devices, n // (FEW_PAIRS_PER_SM * sms + 1)))
-    if k == 1:
-        return [(0, n)] if n else []
-    total = np.cumsum(steps(rows, cols))
-    cuts = np.searchsorted(total, total[-1] * np.arange(1, k) / k, side="right").tolist()
-    bounds = [0, *cuts, n]
-    return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
 
 
 def nibble_bytes(heights: np.ndarray, widths: np.ndarray, r: np.ndarray) -> np.ndarray:

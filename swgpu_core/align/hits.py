@@ -51,14 +51,13 @@ def align_query_hits(
     statistics: Statistics | None = None,
     max_evalue: float | None = None,
     threads: int = 0,
-    devices: Sequence[int] | None = None,
+    device: int | None = None,
 ) -> AlignedHits:
     """Alignments of each query's best ``n`` hits (all when None), E-values from ``statistics``.
 
     ``max_evalue`` first drops the hits above the cutoff (from their scores). E-values
-    count the whole database (``db.n_residues``), as blastp's do. ``devices``: the GPUs of
-    a GPU engine's traceback (None: the current one), a search's own
-    (:attr:`~swgpu_core.search.SearchResult.devices`) so that its hits are traced where it ran.
+    count the whole database (``db.n_residues``), as blastp's do. ``device``: the GPU of a
+    GPU engine's traceback (None: the current one).
     """
     if n is not None and n < 0:
         raise InputError(f"--align must be 0 or more (got {n})")
@@ -73,7 +72,7 @@ def align_query_hits(
     scores = [score for qh in hits for score in qh.scores.tolist()]
     tasks = [PairTask(q.codes, s.codes, score) for q, s, score in zip(queries, subjects, scores)]
     engine = get_engine(backend)
-    traces = engine.traceback(tasks, scoring, threads=threads, devices=devices)
+    traces = engine.traceback(tasks, scoring, threads=threads, device=device)
     ranks = [rank for qh in hits for rank in range(1, len(qh) + 1)]
     records = build_alignments(traces, queries, subjects, indices, ranks, scoring)
     significance = hits_significance(stats, hits, np.asarray(db.lengths))  # the hits' scores are the records' (checked above)

@@ -38,15 +38,6 @@ def start_gpu(args: argparse.Namespace, *, scan: bool = False, seed_params: Seed
     return used
 
 
-def add_traceback_devices_argument(parser: argparse.ArgumentParser) -> None:
-    """``--devices`` of the commands whose GPU work is a traceback (``align``, ``pairs``)."""
-    parser.add_argument(
-        "--devices",
-        help="comma-separated CUDA devices (default 0); where the alignments fill several GPUs, each traces a run of them, side "
-        "by side. CUDA is shown only these, which it then initialises faster (about 0.2 s less per GPU left out)",
-    )
-
-
 def gpus_done(args: argparse.Namespace, keep: object = None) -> None:
     """Called where a command has done its last GPU work (its outputs not yet written): where
     its process ends with it (``args.process_ends``, the ``swgpu`` executable), the GPUs'
@@ -198,12 +189,12 @@ def evalue_cutoff(args: argparse.Namespace, stats) -> float | None:
 
 def report_hits(
     args: argparse.Namespace, db, hits: Sequence, scoring, stats, outputs: Sequence, *, program: str, backend="cpu",
-    devices: Sequence[int] | None = None,
+    device: int | None = None,
 ):  # fmt: skip
     """Select the hits the options ask for (E-value, count; from scores), trace them only when an output needs alignments.
 
     ``stats``: the run's statistics (:func:`statistics_of`, :func:`saved_statistics_of`, or
-    the search result's); ``devices``: the GPUs of the traceback (None: the current one).
+    the search result's); ``device``: the GPU of the traceback (None: the current one).
     Returns the :class:`~swgpu_core.formats.Results` every output is written from, and the
     traceback's :class:`~swgpu_core.align.AlignedHits` (None without traceback).
     """
@@ -216,7 +207,7 @@ def report_hits(
     selected = api.select_hits(db, hits, stats, max_evalue=cutoff, limit=args.align)
     threads = getattr(args, "threads", 0)  # search's and align's --threads
     aligned = (
-        api.align(db, selected, scoring, backend=backend, statistics=stats, threads=threads, devices=devices)
+        api.align(db, selected, scoring, backend=backend, statistics=stats, threads=threads, device=device)
         if needs_alignments(outputs)
         else None
     )

@@ -17,7 +17,6 @@ from ..errors import InputError
 from ._options import (
     add_alignment_arguments,
     add_output_arguments,
-    add_traceback_devices_argument,
     check_alignment_arguments,
     gpus_done,
     plan_outputs,
@@ -42,11 +41,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--partial", action="store_true", help="accept hit lists that do not cover every chunk")
     parser.add_argument("--quiet", action="store_true", help="no summary on stderr")
     add_alignment_arguments(parser, backend=True)
-    add_traceback_devices_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    devices = start_gpu(args)
+    start_gpu(args)
     import numpy as np
 
     from .. import api
@@ -71,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"{args.query}: its sequences are not the queries of the hit lists ({args.hits[0]})")
     scoring = scoring_of(lists[0])
     stats = saved_statistics_of(args, scoring, db, [lists], outputs)  # fitted from the lists' summed histograms: as one search
-    results, aligned = report_hits(args, db, hits, scoring, stats, outputs, program="swgpu align", backend=args.backend, devices=devices)
+    results, aligned = report_hits(args, db, hits, scoring, stats, outputs, program="swgpu align", backend=args.backend)
     gpus_done(args)
     for output in outputs:
         write_output(output, results)

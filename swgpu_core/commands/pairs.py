@@ -16,7 +16,7 @@ import time
 
 from ..engine import KINDS
 from ..errors import InputError
-from ._options import add_output_arguments, add_statistics_arguments, add_traceback_devices_argument, gpus_done, start_gpu, statistics_of
+from ._options import add_output_arguments, add_statistics_arguments, gpus_done, start_gpu, statistics_of
 from .search import add_scoring_arguments
 
 NAME = "pairs"
@@ -33,14 +33,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", help="database directory holding the --pairs subjects (and queries, without --query)")
     add_output_arguments(parser, out_help="output file (table, .sam, .bam, .jsonl, .txt), '-' for standard output (default)")
     parser.add_argument("--backend", choices=KINDS, default="auto", help="alignment backend (default auto: CUDA if usable, else CPU)")
-    add_traceback_devices_argument(parser)
     add_statistics_arguments(parser, pairs=True)
     parser.add_argument("--quiet", action="store_true", help="no summary on stderr")
     add_scoring_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    devices = start_gpu(args)
+    start_gpu(args)
     from .. import api
     from ..formats import plan_output, write_output
     from ..scoring import Scoring
@@ -59,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         raise InputError("give --query A.fasta --subject B.fasta, or --pairs TABLE --db DB")
     started = time.perf_counter()
-    results, backend = api.align_pairs(pairs, scoring, backend=args.backend, statistics=stats, devices=devices)
+    results, backend = api.align_pairs(pairs, scoring, backend=args.backend, statistics=stats)
     seconds = time.perf_counter() - started
     gpus_done(args)
     write_output(output, results)

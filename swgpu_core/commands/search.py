@@ -156,8 +156,16 @@ def run(args: argparse.Namespace) -> int:
         stats = announced(args, result.statistics, outputs)
         program = "swgpu search" if args.mode == "exact" else f"swgpu search --mode {args.mode}"
         results, aligned = report_hits(
-            args, db, result.hits, scoring, stats, outputs, program=program, backend=engine, devices=result.devices or None
-        )  # traced on the GPUs that searched
+            args,
+            db,
+            result.hits,
+            scoring,
+            stats,
+            outputs,
+            program=program,
+            backend=engine,
+            device=result.devices[0] if result.devices else None,
+        )  # traced on a GPU that searched
     gpus_done(args, keep=engine)  # after the traceback (where it already let go, nothing)
     if args.save_hits:
         save_hits(args.save_hits, result, args.top, chunks if chunks is not None else list(range(len(db.chunks))))

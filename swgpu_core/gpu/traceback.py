@@ -19,30 +19,27 @@ bit for bit: the kernels run the same int32 recurrences and tie rules (see
 3. ``tb_region`` (one warp per pair) stores the nibbles, ``tb_walk`` (one thread per pair)
    follows them and writes each path.
 
-:func:`align_packed` is the low-level entry on the current GPU (residues back to back,
-offsets, optional expected scores; results as flat arrays, no Python object per pair);
-:func:`align_on` spreads a call that fills several GPUs over them, one run of consecutive
-pairs each (:func:`swgpu_core.align.gpu_plan.device_parts`), traced side by side and joined
-in order: every pair is traced by the same kernels whichever GPU it lands on, so the
-results are those of one GPU. :func:`traceback_pairs` traces pairs whose score a search
-found and :func:`align_pairs` pairs whose score is not known yet (``swgpu pairs``); the
-CUDA engine (:mod:`swgpu_core.engine`) calls them with the GPUs of the command. Status codes, output fields and the
+:func:`align_packed` is the low-level entry (residues back to back, offsets, optional
+expected scores; results as flat arrays, no Python object per pair);
+:func:`traceback_pairs` traces pairs whose score a search found and :func:`align_pairs`
+pairs whose score is not known yet (``swgpu pairs``); the CUDA engine
+(:mod:`swgpu_core.engine`) calls them. Status codes, output fields and the
 kernels' warps per block are :mod:`swgpu_core.kernel_abi`'s.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 import cupy as cp
 import numpy as np
 
 from .. import kernel_abi
 from ..align import traceback as cpu
-from ..align.gpu_plan import ROWS_PER_LANE, device_parts, few_pairs, nibble_bytes, rows_per_lane
+from ..align.gpu_plan import ROWS_PER_LANE, few_pairs, nibble_bytes, rows_per_lane
 from ..align.gpu_plan import launch_bytes as planned_launch_bytes
 from ..align.traceback import PairTask, PairTrace, TracebackError, trace_region
 from ..errors import BackendUnavailable
@@ -94,24 +91,6 @@ class PackedTraces:
 
     def __len__(self) -> int:
         return int(self.status.size)
-
-    @classmethod
-    def joined(cls, parts: Sequence[PackedTraces]) -> PackedTraces:
-        """The results of consecutive runs of pairs as one call's: per-pair arrays end to end,
-        the paths' buffers too (each run's offsets moved past the buffers before it)."""
-        per_pair = [f.name for f in fields(cls) if f.name not in ("ops", "ops_start", "on_cpu", "kernel_seconds")]
-        shift = np.cumsum([0, *(p.ops.size for p in parts[:-1])])
-        seconds: dict[str, float] = {}
-        for p in parts:
-            for name, t in p.kernel_seconds.items():
-                seconds[name] = seconds.get(name, 0.0) + t
-        return cls(
-            **{name: np.concatenate([getattr(p, name) for p in parts]) for name in per_pair},
-            ops=np.concatenate([p.ops for p in parts]),
-            ops_start=np.concatenate([p.ops_start + d for p, d in zip(parts, shift.tolist())]),
-            on_cpu=sum(p.on_cpu for p in parts),
-            kernel_seconds=seconds,
-        )
 
     def trace(self, k: int) -> PairTrace:
         return self.traces(np.array([k]))[0]
@@ -248,40 +227,6 @@ def align_packed(
     _regions(k, residues, qoff, qlen, soff, slen, out, pair_budget, launch_bytes)
     out.kernel_seconds = timer.totals()
     return out
-
-
-def align_on(
-    devices: Sequence[int],
-    residues: np.ndarray,
-    qoff: np.ndarray,
-    qlen: np.ndarray,
-    soff: np.ndarray,
-    slen: np.ndarray,
-    scoring: Scoring,
-    expected: np.ndarray | None = None,
-    **budgets: int,
-) -> PackedTraces:
-    """:func:`align_packed` on ``devices``: a run of consecutive pairs on each GPU the call
-    fills (:func:`~swgpu_core.align.gpu_plan.device_parts`, from the first GPU's size),
-    traced side by side in threads, the results joined in input order; a call that fills
-    one GPU runs on the first alone. The same results as one GPU's: the kernels are the
-    same, and a pair's trace depends on that pair only."""
-    ids = list(devices)
-    parts = device_parts(np.asarray(qlen), np.asarray(slen), len(ids), geometry(ids[0]).sms)
-    if len(parts) <= 1:
-        with cp.cuda.Device(ids[0]):
-            return align_packed(residues, qoff, qlen, soff, slen, scoring, expected, **budgets)
-    _functions()  # the kernels' module once, here, before the threads load it on their GPUs
-
-    def run(device: int, start: int, stop: int) -> PackedTraces:
-        with cp.cuda.Device(device):
-            part = slice(start, stop)
-            exp = None if expected is None else expected[part]
-            return align_packed(residues, qoff[part], qlen[part], soff[part], slen[part], scoring, exp, **budgets)
-
-    with ThreadPoolExecutor(len(parts), thread_name_prefix="swgpu-traceback") as pool:
-        futures = [pool.submit(run, d, a, b) for d, (a, b) in zip(ids, parts)]
-        return PackedTraces.joined([f.result() for f in futures])
 
 
 @dataclass
@@ -443,30 +388,28 @@ def pack_sequences(queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray]
     return residues, qoff, qlen, soff, slen
 
 
-def traceback_pairs(tasks: Sequence[PairTask], scoring: Scoring, devices: Sequence[int] | None = None, **budgets: int) -> list[PairTrace]:
+def traceback_pairs(tasks: Sequence[PairTask], scoring: Scoring, device: int | None = None, **budgets: int) -> list[PairTrace]:
     """The GPU twin of :func:`swgpu_core.align.traceback.traceback_pairs` (same results, same
-    errors), on ``devices`` (None: the current GPU; :func:`align_on`)."""
+    errors), on GPU ``device`` (None: the current one)."""
     if not kernels_fit(scoring):
         return cpu.traceback_pairs(tasks, scoring)
     packed = pack_sequences([t.query for t in tasks], [t.subject for t in tasks])
     expected = np.fromiter((t.score for t in tasks), np.int64, len(tasks))
     if expected.size and (expected.min() < np.iinfo(np.int32).min or expected.max() > np.iinfo(np.int32).max):
         raise TracebackError("a search score does not fit 32 bits")
-    res = align_on(_devices(devices), *packed, scoring, expected.astype(np.int32), **budgets)
+    with cp.cuda.Device(device) if device is not None else contextlib.nullcontext():
+        res = align_packed(*packed, scoring, expected.astype(np.int32), **budgets)
     failed = np.flatnonzero(res.status != Status.OK)
     if failed.size:  # the first failure in task order, as the CPU raises it
         raise res.error(int(failed[0]), tasks[int(failed[0])].score)
     return res.traces(np.arange(len(tasks)))
 
 
-def align_pairs(
-    queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, devices: Sequence[int] | None = None, **budgets: int
-) -> list[PairTrace | None]:
-    """Best local alignment of each (query, subject) pair; None where no pair scores above 0.
-    On ``devices`` (None: the current GPU; :func:`align_on`)."""
+def align_pairs(queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, **budgets: int) -> list[PairTrace | None]:
+    """Best local alignment of each (query, subject) pair; None where no pair scores above 0."""
     if not kernels_fit(scoring):
         return cpu.align_pairs(queries, subjects, scoring)
-    res = align_on(_devices(devices), *pack_sequences(queries, subjects), scoring, **budgets)
+    res = align_packed(*pack_sequences(queries, subjects), scoring, **budgets)
     failed = np.flatnonzero((res.status != Status.OK) & (res.status != Status.NO_ALIGNMENT))
     if failed.size:
         raise res.error(int(failed[0]))
@@ -475,8 +418,3 @@ def align_pairs(
     for k, t in zip(traced.tolist(), res.traces(traced)):
         out[k] = t
     return out
-
-
-def _devices(devices: Sequence[int] | None) -> list[int]:
-    """``devices``, or the current GPU where none are named."""
-    return list(devices) if devices else [cp.cuda.Device().id]
