@@ -89,13 +89,15 @@ SEARCH500=('swgpu search --db "$W/db" --query "$W/q500.fasta" --backend cuda --d
   '--outfmt "6 qseqid sseqid score evalue bitscore" --out "$OUTFILE"')
 job_cmd() {  # job_cmd JOB DEVS: the array cmd, a standard workload's command line without --out (DEVS "none": no
   # --devices): u20k (uniprot20k x 20, top 10), b20 (bench200M x 20, top 10), b200 (bench200M x 500, top 50), b200aln
-  # (the same with BLAST's 12 columns: 25,000 alignments traced), fast (its fast mode, top 500), long (align-long 10^4 x
+  # (the same with BLAST's 12 columns: 25,000 alignments traced), u500aln (uniprot20k x 500, top 50, the 12 columns: a
+  # search whose traceback and records weigh), fast (its fast mode, top 500), long (align-long 10^4 x
   # 10^8 DNA)
   local dev=(); [ "$2" = none ] || dev=(--devices "$2")
   case $1 in
     u20k) cmd=(search --db "$W/u20k" --query "$R/.carry/data/cudasw_queries.fasta" --backend cuda "${dev[@]}" --top 10 --outfmt "6 qseqid sseqid score evalue") ;;
     b20) cmd=(search --db "$W/db" --query "$R/.carry/data/cudasw_queries.fasta" --backend cuda "${dev[@]}" --top 10 --outfmt "6 qseqid sseqid score evalue") ;;
     b200) cmd=(search --db "$W/db" --query "$W/q500.fasta" --backend cuda "${dev[@]}" --top 50 --outfmt "6 qseqid sseqid score evalue bitscore") ;;
+    u500aln) cmd=(search --db "$W/u20k" --query "$W/q500.fasta" --backend cuda "${dev[@]}" --top 50 --outfmt "6 qseqid sseqid pident length mismatch gapopen qstart qend sstart send evalue bitscore") ;;
     b200aln) cmd=(search --db "$W/db" --query "$W/q500.fasta" --backend cuda "${dev[@]}" --top 50 --outfmt "6 qseqid sseqid pident length mismatch gapopen qstart qend sstart send evalue bitscore") ;;
     fast) cmd=(search --db "$W/db" --query "$W/q500.fasta" --backend cuda --mode fast "${dev[@]}" --top 500 --outfmt "6 qseqid sseqid evalue score") ;;
     long) cmd=(align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda "${dev[@]}" --format tsv) ;;
@@ -435,7 +437,7 @@ PY
       # the first job's. The jobs run in their order in odd rounds and in reverse in even ones (round_order;
       # ENVAB_ORDER=fixed: always in order), and with ENVAB_PRIMER=1 each after a one-query search on every GPU.
       # ENVAB_WORK=u20k|b20|long|...: another of job_cmd's workloads instead
-      bench_db; [ "${ENVAB_WORK:-}" != u20k ] || u20k_db; [ "${ENVAB_WORK:-}" != long ] || long_data
+      bench_db; case ${ENVAB_WORK:-} in u20k | u500aln) u20k_db ;; long) long_data ;; esac
       swgpu search --db "$W/db" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
       : > "$W/envab_times.txt"
       read -ra envab_jobs <<< "$ENVAB_JOBS"
