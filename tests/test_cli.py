@@ -426,25 +426,3 @@ def test_the_executable_releases_its_gpus_while_it_writes(cli_db: Path, resource
         assert run.returncode == 0, run.stderr
         assert run.stderr.startswith("released ") and "released 0 " not in run.stderr and run.stderr.count("\n") == 1, (name, run.stderr)
         assert out.read_text() == (tmp_path / f"{name}.in").read_text() and out.stat().st_size > 0, name
-
-
-@pytest.mark.parametrize("process_ends", [True, False])
-def test_a_process_that_ends_with_its_search_freezes_its_heap_before_the_records(
-    cli_db: Path, resources: Path, tmp_path: Path, process_ends: bool
-) -> None:
-    """The ``swgpu`` executable (``process_ends``) freezes what it holds before it makes the
-    alignments' records, so that the collector's full passes skip it; a program that calls
-    ``cli.main`` and goes on keeps its collector as it was. The output is the same."""
-    import subprocess
-    import sys
-
-    out = tmp_path / f"{process_ends}.tsv"
-    script = (
-        "import gc, sys; from swgpu_core import cli\n"
-        f"rc = cli.main(['search', '--db', {str(cli_db)!r}, '--query', {str(resources / 'queries.fasta')!r}, '--backend', 'cpu',"
-        f" '--quiet', '--top', '5', '--outfmt', '6 qseqid sseqid pident', '--out', {str(out)!r}], process_ends={process_ends})\n"
-        "print(rc, gc.get_freeze_count() > 0)"
-    )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["0", str(process_ends)]
-    assert out.read_text().count("\n") > 10

@@ -10,7 +10,6 @@ name starts with ``_``.
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -207,12 +206,6 @@ def report_hits(
     cutoff = evalue_cutoff(args, stats)
     selected = api.select_hits(db, hits, stats, max_evalue=cutoff, limit=args.align)
     threads = getattr(args, "threads", 0)  # search's and align's --threads
-    if needs_alignments(outputs) and args.process_ends:
-        # What the process holds now (modules, CuPy's objects, the database's) stays until it
-        # ends (os._exit): frozen, the collector's full passes while the records are made walk
-        # only what is new (one such pass took 0.067 s inside the records of a search of 500
-        # queries on an H200 host, bench/RESULTS.md, twenty-sixth session)
-        gc.freeze()
     aligned = (
         api.align(db, selected, scoring, backend=backend, statistics=stats, threads=threads, device=device)
         if needs_alignments(outputs)
