@@ -228,8 +228,8 @@ def align(
     the CPU engine's traceback (0: all this process may use). ``device``: the GPU of the
     GPU engine's traceback (None: the current one); a search's ``result.devices[0]`` traces
     its hits on a GPU it was allowed to use. One GPU, even after a search on several: the
-    GPU traces a search's hits in about 6 us each (H200), and the records take 26-39 us
-    each on the CPU after it, so a second GPU gained nothing (bench/RESULTS.md, twenty-sixth session).
+    GPU traces a search's hits in about 6 us each (H200), the records take several times
+    that on the CPU after it, and a second GPU gained nothing (bench/RESULTS.md, twenty-sixth session).
     """
     from .align.hits import align_query_hits
 
