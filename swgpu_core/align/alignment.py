@@ -278,9 +278,9 @@ def build_alignments(
         _run_lengths(_CIGAR[ops + _MISMATCH * (~gapped & ~same)], bounds),
     )
     numbers = (n_same, n_positive, lengths - n_gaps - n_same, n_opens, n_gaps)  # identities ... gaps
-    # positional, in the fields' order, which costs less than 25 keywords per record
+    # positional, in the fields' order up to ``gaps`` (E-values come later), which costs less than 25 keywords per record
     return [
-        Alignment(q.id, q.description, s.id, s.description, *row, t.ops)
+        Alignment(q.id, q.description, s.id, s.description, *row, ops=t.ops)
         for q, s, t, row in zip(
             queries,
             subjects,
@@ -294,8 +294,6 @@ def build_alignments(
                 slen.tolist(),
                 *columns,
                 *(x.tolist() for x in numbers),
-                [None] * n,
-                [None] * n,
             ),
         )
     ]
