@@ -29,7 +29,6 @@ kernels' warps per block are :mod:`swgpu_core.kernel_abi`'s.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -397,7 +396,7 @@ def traceback_pairs(tasks: Sequence[PairTask], scoring: Scoring, device: int | N
     expected = np.fromiter((t.score for t in tasks), np.int64, len(tasks))
     if expected.size and (expected.min() < np.iinfo(np.int32).min or expected.max() > np.iinfo(np.int32).max):
         raise TracebackError("a search score does not fit 32 bits")
-    with cp.cuda.Device(device) if device is not None else contextlib.nullcontext():
+    with cp.cuda.Device(device):  # None: CuPy's current device
         res = align_packed(*packed, scoring, expected.astype(np.int32), **budgets)
     failed = np.flatnonzero(res.status != Status.OK)
     if failed.size:  # the first failure in task order, as the CPU raises it
