@@ -89,3 +89,41 @@ def test_device_geometry_comes_from_the_device(engines):
     assert g.name == cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
     model = engines[1].device_model()
     assert model.geometry == g
+
+
+def test_hits_traced_while_the_gpu_scans_equal_the_cpu(bundled_db, engines, monkeypatch):
+    """``api.search``'s ``align`` on one GPU: queries are handed to the aligner while later ones
+    still scan (``on_query`` before the last launch), and the hits, their selection and every
+    record equal the CPU's search followed by ``select_hits`` and ``align``."""
+    from swgpu_core import api
+    from swgpu_core.fasta import EncodedSequence
+    from swgpu_core.gpu import search as gpu_search
+    from swgpu_core.search import AlignOptions
+
+    scoring = Scoring.protein()
+    cpu, cuda = engines
+    picked = np.linspace(0, bundled_db.n_sequences - 1, 60).astype(int).tolist()
+    queries = [EncodedSequence(*bundled_db.header(i), np.asarray(bundled_db.codes(i))) for i in picked]
+    launched: list[int] = []
+    launch = gpu_search.DeviceWorker._launch
+
+    def counted(self, *args, **kwargs):
+        launched.append(1)
+        return launch(self, *args, **kwargs)
+
+    monkeypatch.setattr(gpu_search.DeviceWorker, "_launch", counted)
+    handed_at: list[int] = []
+    scanner = cuda.scanner(scoring, devices=[0])
+    found = scanner.scan(bundled_db, bundled_db.chunks, queries, TOP, on_query=lambda q, c: handed_at.append(len(launched)))
+    assert len(found) == 1 and len(handed_at) == len(queries)  # one batch: every query handed over once
+    assert min(handed_at) < len(queries), "no query was handed over before the last one was launched"
+    options = AlignOptions(1.0, 30)
+    got = api.search(bundled_db, queries, scoring, backend=cuda, devices=[0], top=TOP, align=options)
+    want = api.search(bundled_db, queries, scoring, backend=cpu, top=TOP)
+    selected = api.select_hits(bundled_db, want.hits, want.statistics, max_evalue=options.max_evalue, limit=options.limit)
+    aligned = api.align(bundled_db, selected, scoring, backend=cpu, statistics=want.statistics)
+    assert got.aligned.backend == "cuda" and got.aligned.count == aligned.count > 100
+    for x, y in zip(got.selected, selected):
+        assert np.array_equal(x.subjects, y.subjects) and np.array_equal(x.scores, y.scores), x.query.id
+    for x, y in zip(got.aligned.alignments, aligned.alignments):
+        assert [(*_alignment_key(u), u.qseq, u.sseq) for u in x] == [(*_alignment_key(v), v.qseq, v.sseq) for v in y]
