@@ -124,9 +124,8 @@ prime_all() {  # untimed: a one-query search of bench200M on every GPU, so that 
   [ -f "$W/one_query.fasta" ] || head -2 "$R/.carry/data/cudasw_queries.fasta" > "$W/one_query.fasta"
   swgpu search --db "$W/db" --query "$W/one_query.fasta" --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
 }
-summary() {  # the command's own summary line -> "seconds gcups", and its traceback's seconds where it traced (and their part
-  # after the scan, where the search traces during it)
-  python3 -c "import re,sys; t=open(sys.argv[1]).read(); m=re.findall(r' in ([0-9.]+) s,? \(?([0-9.]+) GCUPS', t) or re.findall(r'in ([0-9.]+) s \(([0-9.]+) GCUPS', t); print(*m[-1], *re.findall(r'alignments traced in ([0-9.]+) s', t)[-1:], *re.findall(r'\(([0-9.]+) s after the scan\)', t)[-1:])" "$1"
+summary() {  # the command's own summary line -> "seconds gcups", and its traceback's seconds where it traced
+  python3 -c "import re,sys; t=open(sys.argv[1]).read(); m=re.findall(r' in ([0-9.]+) s,? \(?([0-9.]+) GCUPS', t) or re.findall(r'in ([0-9.]+) s \(([0-9.]+) GCUPS', t); print(*m[-1], *re.findall(r'alignments traced in ([0-9.]+) s', t)[-1:])" "$1"
 }
 scaling() {  # scaling NAME WORKLOAD SAME_KEY COMMAND...: COMMAND (with DEVS and OUTFILE in it) run on 1, 2, 4, ... GPUs
   # up to all of them, twice each in turn; medians of wall, the command's scan seconds and GCUPS, every output compared
@@ -474,7 +473,6 @@ rec = {"workload": os.environ.get("ENVAB_WORK") or "bench200M x 500 queries, top
        "scan_s": {n: statistics.median(float(r[3]) for r in rows if r[0] == n) for n in names}, "runs": rows}
 if all(len(r) > 5 for r in rows):  # a workload with alignments: the command's traceback seconds
     rec["traced_s"] = {n: statistics.median(float(r[5]) for r in rows if r[0] == n) for n in names}
-    rec["traced_after_scan_s"] = {n: statistics.median(float(r[6]) for r in rows if r[0] == n) for n in names if all(len(r) > 6 for r in rows if r[0] == n)}
 print(json.dumps(rec))
 PY
 )

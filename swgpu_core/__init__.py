@@ -22,7 +22,7 @@ _configure_numba_cache()  # before any module imports numba: a read-only install
 #: The public names, all from :mod:`swgpu_core.api`.
 __all__ = [
     "DEFAULT_CHUNK_RESIDUES", "DEFAULT_MAX_EVALUE", "DEFAULT_OUTFMT", "DNA", "FIELDS", "FORMATS", "NO_STATISTICS", "PROTEIN", "SEARCH_MODES",
-    "STANDARD_FIELDS", "STATS_MODES", "AlignedHits", "Alignment", "AlignOptions", "Alphabet", "Database", "EncodedSequence", "LongResult", "LongScan", "PairSet", "QueryHits",
+    "STANDARD_FIELDS", "STATS_MODES", "AlignedHits", "Alignment", "Alphabet", "Database", "EncodedSequence", "LongResult", "LongScan", "PairSet", "QueryHits",
     "Results", "Scoring", "SearchResult", "SeedParams", "Statistics", "align", "align_long", "align_pairs", "build_database", "choose_format",
     "fasta_pairs", "filter_hits", "hit_significance", "open_database", "parse_outfmt", "read_queries", "read_sequence", "saved_statistics",
     "scan_long", "search", "select_hits", "statistics", "table_pairs", "trace_long", "write_results",
@@ -43,7 +43,6 @@ if TYPE_CHECKING:  # for type checkers; at run time __getattr__ loads them
         STATS_MODES,
         AlignedHits,
         Alignment,
-        AlignOptions,
         Alphabet,
         Database,
         EncodedSequence,

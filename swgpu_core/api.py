@@ -37,7 +37,7 @@ from .gpu_choice import device_count
 from .outfmt import DEFAULT_OUTFMT, FIELDS, STANDARD_FIELDS, parse_outfmt
 from .progress import load as load_progress
 from .scoring import Scoring
-from .search import AlignOptions, QueryHits, SearchResult
+from .search import QueryHits, SearchResult
 from .seed import FAST_NO_FIT, SEARCH_MODES, SeedParams
 from .significance import (
     DEFAULT_MAX_EVALUE,
@@ -55,11 +55,10 @@ if TYPE_CHECKING:
     from .align import AlignedHits, Alignment
     from .engine import Engine
     from .pairs import PairSet
-    from .score_stats import ScoreHistograms
 
 __all__ = [  # the package's __all__ (swgpu_core/__init__.py) is the same list: tests/test_api.py checks it
     "DEFAULT_CHUNK_RESIDUES", "DEFAULT_MAX_EVALUE", "DEFAULT_OUTFMT", "DNA", "FIELDS", "FORMATS", "NO_STATISTICS", "PROTEIN", "SEARCH_MODES",
-    "STANDARD_FIELDS", "STATS_MODES", "AlignedHits", "Alignment", "AlignOptions", "Alphabet", "Database", "EncodedSequence", "LongResult", "LongScan", "PairSet", "QueryHits",
+    "STANDARD_FIELDS", "STATS_MODES", "AlignedHits", "Alignment", "Alphabet", "Database", "EncodedSequence", "LongResult", "LongScan", "PairSet", "QueryHits",
     "Results", "Scoring", "SearchResult", "SeedParams", "Statistics", "align", "align_long", "align_pairs", "build_database", "choose_format",
     "fasta_pairs", "filter_hits", "hit_significance", "open_database", "parse_outfmt", "read_queries", "read_sequence", "saved_statistics",
     "scan_long", "search", "select_hits", "statistics", "table_pairs", "trace_long", "write_results",
@@ -130,7 +129,6 @@ def search(
     keep_score_stats: bool | None = None,
     mode: str = "exact",
     seed_params: SeedParams | None = None,
-    align: AlignOptions | None = None,
 ) -> SearchResult:
     """Exact Smith-Waterman scores of ``queries`` (records, or a FASTA path) against ``db``; the ``top`` hits per query.
 
@@ -160,14 +158,7 @@ def search(
     ``result.score_stats``, saved with the hit lists). None: when this search fits, or when
     it scans some ``chunks`` (their hit lists may be merged and fitted later); the counting
     costs time that BLAST's statistics do not need.
-
-    ``align``: also select and align the hits (``result.selected``, ``result.aligned``:
-    what :func:`select_hits` and then :func:`align` give, on the search's backend and its
-    first GPU). Where the E-values are known before the scan (all but a fit), each query's
-    hits are traced while the other queries still scan, on a GPU that holds the whole
-    database (:class:`~swgpu_core.align.hits.HitAligner`); else after the scan.
     """
-    from .align.hits import HitAligner
     from .engine import CudaEngine, get_engine
     from .search import check_search_options
     from .search import search as run_search
@@ -197,36 +188,14 @@ def search(
         if mode == "fast"
         else None
     )
-
-    def run_statistics(histograms: ScoreHistograms | None) -> Statistics:
-        return statistics(
-            scoring, db, stats_mode=stats_mode, lam=lam, kappa=kappa, histograms=histograms, query_lengths=[len(q) for q in queries],
-            no_fit=no_fit,
-        )  # fmt: skip
-
-    def aligner(stats: Statistics) -> HitAligner:
-        return HitAligner(
-            db, scoring, stats, align, len(queries), backend=engine, threads=threads, device=device_list[0] if device_list else None
-        )
-
-    early = run_statistics(None) if align is not None and kind != "fit" else None  # all but a fit: the same before the scan
-    tracing = aligner(early) if early is not None else None
-    try:
-        result = run_search(
-            db, queries, scoring, scanner, top=top, chunks=list(chunks) if chunks is not None else None, show_progress=show_progress,
-            score_stats=keep_score_stats, seeder=seeder, on_hits=tracing,
-        )  # fmt: skip
-    except BaseException:
-        if tracing is not None:
-            tracing.close()
-        raise
-    result.statistics = early if early is not None else run_statistics(result.score_stats)
-    if align is not None:
-        if tracing is None:  # a fit: the E-values that select the hits come from the scan's scores
-            tracing = aligner(result.statistics)
-            for i, qh in enumerate(result.hits):
-                tracing(i, qh)
-        result.selected, result.aligned = tracing.finish()
+    result = run_search(
+        db, queries, scoring, scanner, top=top, chunks=list(chunks) if chunks is not None else None, show_progress=show_progress,
+        score_stats=keep_score_stats, seeder=seeder,
+    )  # fmt: skip
+    result.statistics = statistics(
+        scoring, db, stats_mode=stats_mode, lam=lam, kappa=kappa, histograms=result.score_stats, query_lengths=[len(q) for q in queries],
+        no_fit=no_fit,
+    )  # fmt: skip
     return result
 
 

@@ -9,7 +9,6 @@ the hits are the exact top hits among the candidates.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -21,10 +20,8 @@ from .fasta import EncodedSequence
 from .progress import progress_bar
 from .score_stats import ScoreHistograms
 from .scoring import Scoring
-from .significance import DEFAULT_MAX_EVALUE
 
 if TYPE_CHECKING:
-    from .align.hits import AlignedHits
     from .seed import Seeder, SeedRun
     from .significance import Statistics
 
@@ -41,22 +38,6 @@ class QueryHits:
         return int(self.subjects.size)
 
 
-@dataclass(frozen=True)
-class AlignOptions:
-    """What a search aligns of its hits (``api.search``'s ``align``): each query's hits with
-    an E-value of at most ``max_evalue`` (None: all), at most ``limit`` of them (None: all),
-    as :func:`~swgpu_core.significance.filter_hits` selects them."""
-
-    max_evalue: float | None = DEFAULT_MAX_EVALUE  # BLAST's default
-    limit: int | None = None
-
-    def __post_init__(self) -> None:
-        from .errors import InputError
-
-        if self.limit is not None and self.limit < 0:
-            raise InputError(f"--align must be 0 or more (got {self.limit})")
-
-
 @dataclass
 class SearchResult:
     db: Database
@@ -69,8 +50,6 @@ class SearchResult:
     statistics: Statistics | None = field(default=None)  # E-values of these hits (api.search decides them)
     seed: SeedRun | None = field(default=None)  # fast mode: the candidate stage's parameters, counts and time
     devices: tuple[int, ...] = field(default=())  # the GPUs it ran on, in this process's numbering (none: the CPU)
-    selected: list[QueryHits] | None = field(default=None)  # with api.search's align: the hits it aligned, per query
-    aligned: AlignedHits | None = field(default=None)  # with api.search's align: their alignments
 
     @property
     def gpus(self) -> int:
@@ -120,7 +99,6 @@ def search(
     show_progress: bool = True,
     score_stats: bool = True,
     seeder: Seeder | None = None,
-    on_hits: Callable[[int, QueryHits], None] | None = None,
 ) -> SearchResult:
     """Scan ``queries`` against ``db`` (or the listed chunks of it) and keep the top hits.
 
@@ -128,11 +106,6 @@ def search(
     from which :mod:`swgpu_core.score_stats` fits the query's statistics. With ``seeder``
     (the same queries' candidate stage), only each query's candidates are scored, chunk by
     chunk, and there are no histograms (``score_stats`` is ignored): a fit needs every score.
-
-    ``on_hits(i, hits)`` is called once per query, from this thread, with query ``i``'s
-    final hits (the same object as in the result): during the scan where the backend tells
-    when a query is done (a GPU that holds the whole selection: ``on_query`` of its
-    ``scan``), else at the end, before this returns.
     """
     selected = [db.chunks[i] for i in chunks] if chunks is not None else db.chunks
     found: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in queries]
@@ -146,7 +119,6 @@ def search(
         else None
     )
     scan = getattr(backend, "scan", None)
-    early: dict[int, QueryHits] = {}  # the queries handed to on_hits during the scan
     seed_seconds = 0.0
     if seeder is not None and hasattr(backend, "scan_seeded"):  # the backend overlaps the two stages (the GPU's)
         per_chunk, seed_seconds = backend.scan_seeded(
@@ -161,15 +133,7 @@ def search(
             per_chunk.append(backend.scan_subset(db, chunk, queries, subjects, top))
             bar.update(chunk.n_residues * len(queries))
     elif scan is not None:  # the backend schedules chunks itself (several GPUs, prefetch)
-
-        def done(q: int, candidates: tuple[np.ndarray, np.ndarray]) -> None:  # query q's candidates over all of ``selected``
-            early[q] = QueryHits(queries[q], *select_top(db, *candidates, top))
-            on_hits(q, early[q])  # type: ignore[misc]
-
-        per_chunk = scan(
-            db, selected, queries, top, on_chunk=lambda c: bar.update(c.n_residues * len(queries)), score_stats=hist,
-            **({"on_query": done} if on_hits is not None else {}),
-        )  # fmt: skip
+        per_chunk = scan(db, selected, queries, top, on_chunk=lambda c: bar.update(c.n_residues * len(queries)), score_stats=hist)
     else:
         per_chunk = []
         for chunk in selected:
@@ -181,16 +145,11 @@ def search(
     bar.close()
     seconds = time.perf_counter() - started
     hits = []
-    for q, (query, lst) in enumerate(zip(queries, found)):
-        if q in early:  # handed over during the scan
-            hits.append(early[q])
-            continue
+    for query, lst in zip(queries, found):
         subjects = np.concatenate([c[0] for c in lst]) if lst else np.zeros(0, np.int64)
         scores = np.concatenate([c[1] for c in lst]) if lst else np.zeros(0, np.int32)
         subjects, scores = select_top(db, subjects, scores, top)
         hits.append(QueryHits(query, subjects, scores))
-        if on_hits is not None:
-            on_hits(q, hits[-1])
     cells = sum(len(q) for q in queries) * sum(c.n_residues for c in selected)
     devices = tuple(getattr(backend, "device_ids", ()))
     if seeder is None:

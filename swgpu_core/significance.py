@@ -209,21 +209,19 @@ def filter_hits(
     limit: int | None = None,
     *,
     subject_lengths: np.ndarray | None = None,
-    numbers: Sequence[int] | None = None,
 ) -> list[QueryHits]:
     """Each query's hits with an E-value of at most ``max_evalue``, at most ``limit`` of them, best first.
 
     No traceback: the E-values come from the scores, all the hits' at once. Without
     statistics nothing is cut by E-value (there is none to compare). ``subject_lengths``
-    defaults to ``db.lengths``; ``numbers``, the queries' numbers in their run, to 0, 1, ...
-    (as :func:`hits_significance`).
+    defaults to ``db.lengths``.
     """
     import numpy as np
 
     from .search import QueryHits
 
     lengths = np.asarray(db.lengths if subject_lengths is None else subject_lengths)
-    significance = hits_significance(stats, hits, lengths, numbers) if max_evalue is not None else None
+    significance = hits_significance(stats, hits, lengths) if max_evalue is not None else None
     keep = np.split(significance[0] <= max_evalue, np.cumsum([len(qh) for qh in hits])[:-1]) if significance is not None else None
     out = []
     for qi, qh in enumerate(hits):

@@ -187,24 +187,14 @@ def evalue_cutoff(args: argparse.Namespace, stats) -> float | None:
     return args.evalue
 
 
-def align_options(args: argparse.Namespace):
-    """The hits a search aligns for its outputs: ``--evalue`` (BLAST's 10 by default) and
-    ``--align``. Whether there are E-values for ``--evalue`` is checked before the scan
-    (:func:`check_statistics`) and after it (:func:`announced`)."""
-    from ..search import AlignOptions
-
-    return AlignOptions(limit=args.align) if args.evalue is None else AlignOptions(args.evalue, args.align)
-
-
 def report_hits(
     args: argparse.Namespace, db, hits: Sequence, scoring, stats, outputs: Sequence, *, program: str, backend="cpu",
-    traced: tuple | None = None,
+    device: int | None = None,
 ):  # fmt: skip
     """Select the hits the options ask for (E-value, count; from scores), trace them only when an output needs alignments.
 
     ``stats``: the run's statistics (:func:`statistics_of`, :func:`saved_statistics_of`, or
-    the search result's); ``traced``: ``(selected, aligned)`` where a search did both
-    already (``api.search``'s ``align`` with :func:`align_options`).
+    the search result's); ``device``: the GPU of the traceback (None: the current one).
     Returns the :class:`~swgpu_core.formats.Results` every output is written from, and the
     traceback's :class:`~swgpu_core.align.AlignedHits` (None without traceback).
     """
@@ -214,13 +204,12 @@ def report_hits(
 
     check_outputs(outputs, stats)  # before any traceback
     cutoff = evalue_cutoff(args, stats)
-    if traced is not None:
-        selected, aligned = traced
-    else:
-        selected = api.select_hits(db, hits, stats, max_evalue=cutoff, limit=args.align)
-        threads = getattr(args, "threads", 0)  # search's and align's --threads
-        aligned = (
-            api.align(db, selected, scoring, backend=backend, statistics=stats, threads=threads) if needs_alignments(outputs) else None
-        )
+    selected = api.select_hits(db, hits, stats, max_evalue=cutoff, limit=args.align)
+    threads = getattr(args, "threads", 0)  # search's and align's --threads
+    aligned = (
+        api.align(db, selected, scoring, backend=backend, statistics=stats, threads=threads, device=device)
+        if needs_alignments(outputs)
+        else None
+    )
     results = api.Results(db, selected, aligned.alignments if aligned else None, stats, scoring.describe(), program, stats.description)
     return results, aligned

@@ -20,7 +20,6 @@ from . import parse_index_list
 from ._options import (
     add_alignment_arguments,
     add_output_arguments,
-    align_options,
     announced,
     check_alignment_arguments,
     check_statistics,
@@ -141,8 +140,6 @@ def run(args: argparse.Namespace) -> int:
     check_statistics(args, scoring, outputs, no_fit=no_fit)
     queries = api.read_queries(args.query, db.alphabet)
     budget = parse_size(args.gpu_memory, "--gpu-memory") if args.gpu_memory else None
-    # the hits an output aligns, traced as the scan finds them (checked above: check_statistics)
-    align = align_options(args) if needs_alignments(outputs) else None
     engine = get_engine(args.backend)
     if engine.choice.reason and not args.quiet:
         print(f"swgpu: no usable GPU ({engine.choice.reason}); searching on the CPU", file=sys.stderr)
@@ -150,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
         db, queries, scoring, backend=engine, top=args.top, chunks=chunks, threads=args.threads, devices=devices,
         threshold=args.threshold, memory_budget=budget, show_progress=not args.quiet, stats_mode=args.stats, lam=args.lam, kappa=args.kappa,
         keep_score_stats=True if args.save_hits else None,  # a merge of the saved lists may fit
-        mode=args.mode, align=align,
+        mode=args.mode,
     )  # fmt: skip
     if not needs_alignments(outputs):
         gpus_done(args, keep=engine)  # the scan was the last GPU work; the engine holds its workers
@@ -166,8 +163,9 @@ def run(args: argparse.Namespace) -> int:
             stats,
             outputs,
             program=program,
-            traced=(result.selected, result.aligned) if result.aligned is not None else None,
-        )
+            backend=engine,
+            device=result.devices[0] if result.devices else None,
+        )  # traced on a GPU that searched
     gpus_done(args, keep=engine)  # after the traceback (where it already let go, nothing)
     if args.save_hits:
         save_hits(args.save_hits, result, args.top, chunks if chunks is not None else list(range(len(db.chunks))))
@@ -193,8 +191,8 @@ def run(args: argparse.Namespace) -> int:
             )
         if aligned is not None:  # the other phases of the run, for whoever compares it with a workflow's jobs
             print(
-                f"swgpu search: {aligned.count} alignments traced in {aligned.seconds:.2f} s on {aligned.backend} "
-                f"({aligned.waited:.2f} s after the scan), {', '.join(o.kind for o in outputs)} written in {writing:.2f} s",
+                f"swgpu search: {aligned.count} alignments traced in {aligned.seconds:.2f} s on {aligned.backend}, "
+                f"{', '.join(o.kind for o in outputs)} written in {writing:.2f} s",
                 file=sys.stderr,
             )
     return 0

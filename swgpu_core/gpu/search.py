@@ -625,8 +625,7 @@ class DeviceWorker:
 
     def _fetch(self, f: _Flight, hist: ScoreHistograms | None) -> None:
         """Wait for ``f``'s counts, then queue the copies of its candidates (and histogram keys)
-        to pinned host memory; they are read once the batch synchronises (or, handed to
-        ``on_query``, once an event recorded after them has completed)."""
+        to pinned host memory; they are read once the batch synchronises."""
         f.selected.synchronize()
         k = int(f.counts[1])
         n_high = int(f.counts[2]) if hist is not None else 0
@@ -840,7 +839,6 @@ class DeviceWorker:
         score_stats: ScoreHistograms | None = None,
         order: Iterator[int] | None = None,
         on_batch: Callable[[int], None] | None = None,
-        on_query: Callable[[int, tuple[np.ndarray, np.ndarray]], None] | None = None,
     ) -> Generator[cp.cuda.Event, None, list[list[tuple[int, tuple[np.ndarray, np.ndarray]]]]]:
         """Every query over every batch, as steps: it yields each event it is about to wait
         for and returns, per batch, (query index, candidates) pairs, so that one host thread
@@ -850,11 +848,7 @@ class DeviceWorker:
         :func:`~swgpu_core.device_batches.streamed_query_order`); when several workers share
         one ``order``, each takes the next query whenever its pipeline has room, so a faster
         GPU takes more. ``on_batch(b)`` is called once the copies of
-        batch ``b``'s last candidates are queued (for progress). ``on_query(q, candidates)``
-        (one batch only: then a query's candidates are final once it is scanned) is called
-        with each query's candidates, as they are returned, once their copies have arrived:
-        at a later step, when the copies' event is found done (the host never waits for it
-        there), or at the end.
+        batch ``b``'s last candidates are queued (for progress).
 
         The (batch, query) scans are one pipeline, PIPELINE_DEPTH in flight, each in a slot
         of device buffers and pinned counts: step ``i`` queues scan ``i``, then (its scans
@@ -889,7 +883,6 @@ class DeviceWorker:
         if not batches:
             return []
         assert order is None or len(batches) == 1, "queries are handed out over one batch only"
-        assert on_query is None or len(batches) == 1, "a query's candidates are final after one batch only"
         self._forget_profiles()
         devs = [self.upload(db, batches[0])]
         with cp.cuda.Device(self.device_id), self.compute:
@@ -903,16 +896,6 @@ class DeviceWorker:
         flights: list[_Flight] = []
         owner: list[int] = []  # each flight's batch
         n_selected = n_fetched = 0  # flights whose selection, and whose copies, are queued
-        n_handed = 0  # flights given to on_query
-
-        def hand_over(waiting: bool) -> None:  # the fetched flights whose copies have arrived (all of them: waiting)
-            nonlocal n_handed
-            while n_handed < n_fetched and (waiting or flights[n_handed].fetched.done):
-                f = flights[n_handed]
-                f.found = self._found(devs[owner[n_handed]], f)
-                on_query(f.index, f.found)  # type: ignore[misc]
-                n_handed += 1
-
         i = 0  # step i launches this worker's i-th scan (ring slot i % PIPELINE_DEPTH)
 
         def select(t: int) -> Generator[cp.cuda.Event, None, None]:
@@ -945,12 +928,7 @@ class DeviceWorker:
             if n_fetched < n_selected and (step is None or n_fetched <= i - FETCH_LAG):
                 yield flights[n_fetched].selected
                 self._fetch(flights[n_fetched], score_stats)
-                if on_query is not None:
-                    with cp.cuda.Device(self.device_id):
-                        flights[n_fetched].fetched = _record(self.compute)
                 n_fetched += 1
-                if on_query is not None:
-                    hand_over(False)
                 if on_batch is not None and (n_fetched == len(flights) or owner[n_fetched] != owner[n_fetched - 1]):
                     on_batch(owner[n_fetched - 1])  # fetches lag the launches: every flight of a batch before is launched
             if step is None and n_fetched == len(flights):
@@ -961,25 +939,18 @@ class DeviceWorker:
         yield done
         with cp.cuda.Device(self.device_id):
             self.compute.synchronize()
-        if on_query is not None:
-            hand_over(True)
         out: list[list[tuple[int, tuple[np.ndarray, np.ndarray]]]] = [[] for _ in batches]
         busy_until = None  # the latest end of the scans accounted so far
         for f, b in zip(flights, owner):
             self._account(devs[b], f, busy_until)
             if busy_until is None or cp.cuda.get_elapsed_time(busy_until, f.marks[-1]) > 0:
                 busy_until = f.marks[-1]
+            idx, val, keys, _pinned = f.host
             if score_stats is not None:
-                score_stats.add_counts(f.index, f.dense, f.host[2])
-            out[b].append((f.index, f.found if f.found is not None else self._found(devs[b], f)))
+                score_stats.add_counts(f.index, f.dense, keys)
+            rank = np.argsort(idx)  # the compaction's order is the threads'; the candidates' is the subjects'
+            out[b].append((f.index, (devs[b].batch.to_database(idx[rank]), val[rank])))  # fancy indexing copies out of pinned memory
         return out
-
-    @staticmethod
-    def _found(dev: DeviceChunk, f: _Flight) -> tuple[np.ndarray, np.ndarray]:
-        """``f``'s candidates (database indices, scores) in the subjects' order, once its copies have arrived."""
-        idx, val = f.host[0], f.host[1]
-        rank = np.argsort(idx)  # the compaction's order is the threads'; the candidates' is the subjects'
-        return dev.batch.to_database(idx[rank]), val[rank]  # fancy indexing copies out of pinned memory
 
 
 def _top_per_query(scored: list[tuple[Chunk, list[np.ndarray]]], wanted: list[np.ndarray], top: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -1062,8 +1033,6 @@ class _Flight:
     dense: np.ndarray | None = None  # the histogram's cells (pinned), valid once the batch synchronised
     dense_pinned: object = None
     host: tuple | None = None  # (indices, scores, histogram keys, their pinned memory), valid once the batch synchronised
-    fetched: cp.cuda.Event | None = None  # with on_query: the copies to ``host`` have arrived
-    found: tuple[np.ndarray, np.ndarray] | None = None  # the candidates, where handed to on_query before the end
 
 
 @dataclass
@@ -1274,9 +1243,7 @@ class CudaBackend:
         usable = _usable(db, min(w.budget for w in self.workers))
         return device_batches(db, chunks, usable // BYTES_PER_RESIDUE, len(self.workers), usable // STREAMED_BYTES_PER_RESIDUE)
 
-    def scan(
-        self, db: Database, chunks: list[Chunk], queries: list[EncodedSequence], top: int, on_chunk=None, score_stats=None, on_query=None
-    ):  # fmt: skip
+    def scan(self, db: Database, chunks: list[Chunk], queries: list[EncodedSequence], top: int, on_chunk=None, score_stats=None):
         """Per device batch, per query candidates, all devices driven from this thread.
 
         With several GPUs, a selection that fits the first GPU and at least as many queries
@@ -1288,10 +1255,7 @@ class CudaBackend:
         Otherwise the database batches are dealt to the GPUs round robin, once all are
         ready, and each GPU scans its batches in one pipeline
         (:meth:`DeviceWorker.scan_steps`). ``on_chunk`` is called with each run of the
-        selection once its batch is scanned. ``on_query(q, candidates)`` is called with each
-        query's candidates over the whole selection as soon as they are known where every
-        GPU that scans holds the whole selection (each query is then scanned once, by one
-        GPU), else not at all."""
+        selection once its batch is scanned."""
         n = len(self.device_ids)
         if n > 1 and len(queries) >= n:
 
@@ -1301,7 +1265,7 @@ class CudaBackend:
             whole = whole_on(self._first)
             if len(whole) == 1:
                 found: list = [None] * len(queries)
-                for part in drive(self._shared_steps(db, whole, whole_on, queries, top, score_stats, on_query)):
+                for part in drive(self._shared_steps(db, whole, whole_on, queries, top, score_stats)):
                     for q, candidates in part[0] if part else ():
                         found[q] = candidates
                 if on_chunk is not None:
@@ -1309,8 +1273,6 @@ class CudaBackend:
                         on_chunk(run)
                 return [found]
         batches = self.batches(db, chunks)
-        if n > 1 or len(batches) > 1:  # a query's candidates come from several batches
-            on_query = None
         mine = [list(range(w, len(batches), n)) for w in range(n)]
         results: list = [None] * len(batches)
 
@@ -1320,14 +1282,14 @@ class CudaBackend:
                     on_chunk(run)
 
         steps = [self.workers[w].scan_steps(db, [batches[b] for b in mine[w]], queries, top, score_stats,
-                                            on_batch=functools.partial(scanned, w), on_query=on_query) for w in range(n)]  # fmt: skip
+                                            on_batch=functools.partial(scanned, w)) for w in range(n)]  # fmt: skip
         for w, per_batch in enumerate(drive(steps)):
             for b, pairs in zip(mine[w], per_batch):
                 results[b] = [candidates for _, candidates in sorted(pairs, key=lambda p: p[0])]
         return results
 
     def _shared_steps(self, db: Database, whole: list[Batch], whole_on: Callable[[DeviceWorker], list[Batch]],
-                      queries: list[EncodedSequence], top: int, score_stats, on_query=None) -> list[Generator]:  # fmt: skip
+                      queries: list[EncodedSequence], top: int, score_stats) -> list[Generator]:  # fmt: skip
         """The step generators of a search whose one batch every GPU holds whole, sharing the
         queries longest first (see :meth:`scan`).
 
@@ -1363,9 +1325,9 @@ class CudaBackend:
             worker = join.result()
             if worker is None:
                 return []
-            return (yield from worker.scan_steps(db, whole, queries, top, score_stats, longest_first, on_query=on_query))
+            return (yield from worker.scan_steps(db, whole, queries, top, score_stats, longest_first))
 
-        return [first.scan_steps(db, whole, queries, top, score_stats, longest_first, on_query=on_query), *(joined(j) for j in joining)]
+        return [first.scan_steps(db, whole, queries, top, score_stats, longest_first), *(joined(j) for j in joining)]
 
     def scan_chunk(self, db: Database, chunk: Chunk, queries: list[EncodedSequence], top: int, score_stats=None):
         return self._first.scan_chunk(db, chunk, queries, top, score_stats)  # the first GPU's, never waiting for the others
