@@ -230,6 +230,10 @@ def align(
     its hits on a GPU it was allowed to use. One GPU, even after a search on several: the
     GPU traces a search's hits in about 6 us each (H200), the records take several times
     that on the CPU after it, and a second GPU gained nothing (bench/RESULTS.md, twenty-sixth session).
+    After the search, not during it: tracing each query's hits while the other queries
+    scanned (eed5f3d) slowed the scan by more than it hid, 2.7 s for 1.6 s on bench200M x 500,
+    as any GPU work beside the scan's kernels does, and Python work beside the thread that
+    drives them too (twenty-seventh session).
     """
     from .align.hits import align_query_hits
 
