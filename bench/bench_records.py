@@ -65,7 +65,7 @@ class Replay:
     def __init__(self, traces: list) -> None:
         self.traces = traces
 
-    def traceback(self, tasks: list, scoring: Scoring, threads: int = 0) -> list:
+    def traceback(self, tasks: list, scoring: Scoring, threads: int = 0, device: int | None = None) -> list:
         if len(tasks) != len(self.traces):
             raise RuntimeError(f"{len(tasks)} pairs to trace, {len(self.traces)} stored paths")
         return self.traces
@@ -96,7 +96,7 @@ def prepare(work: Path, data: Path, top: int, scoring: Scoring) -> tuple[Databas
     captured: list = []
 
     class Capture(Replay):
-        def traceback(self, tasks: list, scoring: Scoring, threads: int = 0) -> list:
+        def traceback(self, tasks: list, scoring: Scoring, threads: int = 0, device: int | None = None) -> list:
             captured.extend(get_engine("cpu").traceback(tasks, scoring))
             return captured
 
