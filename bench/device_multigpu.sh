@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
-#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [envphases] [order] [search] [searchvar] [ctxprobe] [release] [envab] [conns] [abworkflow] [abwall] [concstart] [plan] [absavehits] [cuinit] [visible] [abvisible] [split] [smallexact] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
+#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [envphases] [order] [search] [searchvar] [ctxprobe] [release] [envab] [exitab] [conns] [abworkflow] [abwall] [concstart] [plan] [absavehits] [cuinit] [visible] [abvisible] [split] [smallexact] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
 #   WF_SLURM=1: SLURM's executor plugin installed too (extra `slurm`; every Snakemake start imports it)
 #   WF_TRACE=1 (workflow): each search job traced by bench/phase_times.py on the run's time line ($OUT/wf_trace.jsonl)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`; both from bench/fetch_wheels.sh), .carry (a copy of shared/)
@@ -477,6 +477,49 @@ print(json.dumps(rec))
 PY
 )
       record envab "$rec" ;;
+    exitab)
+      # commands back to back: EXIT_N (default 5) runs of ENVAB_WORK's command (default u20k) in a row make one timed
+      # sequence, for each job of ENVAB_JOBS (words as envab's), ENVAB_ROUNDS (4) rounds interleaved; the sequence's wall
+      # and its runs' walls. After each sequence, the seconds until no GPU process and no keeper (cuda_driver's
+      # hand-over) is left. Every output compared with the first job's
+      bench_db; u20k_db; long_data
+      warm_kernels
+      : > "$W/exitab.txt"
+      read -ra envab_jobs <<< "$ENVAB_JOBS"
+      for round in $(seq "${ENVAB_ROUNDS:-4}"); do
+        round_order "$round" "${ENVAB_ORDER:-abba}" "${envab_jobs[@]}"
+        for job in "${order[@]}"; do
+          IFS='|' read -r name devs setting <<< "$job"
+          job_cmd "${ENVAB_WORK:-u20k}" "$devs"
+          runs=(); t0=$(now)
+          for i in $(seq "${EXIT_N:-5}"); do
+            a=$(now); in_setting "$setting" swgpu "${cmd[@]}" --out "$W/exitab_$name.out" 2> "$W/exitab_$name.log" || { tail -3 "$W/exitab_$name.log"; rc=1; }
+            runs+=("$(python3 -c "print(round($(now) - $a, 3))")")
+          done
+          t1=$(now)
+          while pgrep -f 'sys.stdin.buffer.read' > /dev/null || [ -n "$(nvidia-smi --query-compute-apps=pid --format=csv,noheader)" ]; do sleep 0.01; done
+          t2=$(now)
+          echo "$name $devs $(python3 -c "print(round($t1 - $t0, 3), round($t2 - $t1, 3))") ${runs[*]}" | tee -a "$W/exitab.txt"
+        done
+      done
+      same=true first=
+      for job in $ENVAB_JOBS; do
+        name=${job%%|*}; [ -n "$first" ] || first=$W/exitab_$name.out
+        cmp -s "$first" "$W/exitab_$name.out" || same=false
+      done
+      rec=$(python3 - "$W/exitab.txt" "$same" "$ENVAB_JOBS" <<'PY'
+import json, os, statistics, sys
+rows = [line.split() for line in open(sys.argv[1])]
+names = list(dict.fromkeys(r[0] for r in rows))
+med = lambda k, i: statistics.median(float(r[i]) for r in rows if r[0] == k)
+rec = {"workload": os.environ.get("ENVAB_WORK") or "u20k", "runs_per_sequence": int(os.environ.get("EXIT_N") or 5), "jobs": sys.argv[3],
+       "outputs_identical": sys.argv[2] == "true", "sequence_wall_s": {n: med(n, 2) for n in names},
+       "gpus_free_after_s": {n: med(n, 3) for n in names},
+       "run_wall_s": {n: statistics.median(float(x) for r in rows if r[0] == n for x in r[4:]) for n in names}, "rows": rows}
+print(json.dumps(rec))
+PY
+)
+      record exitab "$rec" ;;
     conns)
       # the commands under each CUDA_DEVICE_MAX_CONNECTIONS of CONNS (default "default 2 4"; "default" leaves it unset),
       # CONN_ROUNDS (3) interleaved rounds, each output compared with the default's: uniprot20k x 20 on GPU 0 (start-up
