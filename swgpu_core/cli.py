@@ -95,8 +95,10 @@ def console() -> NoReturn:
     two GPUs); the driver releases all of it at process exit anyway. Nothing is lost: every
     output was written under a temporary name and renamed before :func:`main` returned,
     and the standard streams are flushed here. The GPUs' contexts, which the driver would
-    destroy at the exit, a command destroys while it writes its outputs
-    (:func:`swgpu_core.cuda_driver.release`); the exit waits for that. Under a profiler or
+    destroy at the exit before the process could end, are destroyed after it instead: a
+    command hands its GPU device files to a keeper process once its GPU work is done
+    (:func:`swgpu_core.cuda_driver.release`; where none can be started, it destroys them
+    while it writes, and the exit waits for that). Under a profiler or
     tracer (``python -m cProfile -m swgpu_core``, coverage), which write their results at
     exit, it exits normally, and keeps its contexts to the end.
     """

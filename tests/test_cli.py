@@ -321,10 +321,13 @@ def test_gpu_commands_let_go_of_their_gpus_before_writing_only_where_the_process
     assert len(calls) == 2 and pairs.exists()
 
 
-def test_release_resets_only_the_active_contexts_and_stops_collection(monkeypatch: pytest.MonkeyPatch) -> None:
-    """:func:`swgpu_core.cuda_driver.release` (through a stand-in driver): of three devices, the
-    two with an active primary context are reset, in a thread :func:`wait_released` joins;
-    what it keeps is held; the garbage collector is off; a second call does nothing."""
+def test_release_without_a_keeper_resets_only_the_active_contexts_and_stops_collection(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """:func:`swgpu_core.cuda_driver.release` (through a stand-in driver) where no GPU device file
+    is open, so no keeper takes them: of three devices, the two with an active primary context
+    are reset, in a thread :func:`wait_released` joins; what it keeps is held; the garbage
+    collector is off; a second call does nothing."""
     import gc
 
     from swgpu_core import cuda_driver
@@ -354,7 +357,9 @@ def test_release_resets_only_the_active_contexts_and_stops_collection(monkeypatc
 
     monkeypatch.setattr(cuda_driver, "_driver", Driver)
     monkeypatch.setattr(cuda_driver, "_RELEASING", [])
+    monkeypatch.setattr(cuda_driver, "_KEEPERS", [])
     monkeypatch.setattr(cuda_driver, "_KEPT", [])
+    monkeypatch.setattr(cuda_driver, "DEVICE_FILES", str(tmp_path / "none-"))
     kept = object()
     assert gc.isenabled()
     try:
@@ -368,41 +373,100 @@ def test_release_resets_only_the_active_contexts_and_stops_collection(monkeypatc
         gc.enable()
 
 
-#: runs ``swgpu`` (:func:`swgpu_core.cli.console`) with a note on stderr of how many GPU contexts were active when released
+#: a process that opens stand-ins of GPU device files (names starting with argv[1]) and an output
+#: file, releases its GPUs through a stand-in driver, prints what its keeper holds, and ends
+_HANDING_OVER = r"""
+import gc, json, os, sys
+from swgpu_core import cuda_driver
+
+cuda_driver.DEVICE_FILES = sys.argv[1]
+cuda_driver._driver = lambda: object()
+devices = [os.open(sys.argv[1] + name, os.O_RDWR | os.O_CREAT) for name in ("ctl", "0", "-uvm")]
+output = open(sys.argv[2], "w")
+cuda_driver.release()
+cuda_driver.release()
+cuda_driver.wait_released()
+(keeper, _), = cuda_driver._KEEPERS
+held = {int(fd): os.readlink(f"/proc/{keeper.pid}/fd/{fd}") for fd in os.listdir(f"/proc/{keeper.pid}/fd")}
+mine = {fd: os.readlink(f"/proc/self/fd/{fd}") for fd in devices}
+print(json.dumps({"keeper": keeper.pid, "held": held, "devices": mine, "collecting": gc.isenabled()}), flush=True)
+os._exit(0)
+"""
+
+
+def test_release_hands_the_device_files_to_a_keeper_that_ends_with_the_process(tmp_path: Path) -> None:
+    """:func:`swgpu_core.cuda_driver.release` in a process that ends with ``os._exit``: one keeper
+    holds exactly the process's GPU device files (the same descriptors), besides a pipe for its
+    input and /dev/null for its output and errors, so no output file or pipe of the command's;
+    it ends once the process has ended; a second release starts none."""
+    import subprocess
+    import sys
+    import time
+
+    prefix = str(tmp_path / "nvidia")
+    root = str(Path(__file__).resolve().parent.parent)
+    run = subprocess.run(
+        [sys.executable, "-c", _HANDING_OVER, prefix, str(tmp_path / "hits.tsv")],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=60,
+        check=False,
+    )
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    seen = json.loads(run.stdout)
+    held = {int(fd): path for fd, path in seen["held"].items()}
+    devices = {int(fd): path for fd, path in seen["devices"].items()}
+    assert sorted(devices.values()) == [prefix + "-uvm", prefix + "0", prefix + "ctl"]
+    assert held.pop(0).startswith("pipe:") and held.pop(1) == "/dev/null" and held.pop(2) == "/dev/null"
+    assert held == devices and seen["collecting"] is False
+    deadline = time.monotonic() + 30
+    while _running(seen["keeper"]) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not _running(seen["keeper"]), "the keeper outlived its process"
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` runs (neither gone nor a zombie waiting to be reaped)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+#: runs ``swgpu`` (:func:`swgpu_core.cli.console`) with a note on stderr of how many GPU device files it handed to which keeper
 _COUNTING_CONSOLE = """
-import ctypes, sys
+import sys
 from swgpu_core import cli, cuda_driver
 
-inner = cuda_driver._reset_active
+inner = cuda_driver._hand_over
 
 
-def counted(lib):
-    count, n = ctypes.c_int(0), 0
-    lib.cuDeviceGetCount(ctypes.byref(count))
-    for ordinal in range(count.value):
-        device, flags, active = ctypes.c_int(0), ctypes.c_uint(0), ctypes.c_int(0)
-        lib.cuDeviceGet(ctypes.byref(device), ordinal)
-        lib.cuDevicePrimaryCtxGetState(device, ctypes.byref(flags), ctypes.byref(active))
-        n += active.value
-    inner(lib)
-    print(f"released {n} context(s)", file=sys.stderr, flush=True)
+def counted():
+    n = len(cuda_driver.device_files())
+    handed = inner()
+    keeper = cuda_driver._KEEPERS[0][0].pid if handed else None
+    print(f"handed {n} device file(s) to keeper {keeper}", file=sys.stderr, flush=True)
+    return handed
 
 
-cuda_driver._reset_active = counted
+cuda_driver._hand_over = counted
 sys.argv = ["swgpu", *sys.argv[1:]]
 cli.console()
 """
 
 
 @pytest.mark.gpu
-def test_the_executable_releases_its_gpus_while_it_writes(cli_db: Path, resources: Path, swgpu, tmp_path: Path) -> None:
+def test_the_executable_hands_its_gpus_to_a_keeper_before_it_writes(cli_db: Path, resources: Path, swgpu, tmp_path: Path) -> None:
     """On a GPU, ``swgpu search`` (with alignment fields: the GPU traceback runs before the
-    release), ``pairs`` and ``align-long`` destroy their contexts before they write: each
-    says so, writes exactly what the in-process command writes, and nothing on stderr
-    tells of a CUDA object freed afterwards (CuPy's finalisers would print their errors)."""
+    release), ``pairs`` and ``align-long`` hand their GPU device files to a keeper before they
+    write: each says so, writes exactly what the in-process command writes, nothing on stderr
+    tells of a CUDA error, and the keeper (whose exit is the driver's teardown) ends after it."""
     import os
+    import re
     import subprocess
     import sys
+    import time
 
     queries = str(resources / "queries.fasta")
     records = [r.split("\n", 1) for r in Path(queries).read_text().split(">")[1:]]
@@ -424,5 +488,10 @@ def test_the_executable_releases_its_gpus_while_it_writes(cli_db: Path, resource
             [sys.executable, "-c", _COUNTING_CONSOLE, *args, "--out", str(out)], capture_output=True, text=True, cwd=root, check=False
         )
         assert run.returncode == 0, run.stderr
-        assert run.stderr.startswith("released ") and "released 0 " not in run.stderr and run.stderr.count("\n") == 1, (name, run.stderr)
+        handed = re.fullmatch(r"handed ([0-9]+) device file\(s\) to keeper ([0-9]+)\n", run.stderr)
+        assert handed and int(handed[1]) > 0, (name, run.stderr)
         assert out.read_text() == (tmp_path / f"{name}.in").read_text() and out.stat().st_size > 0, name
+        deadline = time.monotonic() + 30
+        while _running(int(handed[2])) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not _running(int(handed[2])), f"{name}: the keeper outlived its process"

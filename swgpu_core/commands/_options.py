@@ -40,9 +40,9 @@ def start_gpu(args: argparse.Namespace, *, scan: bool = False, seed_params: Seed
 
 def gpus_done(args: argparse.Namespace, keep: object = None) -> None:
     """Called where a command has done its last GPU work (its outputs not yet written): where
-    its process ends with it (``args.process_ends``, the ``swgpu`` executable), the GPUs'
-    contexts are destroyed in the background while it writes, instead of after
-    (:func:`swgpu_core.cuda_driver.release`). ``keep``: what holds the command's CUDA objects
+    its process ends with it (``args.process_ends``, the ``swgpu`` executable), the GPUs are
+    let go (:func:`swgpu_core.cuda_driver.release`), so that the driver's teardown of their
+    contexts does not delay the command's end. ``keep``: what holds the command's CUDA objects
     beyond its own variables (the engine that made its scanner), held to the end."""
     if args.process_ends and args.backend != "cpu":
         cuda_driver.release(keep)
