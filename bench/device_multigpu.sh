@@ -110,6 +110,14 @@ in_setting() {  # in_setting SETTING COMMAND...: COMMAND in a subshell under an 
     shift
     cd "$tree" && export PYTHONPATH=/tmp/site:$PWD && "$@" )
 }
+jobs_same() {  # jobs_same PREFIX JOB...: "true" where each JOB's (NAME|...) output $W/PREFIX_NAME.out equals the first's
+  local prefix=$1 job first= same=true; shift
+  for job in "$@"; do
+    [ -n "$first" ] || first=$W/${prefix}_${job%%|*}.out
+    cmp -s "$first" "$W/${prefix}_${job%%|*}.out" || same=false
+  done
+  echo "$same"
+}
 round_order() {  # round_order ROUND HOW ITEM...: the array `order`, the ITEMs in turn, reversed in even rounds unless
   # HOW is "fixed": in the twenty-second session each later job of a fixed order was the faster, whatever its tree, which
   # moved the medians by more than the changes measured (bench/RESULTS.md)
@@ -458,11 +466,7 @@ PY
           echo "$name $devs $(python3 -c "print(round($t1 - $t0, 3))") $(summary "$W/envab_$name.log")" | tee -a "$W/envab_times.txt"
         done
       done
-      same=true first=
-      for job in $ENVAB_JOBS; do
-        name=${job%%|*}; [ -n "$first" ] || first=$W/envab_$name.out
-        cmp -s "$first" "$W/envab_$name.out" || same=false
-      done
+      same=$(jobs_same envab $ENVAB_JOBS)
       rec=$(python3 - "$W/envab_times.txt" "$same" "$ENVAB_JOBS" <<'PY'
 import json, os, statistics, sys
 rows = [line.split() for line in open(sys.argv[1])]
@@ -502,11 +506,7 @@ PY
           echo "$name $devs $(python3 -c "print(round($t1 - $t0, 3), round($t2 - $t1, 3))") ${runs[*]}" | tee -a "$W/exitab.txt"
         done
       done
-      same=true first=
-      for job in $ENVAB_JOBS; do
-        name=${job%%|*}; [ -n "$first" ] || first=$W/exitab_$name.out
-        cmp -s "$first" "$W/exitab_$name.out" || same=false
-      done
+      same=$(jobs_same exitab $ENVAB_JOBS)
       rec=$(python3 - "$W/exitab.txt" "$same" "$ENVAB_JOBS" <<'PY'
 import json, os, statistics, sys
 rows = [line.split() for line in open(sys.argv[1])]

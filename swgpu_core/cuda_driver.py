@@ -22,6 +22,7 @@ import ctypes
 import gc
 import glob
 import os
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -330,12 +331,13 @@ def _hand_over() -> bool:
     and with it the last reference to each device file: the driver destroys the contexts in
     the keeper's exit. Killing the keeper (a signal to the process group) only brings that
     forward. Started with ``vfork``, a few milliseconds; the keeper is never waited for: it
-    outlives this process, whose parent or init reaps it."""
+    outlives this process and is reaped by init (or the nearest subreaper). In a container
+    whose first process reaps no orphans (no ``--init``), each keeper stays a zombie there (a
+    process-table entry: no memory, no GPU) until that first process ends."""
     fds = device_files()
     if not fds:
         return False
     import subprocess  # here: most commands never get this far, and the import costs milliseconds
-    import sys
 
     read_end, write_end = os.pipe()
     try:
