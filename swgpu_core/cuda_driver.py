@@ -279,9 +279,9 @@ def release(keep: object = None) -> None:
     output was written (one and two H200s, bench/RESULTS.md). So the device files are handed
     to a keeper, a process that only holds them until this one has ended
     (:func:`_hand_over`): the driver's teardown then runs there, after the command has
-    returned to its caller. Measured on one H200 (bench/RESULTS.md, twenty-eighth session,
-    five commands back to back, the teardowns included where they overlap the next one):
-    uniprot20k x 20 0.85 -> 0.72 s a command; bench200M x 500 on two H200s 7.32 -> 7.10 s.
+    returned to its caller. Measured on H200s (bench/RESULTS.md, twenty-eighth session,
+    commands back to back, so a teardown that overlaps the next command counts there):
+    uniprot20k x 20 on one GPU 0.85 -> 0.72 s a command; bench200M x 500 on two 7.32 -> 7.10 s.
     Where no keeper can be started, the primary contexts are destroyed instead in a daemon
     thread (``cuDevicePrimaryCtxReset``: memory, kernels, streams) while the command writes
     its outputs, and :func:`wait_released` waits for it (0.07-0.2 s less than at the exit).
@@ -349,7 +349,7 @@ def _hand_over() -> bool:
             pass_fds=fds,
             close_fds=True,
         )
-    except (OSError, ValueError):  # no interpreter to start (an embedded one), no process left
+    except (OSError, ValueError, TypeError):  # no interpreter to start (an embedded one), no process left
         os.close(write_end)
         return False
     finally:

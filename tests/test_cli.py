@@ -321,14 +321,18 @@ def test_gpu_commands_let_go_of_their_gpus_before_writing_only_where_the_process
     assert len(calls) == 2 and pairs.exists()
 
 
+@pytest.mark.parametrize("why", ["no device file open", "no interpreter to start"])
 def test_release_without_a_keeper_resets_only_the_active_contexts_and_stops_collection(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, why: str
 ) -> None:
-    """:func:`swgpu_core.cuda_driver.release` (through a stand-in driver) where no GPU device file
-    is open, so no keeper takes them: of three devices, the two with an active primary context
-    are reset, in a thread :func:`wait_released` joins; what it keeps is held; the garbage
-    collector is off; a second call does nothing."""
+    """:func:`swgpu_core.cuda_driver.release` (through a stand-in driver) where no keeper takes the
+    GPU device files (none is open, or no keeper can be started: then no descriptor is left
+    open by the attempt): of three devices, the two with an active primary context are reset,
+    in a thread :func:`wait_released` joins; what it keeps is held; the garbage collector is
+    off; a second call does nothing."""
     import gc
+    import os
+    import sys
 
     from swgpu_core import cuda_driver
 
@@ -359,18 +363,24 @@ def test_release_without_a_keeper_resets_only_the_active_contexts_and_stops_coll
     monkeypatch.setattr(cuda_driver, "_RELEASING", [])
     monkeypatch.setattr(cuda_driver, "_KEEPERS", [])
     monkeypatch.setattr(cuda_driver, "_KEPT", [])
-    monkeypatch.setattr(cuda_driver, "DEVICE_FILES", str(tmp_path / "none-"))
+    monkeypatch.setattr(cuda_driver, "DEVICE_FILES", str(tmp_path / "nvidia"))
+    device = os.open(tmp_path / "nvidiactl", os.O_RDWR | os.O_CREAT) if why == "no interpreter to start" else None
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python"))
     kept = object()
     assert gc.isenabled()
     try:
+        before = sorted(os.listdir("/proc/self/fd"))
         cuda_driver.release(kept)
         cuda_driver.wait_released()
-        assert reset == [0, 2] and [kept] == cuda_driver._KEPT and not gc.isenabled()
+        assert reset == [0, 2] and [kept] == cuda_driver._KEPT and not gc.isenabled() and not cuda_driver._KEEPERS
+        assert sorted(os.listdir("/proc/self/fd")) == before
         cuda_driver.release(object())
         cuda_driver.wait_released()
         assert reset == [0, 2] and [kept] == cuda_driver._KEPT
     finally:
         gc.enable()
+        if device is not None:
+            os.close(device)
 
 
 #: a process that opens stand-ins of GPU device files (names starting with argv[1]) and an output
