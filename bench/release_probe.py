@@ -7,7 +7,8 @@ GPUs (:func:`swgpu_core.cuda_driver.release`, called once its last GPU work is d
 instead does the variant's steps one after another, each timed, and then destroys every
 context (``cuDevicePrimaryCtxReset``), each timed:
 
-* ``plain``: the reset alone, as the command does it;
+* ``plain``: the reset alone, as the command did it before d1167cb (now its fallback where no
+  keeper can take the GPU device files);
 * ``pools``: first CuPy's device memory pool (every GPU) and its pinned host pool freed;
 * ``peer``: first GPU 1's access to GPU 0's memory disabled (a search's second GPU copies the
   database from the first's);
