@@ -315,13 +315,13 @@ PY
       done ;;
     envphases)
       # envab's jobs (ENVAB_JOBS, the same words) in one process each through bench/phase_times.py, ENVAB_ROUNDS rounds
-      # (default 1): their phases in $OUT/multigpu_phases.jsonl, each line with the job's name
-      bench_db
+      # (default 1): their phases in $OUT/multigpu_phases.jsonl, each line with the job's name; ENVAB_WORK as in envab
+      bench_db; case ${ENVAB_WORK:-} in u20k | u500aln) u20k_db ;; long) long_data ;; esac
       for round in $(seq "${ENVAB_ROUNDS:-1}"); do
         for job in $ENVAB_JOBS; do
           IFS='|' read -r name devs setting <<< "$job"
-          in_setting "$setting" python3 "$R/bench/phase_times.py" search --db "$W/db" --query "$W/q500.fasta" --backend cuda \
-            --devices "$devs" --top 50 --outfmt "6 qseqid sseqid score evalue bitscore" --out "$W/phases.out" 2> "$W/phases.log" \
+          job_cmd "${ENVAB_WORK:-b200}" "$devs"
+          in_setting "$setting" python3 "$R/bench/phase_times.py" "${cmd[@]}" --out "$W/phases.out" 2> "$W/phases.log" \
             > "$W/phases.json" || rc=1
           python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); d["job"] = sys.argv[2]; print(json.dumps(d))' \
             "$W/phases.json" "$name" >> "$OUT/multigpu_phases.jsonl"
