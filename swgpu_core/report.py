@@ -29,7 +29,7 @@ import os
 import re
 import urllib.parse
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -359,7 +359,7 @@ def _alignment_block(aln: Alignment) -> str:
     return (
         f"<div class=aln><p class=title>&gt;<b>{_link(aln.subject_id)}</b> {_esc(name)}{org}  Length={aln.slen:,}</p>"
         f"<p class=stats>Score = {bits}{expect}<br>Identities = {pct(aln.identities)}, Positives = {pct(aln.positives)}, "
-        f"Gaps = {pct(aln.gaps)}</p><pre>{_esc(chr(10).join(pairwise_rows(replace(aln, midline=blast_midline(aln)))).rstrip())}</pre></div>"
+        f"Gaps = {pct(aln.gaps)}</p><pre>{_esc(chr(10).join(pairwise_rows(aln, blast_midline(aln))).rstrip())}</pre></div>"
     )
 
 

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import gzip
 import json
+import pickle
 import re
 import sys
 from collections.abc import Callable
+from copy import copy as shallow_copy
 from dataclasses import fields, replace
 from pathlib import Path
 from types import SimpleNamespace
@@ -82,7 +84,8 @@ def reference_record(trace: PairTrace, query: EncodedSequence, subject: EncodedS
     return dict(
         query_id=query.id, query_description=query.description, subject_id=subject.id, subject_description=subject.description,
         subject_index=index, rank=rank, score=score, qstart=trace.qstart, qend=trace.qend, sstart=trace.sstart, send=trace.send,
-        qlen=len(query), slen=len(subject), qseq="".join(qseq), sseq="".join(sseq), midline="".join(mid), cigar=run_lengths("".join(cigar)),
+        qlen=len(query), slen=len(subject), length=len(qseq), qseq="".join(qseq), sseq="".join(sseq), midline="".join(mid),
+        cigar=run_lengths("".join(cigar)),
         identities=identities, positives=positives, mismatches=mismatches, gap_opens=opens, gaps=gaps, evalue=None, bitscore=None,
     )  # fmt: skip
 
@@ -166,6 +169,37 @@ def test_random_paths_equal_the_reference(scoring: Scoring) -> None:
     assert any(a.cigar[-1] in "ID" for a in built) and any(a.cigar[1] in "ID" for a in built)  # gaps at either end
     unknown = "X" if scoring is PROTEIN else "N"  # identical and not positive: '|' in the midline, not a positive
     assert any(a.qseq[k] == a.sseq[k] == unknown and a.midline[k] == "|" for a in built for k in range(a.length))
+
+
+def test_the_texts_are_made_on_first_read_for_the_whole_call(tmp_path: Path, monkeypatch) -> None:
+    """BLAST's twelve columns make no aligned text; the first text read makes those of every record
+    of the call, once, equal to the reference; a record made by hand takes its texts or has none."""
+    from swgpu_core.align import alignment
+
+    made: list[int] = []
+    make = alignment._Texts._make
+    monkeypatch.setattr(alignment._Texts, "_make", lambda self: made.append(1) or make(self))
+    rng = np.random.default_rng(10)
+    traces, queries, subjects = (list(x) for x in zip(*(random_path(rng, PROTEIN, 60, str(k)) for k in range(50))))
+    built = build_alignments(traces, queries, subjects, range(50), [1] * 50, PROTEIN)
+    hits = [QueryHits(q, np.array([k]), np.array([t.score], np.int32)) for k, (q, t) in enumerate(zip(queries, traces))]
+    db = SimpleNamespace(lengths=[len(s) for s in subjects], headers=lambda ids: [(subjects[i].id, subjects[i].description) for i in ids])
+    results = Results(db, hits, [[a] for a in built], NO_STATISTICS, "BLOSUM62 gap 11/1")
+    write_results(tmp_path / "std.tsv", results, outfmt="6 qaccver saccver pident length mismatch gapopen qstart qend sstart send score")
+    assert made == [] and len((tmp_path / "std.tsv").read_text().splitlines()) == 50
+    assert built[7].qseq  # one record's text makes every record's
+    assert made == [1]
+    for k, aln in enumerate(built):
+        want = reference_record(traces[k], queries[k], subjects[k], k, 1, PROTEIN)
+        assert (aln.qseq, aln.sseq, aln.midline, aln.cigar) == (want["qseq"], want["sseq"], want["midline"], want["cigar"])
+        assert aln.texts is None
+    assert made == [1]
+    by_hand = Alignment("q", "", "s", "", 0, 1, 8, 1, 2, 1, 2, 2, 2, 2, 2, 2, 0, 0, 0, texts=("AW", "AW", "||", "2="))
+    assert (by_hand.qseq, by_hand.sseq, by_hand.midline, by_hand.cigar) == ("AW", "AW", "||", "2=") and by_hand.btop == "2"
+    with pytest.raises(AttributeError, match="qseq"):
+        assert not Alignment("q", "", "s", "", 0, 1, 8, 1, 2, 1, 2, 2, 2, 2, 2, 2, 0, 0, 0).qseq
+    unread = build_alignments(traces[:3], queries[:3], subjects[:3], range(3), [1] * 3, PROTEIN)
+    assert pickle.loads(pickle.dumps(unread[1])) == built[1] and shallow_copy(unread[2]) == built[2]
 
 
 def test_traced_paths_equal_the_reference() -> None:

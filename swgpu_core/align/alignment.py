@@ -9,12 +9,17 @@ The records of many paths are built at once (:func:`build_alignments`): their co
 laid end to end and every quantity comes from a few numpy passes over all of them, then
 each record takes its slices. One record at a time, per-column Python and a few dozen
 small numpy calls per path cost over 100 microseconds a record, more than the traceback
-of a typical hit; BTOP, which few outputs ask for, is derived on first use
+of a typical hit. The aligned texts (``qseq``, ``sseq``, ``midline``, ``cigar``) are made on
+first use, for every record of the call at once (:class:`_Texts`): they are a pass over every
+column each, 39% of the records' time for 24,000 alignments of 490 columns on the CPU
+machine (bench/RESULTS.md, twenty-ninth session), and BLAST's twelve columns, the default
+table, read none of them. BTOP, which few outputs ask for, is derived on first use too
 (:func:`btops`, many records at once) and kept.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NoReturn
@@ -43,7 +48,9 @@ class Alignment:
     residues with ``-`` for gaps; in the CIGAR the query is the read and the subject the
     reference, so ``I`` is a query residue against a gap and ``D`` a subject residue
     against a gap. Slots: tens of thousands of records are made per output, each in a
-    fraction of the time a dictionary-backed instance takes.
+    fraction of the time a dictionary-backed instance takes. The four texts are fields
+    that :func:`build_alignments` leaves to be made on first read (see :meth:`__getattr__`);
+    ``texts`` gives them to a record made by hand.
     """
 
     query_id: str
@@ -59,10 +66,7 @@ class Alignment:
     send: int
     qlen: int
     slen: int
-    qseq: str
-    sseq: str
-    midline: str  # '|' identical, '+' positive score, ' ' otherwise
-    cigar: str  # =/X/I/D
+    length: int  # alignment columns (pairs plus gap residues)
     identities: int
     positives: int
     mismatches: int
@@ -71,12 +75,35 @@ class Alignment:
     evalue: float | None = None
     bitscore: float | None = None
     ops: np.ndarray | None = field(default=None, repr=False, compare=False)
+    #: (qseq, sseq, midline, cigar), or where they come from: a call's :class:`_Texts` and this record's number in it
+    texts: tuple[str, str, str, str] | tuple[_Texts, int] | None = field(default=None, repr=False, compare=False)
+    qseq: str = field(init=False)
+    sseq: str = field(init=False)
+    midline: str = field(init=False)  # '|' identical, '+' positive score, ' ' otherwise
+    cigar: str = field(init=False)  # =/X/I/D
     _btop: str | None = field(default=None, init=False, repr=False, compare=False)  # see btops()
 
-    @property
-    def length(self) -> int:
-        """Alignment columns (pairs plus gap residues)."""
-        return len(self.qseq)
+    def __post_init__(self) -> None:
+        if self.texts is not None and isinstance(self.texts[0], str):
+            self.qseq, self.sseq, self.midline, self.cigar = self.texts  # type: ignore[misc]
+            self.texts = None
+
+    def __getstate__(self) -> tuple[None, dict[str, object]]:
+        """Pickled and copied with its texts made: its call's columns would go with every record."""
+        if self.texts is not None:
+            self.__getattr__("qseq")
+        return None, {name: getattr(self, name) for name in self.__slots__}
+
+    def __getattr__(self, name: str) -> str:
+        """A text not made yet (an unset slot lands here): all four of this record's, from its
+        call's :class:`_Texts`, which makes those of every record of the call at once."""
+        texts = object.__getattribute__(self, "texts")
+        if name not in _TEXTS or texts is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        made, k = texts
+        self.qseq, self.sseq, self.midline, self.cigar = made.of(k)
+        self.texts = None
+        return object.__getattribute__(self, name)
 
     @property
     def pident(self) -> float:
@@ -208,6 +235,66 @@ def btops(alignments: Sequence[Alignment]) -> list[str]:
     return [a._btop for a in alignments]
 
 
+_TEXTS = frozenset(("qseq", "sseq", "midline", "cigar"))
+
+
+class _Texts:
+    """The aligned texts of the records of one :func:`build_alignments` call, made for all of
+    them when the first record is asked for one, from the columns the call laid end to end:
+    each column's residue codes (a gap is code ``size``), its path op, and the records' bounds.
+
+    The records refer to this object, not it to them, so it lives as long as a record that
+    has not read its texts does, and no cycle is made. Records of one call read from two
+    threads make the texts once (a lock)."""
+
+    __slots__ = ("_columns", "_made", "_lock")
+
+    def __init__(self, qcodes: np.ndarray, scodes: np.ndarray, ops: np.ndarray, bounds: np.ndarray, scoring: Scoring) -> None:
+        self._columns: tuple | None = (qcodes, scodes, ops, bounds, scoring)
+        self._made: list[tuple[str, str, str, str]] | None = None
+        self._lock = threading.Lock()
+
+    def of(self, k: int) -> tuple[str, str, str, str]:
+        """Record ``k``'s (qseq, sseq, midline, cigar)."""
+        with self._lock:
+            if self._made is None:
+                self._made = list(zip(*self._make()))
+                self._columns = None  # the columns are no longer needed
+        return self._made[k]
+
+    def _make(self) -> tuple[list[str], list[str], list[str], list[str]]:
+        qcodes, scodes, ops, bounds, scoring = self._columns
+        size = scoring.alphabet.size
+        letters = np.full(size + 1, GAP, np.uint8)
+        letters[:size] = scoring.alphabet.decode_table
+        same = qcodes == scodes  # no column is a gap in both
+        positive = _padded(scoring)[_pairs(qcodes, scodes, size)] > 0
+        mismatch = (ops == OP_PAIR) & ~same
+        return (
+            _split(letters[qcodes], bounds),
+            _split(letters[scodes], bounds),
+            _split(_MIDLINE[same * np.uint8(2) + positive], bounds),
+            _run_lengths(_CIGAR[ops + _MISMATCH * mismatch], bounds),
+        )
+
+
+def _padded(scoring: Scoring) -> np.ndarray:
+    """The matrix with a row and a column of zeros for the gap code ``size``, flattened for
+    :func:`_pairs`: a gap scores 0 against anything."""
+    size = scoring.alphabet.size
+    matrix = np.zeros((size + 1, size + 1), np.int32)
+    matrix[:size, :size] = scoring.matrix
+    return matrix.reshape(-1)
+
+
+def _pairs(qcodes: np.ndarray, scodes: np.ndarray, size: int) -> np.ndarray:
+    """Each column's index into :func:`_padded`: one flat lookup, 2.3 times as fast as indexing
+    the square matrix by the two code arrays (12 M columns, CPU machine). 16-bit where the
+    alphabet allows, which makes the index array half as large again."""
+    wide = np.uint16 if (size + 1) ** 2 <= 1 << 16 else np.intp
+    return qcodes.astype(wide) * wide(size + 1) + scodes
+
+
 def build_alignments(
     traces: Sequence[PairTrace],
     queries: Sequence[EncodedSequence],
@@ -254,9 +341,7 @@ def build_alignments(
     qcodes[on_q] = np.concatenate([q.codes[t.qstart - 1 : t.qend] for q, t in zip(queries, traces)])
     scodes = np.full(ops.size, size, np.uint8)
     scodes[on_s] = np.concatenate([s.codes[t.sstart - 1 : t.send] for s, t in zip(subjects, traces)])
-    matrix = np.zeros((size + 1, size + 1), np.int32)
-    matrix[:size, :size] = scoring.matrix
-    sub = matrix[qcodes, scodes]
+    sub = _padded(scoring)[_pairs(qcodes, scodes, size)]
     np.equal(qcodes, scodes, out=same)
     np.greater(sub, 0, out=positive)
     np.not_equal(ops, OP_PAIR, out=gapped)
@@ -269,32 +354,26 @@ def build_alignments(
     if wrong.size:
         k = int(wrong[0])
         raise TracebackError(f"alignment of {queries[k].id} vs {subjects[k].id} scores {scores[k]}, the search found {found[k]}")
-    letters = np.full(size + 1, GAP, np.uint8)
-    letters[:size] = scoring.alphabet.decode_table
-    columns = (
-        _split(letters[qcodes], bounds),
-        _split(letters[scodes], bounds),
-        _split(_MIDLINE[same * np.uint8(2) + positive], bounds),
-        _run_lengths(_CIGAR[ops + _MISMATCH * (~gapped & ~same)], bounds),
-    )
-    numbers = (n_same, n_positive, lengths - n_gaps - n_same, n_opens, n_gaps)  # identities ... gaps
-    # positional, in the fields' order up to ``gaps`` (E-values come later), which costs less than 25 keywords per record
+    texts = _Texts(qcodes, scodes, ops, bounds, scoring)
+    numbers = (lengths, n_same, n_positive, lengths - n_gaps - n_same, n_opens, n_gaps)  # length, identities ... gaps
+    # positional, in the fields' order up to ``ops`` (E-values come later), which costs less than 25 keywords per record
     return [
-        Alignment(q.id, q.description, s.id, s.description, *row, ops=t.ops)
-        for q, s, t, row in zip(
-            queries,
-            subjects,
-            traces,
+        Alignment(q.id, q.description, s.id, s.description, *row, None, None, t.ops, (texts, k))
+        for k, (q, s, t, row) in enumerate(
             zip(
-                map(int, subject_indices),
-                map(int, ranks),
-                scores.tolist(),
-                *ends[:, :4].T.tolist(),
-                qlen.tolist(),
-                slen.tolist(),
-                *columns,
-                *(x.tolist() for x in numbers),
-            ),
+                queries,
+                subjects,
+                traces,
+                zip(
+                    map(int, subject_indices),
+                    map(int, ranks),
+                    scores.tolist(),
+                    *ends[:, :4].T.tolist(),
+                    qlen.tolist(),
+                    slen.tolist(),
+                    *(x.tolist() for x in numbers),
+                ),
+            )
         )
     ]
 

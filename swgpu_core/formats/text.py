@@ -63,7 +63,8 @@ def alignment_from_record(record: dict, subject_index: int = -1) -> Alignment:
     values = {name: record[name] for name in _STORED}
     if not isinstance(values["qseq"], str) or not isinstance(values["score"], int):
         raise TypeError("qseq must be a string and score an integer")
-    return Record(subject_index=subject_index, **values)
+    texts = tuple(values.pop(name) for name in ("qseq", "sseq", "midline", "cigar"))
+    return Record(subject_index=subject_index, length=len(texts[0]), texts=texts, **values)
 
 
 def write_jsonl(out: TextIO, alignments: Sequence[Sequence[Alignment]]) -> None:
@@ -97,16 +98,18 @@ def format_pairwise(aln: Alignment) -> str:
     return "\n".join(lines + pairwise_rows(aln)) + "\n"
 
 
-def pairwise_rows(aln: Alignment) -> list[str]:
-    """The Query / match / Sbjct lines, ``WIDTH`` columns each, with coordinates, as BLAST prints them.
+def pairwise_rows(aln: Alignment, midline: str | None = None) -> list[str]:
+    """The Query / match / Sbjct lines, ``WIDTH`` columns each, with coordinates, as BLAST prints them;
+    the match line is ``midline`` where given (the report's, BLAST's letters), else the record's.
 
     Each block ends with an empty line; the HTML report shows the same rows as the text view.
     """
     lines = []
     qpos, spos = aln.qstart, aln.sstart
     pad = len(str(max(aln.qend, aln.send)))
+    middle = aln.midline if midline is None else midline
     for k in range(0, aln.length, WIDTH):
-        q, m, s = aln.qseq[k : k + WIDTH], aln.midline[k : k + WIDTH], aln.sseq[k : k + WIDTH]
+        q, m, s = aln.qseq[k : k + WIDTH], middle[k : k + WIDTH], aln.sseq[k : k + WIDTH]
         qn, sn = len(q) - q.count("-"), len(s) - s.count("-")
         lines.append(f"Query  {qpos:<{pad}}  {q}  {qpos + qn - 1}")
         lines.append(f"       {'':<{pad}}  {m}")
