@@ -173,7 +173,8 @@ def test_random_paths_equal_the_reference(scoring: Scoring) -> None:
 
 def test_the_texts_are_made_on_first_read_for_the_whole_call(tmp_path: Path, monkeypatch) -> None:
     """BLAST's twelve columns make no aligned text; the first text read makes those of every record
-    of the call, once, equal to the reference; a record made by hand takes its texts or has none."""
+    of the call, once, equal to the reference; a record made by hand needs its texts; copies,
+    pickles and dataclasses.replace carry them, read or not."""
     from swgpu_core.align import alignment
 
     made: list[int] = []
@@ -192,14 +193,17 @@ def test_the_texts_are_made_on_first_read_for_the_whole_call(tmp_path: Path, mon
     for k, aln in enumerate(built):
         want = reference_record(traces[k], queries[k], subjects[k], k, 1, PROTEIN)
         assert (aln.qseq, aln.sseq, aln.midline, aln.cigar) == (want["qseq"], want["sseq"], want["midline"], want["cigar"])
-        assert aln.texts is None
+        assert aln.texts == (aln.qseq, aln.sseq, aln.midline, aln.cigar)
+        assert replace(aln, evalue=1.0) == replace(built[k], evalue=1.0) != aln
     assert made == [1]
     by_hand = Alignment("q", "", "s", "", 0, 1, 8, 1, 2, 1, 2, 2, 2, 2, 2, 2, 0, 0, 0, texts=("AW", "AW", "||", "2="))
     assert (by_hand.qseq, by_hand.sseq, by_hand.midline, by_hand.cigar) == ("AW", "AW", "||", "2=") and by_hand.btop == "2"
-    with pytest.raises(AttributeError, match="qseq"):
-        assert not Alignment("q", "", "s", "", 0, 1, 8, 1, 2, 1, 2, 2, 2, 2, 2, 2, 0, 0, 0).qseq
-    unread = build_alignments(traces[:3], queries[:3], subjects[:3], range(3), [1] * 3, PROTEIN)
+    assert replace(by_hand, rank=2).cigar == "2="
+    with pytest.raises(TypeError, match="texts"):
+        Alignment("q", "", "s", "", 0, 1, 8, 1, 2, 1, 2, 2, 2, 2, 2, 2, 0, 0, 0)  # type: ignore[call-arg]
+    unread = build_alignments(traces[:4], queries[:4], subjects[:4], range(4), [1] * 4, PROTEIN)
     assert pickle.loads(pickle.dumps(unread[1])) == built[1] and shallow_copy(unread[2]) == built[2]
+    assert replace(unread[3], evalue=2.0).midline == built[3].midline and unread[0].cigar and unread[0].texts == built[0].texts
 
 
 def test_traced_paths_equal_the_reference() -> None:

@@ -50,7 +50,8 @@ class Alignment:
     against a gap. Slots: tens of thousands of records are made per output, each in a
     fraction of the time a dictionary-backed instance takes. The four texts are fields
     that :func:`build_alignments` leaves to be made on first read (see :meth:`__getattr__`);
-    ``texts`` gives them to a record made by hand.
+    ``texts`` gives them to a record made by hand, and holds them once made, so that
+    :func:`dataclasses.replace` carries them to the new record.
     """
 
     query_id: str
@@ -76,7 +77,7 @@ class Alignment:
     bitscore: float | None = None
     ops: np.ndarray | None = field(default=None, repr=False, compare=False)
     #: (qseq, sseq, midline, cigar), or where they come from: a call's :class:`_Texts` and this record's number in it
-    texts: tuple[str, str, str, str] | tuple[_Texts, int] | None = field(default=None, repr=False, compare=False)
+    texts: tuple[str, str, str, str] | tuple[_Texts, int] = field(kw_only=True, repr=False, compare=False)
     qseq: str = field(init=False)
     sseq: str = field(init=False)
     midline: str = field(init=False)  # '|' identical, '+' positive score, ' ' otherwise
@@ -84,25 +85,23 @@ class Alignment:
     _btop: str | None = field(default=None, init=False, repr=False, compare=False)  # see btops()
 
     def __post_init__(self) -> None:
-        if self.texts is not None and isinstance(self.texts[0], str):
+        if isinstance(self.texts[0], str):
             self.qseq, self.sseq, self.midline, self.cigar = self.texts  # type: ignore[misc]
-            self.texts = None
 
     def __getstate__(self) -> tuple[None, dict[str, object]]:
         """Pickled and copied with its texts made: its call's columns would go with every record."""
-        if self.texts is not None:
-            self.__getattr__("qseq")
+        self.__getattr__("qseq")
         return None, {name: getattr(self, name) for name in self.__slots__}
 
     def __getattr__(self, name: str) -> str:
         """A text not made yet (an unset slot lands here): all four of this record's, from its
         call's :class:`_Texts`, which makes those of every record of the call at once."""
         texts = object.__getattribute__(self, "texts")
-        if name not in _TEXTS or texts is None:
+        if name not in _TEXTS:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        made, k = texts
-        self.qseq, self.sseq, self.midline, self.cigar = made.of(k)
-        self.texts = None
+        if not isinstance(texts[0], str):
+            texts = self.texts = texts[0].of(texts[1])
+            self.qseq, self.sseq, self.midline, self.cigar = texts
         return object.__getattribute__(self, name)
 
     @property
@@ -256,24 +255,28 @@ class _Texts:
 
     def of(self, k: int) -> tuple[str, str, str, str]:
         """Record ``k``'s (qseq, sseq, midline, cigar)."""
-        with self._lock:
-            if self._made is None:
-                self._made = list(zip(*self._make()))
-                self._columns = None  # the columns are no longer needed
-        return self._made[k]
+        made = self._made
+        if made is None:
+            with self._lock:
+                if self._made is None:
+                    self._made = list(zip(*self._make()))
+                    self._columns = None  # the columns are no longer needed
+            made = self._made
+        return made[k]
 
     def _make(self) -> tuple[list[str], list[str], list[str], list[str]]:
         qcodes, scodes, ops, bounds, scoring = self._columns
         size = scoring.alphabet.size
         letters = np.full(size + 1, GAP, np.uint8)
         letters[:size] = scoring.alphabet.decode_table
-        same = qcodes == scodes  # no column is a gap in both
-        positive = _padded(scoring)[_pairs(qcodes, scodes, size)] > 0
-        mismatch = (ops == OP_PAIR) & ~same
+        # the midline letter of each pair of codes: 2 x identical + positive score, as one lookup
+        identical = np.identity(size + 1, np.uint8).reshape(-1)
+        midline = _MIDLINE[identical * np.uint8(2) + (_padded(scoring) > 0)]
+        mismatch = (ops == OP_PAIR) & (qcodes != scodes)  # no column is a gap in both
         return (
             _split(letters[qcodes], bounds),
             _split(letters[scodes], bounds),
-            _split(_MIDLINE[same * np.uint8(2) + positive], bounds),
+            _split(midline[_pairs(qcodes, scodes, size)], bounds),
             _run_lengths(_CIGAR[ops + _MISMATCH * mismatch], bounds),
         )
 
@@ -358,7 +361,7 @@ def build_alignments(
     numbers = (lengths, n_same, n_positive, lengths - n_gaps - n_same, n_opens, n_gaps)  # length, identities ... gaps
     # positional, in the fields' order up to ``ops`` (E-values come later), which costs less than 25 keywords per record
     return [
-        Alignment(q.id, q.description, s.id, s.description, *row, None, None, t.ops, (texts, k))
+        Alignment(q.id, q.description, s.id, s.description, *row, None, None, t.ops, texts=(texts, k))
         for k, (q, s, t, row) in enumerate(
             zip(
                 queries,
