@@ -90,7 +90,7 @@ class Alignment:
 
     def __getstate__(self) -> tuple[None, dict[str, object]]:
         """Pickled and copied with its texts made: its call's columns would go with every record."""
-        self.__getattr__("qseq")
+        self.__getattr__("qseq")  # makes the four texts where they are not made yet
         return None, {name: getattr(self, name) for name in self.__slots__}
 
     def __getattr__(self, name: str) -> str:
@@ -292,8 +292,8 @@ def _padded(scoring: Scoring) -> np.ndarray:
 
 def _pairs(qcodes: np.ndarray, scodes: np.ndarray, size: int) -> np.ndarray:
     """Each column's index into :func:`_padded`: one flat lookup, 2.3 times as fast as indexing
-    the square matrix by the two code arrays (12 M columns, CPU machine). 16-bit where the
-    alphabet allows, which makes the index array half as large again."""
+    the square matrix by the two code arrays (12 M columns, CPU machine), with a 16-bit index
+    where the alphabet allows (a quarter of ``intp``'s bytes)."""
     wide = np.uint16 if (size + 1) ** 2 <= 1 << 16 else np.intp
     return qcodes.astype(wide) * wide(size + 1) + scodes
 
