@@ -8,7 +8,8 @@ are patched as their imports complete (PATCHES), so the command imports them its
 ``swgpu`` does. Also reports the stack that first imports ``cupyx`` (it pulls in
 scipy.sparse), if anything does, and the garbage collector's pauses: each collection over
 2 ms as a span ("gc genN"), and the count and seconds of all of them per generation; and per
-GPU of a search (``per_device``) its scan as :data:`per_device` describes it.
+GPU of a search (``per_device``) its scan as :data:`per_device` describes it, and per call of the GPU
+traceback (``traceback``) its pairs' sizes and kernel seconds.
 """
 
 from __future__ import annotations
@@ -147,6 +148,30 @@ def gpu_clock(owner, name: str) -> None:
     setattr(owner, name, wrapper)
 
 
+#: per call of the GPU traceback (``align_packed``): its pairs, the cells of its largest pair and of all
+#: (query x subject: the forward scan's), the pairs of over 10^7 cells, and the kernels' device seconds
+traceback_calls: list = []
+
+
+def traceback_sizes(owner, name: str) -> None:
+    """Record each call of ``owner.name`` (``gpu.traceback.align_packed``): the sizes of its pairs and the
+    device seconds of each kernel (``PackedTraces.kernel_seconds``), to tell a tail of huge pairs from bulk."""
+    original = getattr(owner, name)
+
+    @functools.wraps(original)
+    def wrapper(residues, qoff, qlen, soff, slen, *a, **k):
+        result = original(residues, qoff, qlen, soff, slen, *a, **k)
+        import numpy as np
+
+        cells = np.asarray(qlen, np.int64) * np.asarray(slen, np.int64)
+        traceback_calls.append({"pairs": int(cells.size), "cells": int(cells.sum()), "largest_cells": int(cells.max(initial=0)),
+                                "pairs_over_1e7_cells": int((cells > 10**7).sum()),
+                                "kernel_seconds": {n: round(v, 4) for n, v in result.kernel_seconds.items()}})  # fmt: skip
+        return result
+
+    setattr(owner, name, wrapper)
+
+
 #: what is timed, per module: (attribute, or Class.attribute, label). Each module is patched the
 #: moment its import finishes (the finder below), so the command imports everything itself, in
 #: its own order and threads, as `swgpu` does: nothing is imported ahead (until 2026-11-26 the
@@ -206,6 +231,8 @@ class Patcher(importlib.abc.MetaPathFinder):
                 for part in outer:
                     owner = getattr(owner, part)
                 timed(owner, last, label)
+            if name == "swgpu_core.gpu.traceback":
+                traceback_sizes(module, "align_packed")
             if name == "swgpu_core.gpu.search":
                 every_launch(module.DeviceWorker, "_launch")
                 steps_end(module.DeviceWorker, "scan_steps")
@@ -260,6 +287,7 @@ print(
             "per_device": {d: {k: v for k, v in e.items() if not k.startswith("_")} for d, e in per_device.items()},
             "cupyx_imported_from": cupyx_stack,
             "gc": {f"gen{g}": {"collections": n, "seconds": round(t, 3)} for g, (n, t) in gc_totals.items()},
+            "traceback": traceback_calls,
             "compiled_from_source": len(compiled),
             "compiled_examples": compiled[:8],
         }
