@@ -15,6 +15,14 @@ rows each. Two regimes:
   (0.21 / 0.26 / 0.43 us): wider steps are cheaper per row, so the largest ``R`` wins for
   tall pairs (its region pass 0.165 -> 0.086 s, its reverse scan 0.26 -> 0.11 s) and the
   model picks per pair the ``R`` of the least ``passes * STEP_COST[R]``.
+* **A few huge pairs among many** (a search's hits where a long query meets the long subjects
+  of bench200M: 831 of 23,683 pairs over 10^7 cells, the largest 1.3 * 10^8): a launch lasts
+  at least as long as its longest warp, so a pair whose one warp, at the throughput ``R``,
+  would outlast an even share of the call's steps (:func:`rows_per_lane`) takes the ``R`` of
+  the least latency too, and each launch starts its pairs longest first (:func:`launch_order`),
+  so that no long pair starts in the launch's tail. Before, such a call's ``tb_ends`` took
+  0.36 s where its cells at the kernels' rate for uniform pairs would take 0.04 s (H200,
+  bench/RESULTS.md, twenty-ninth session).
 
 A launch's direction nibbles (half a byte per cell of each rectangle) take device memory;
 launches were capped at 2 GB, which cut align-long's 200 rectangles of 10^4 x 1.4 * 10^4
@@ -49,17 +57,44 @@ def few_pairs(n_pairs: int, sms: int) -> bool:
     return n_pairs <= FEW_PAIRS_PER_SM * sms
 
 
-def rows_per_lane(rows: np.ndarray, cols: np.ndarray, few: bool = False) -> np.ndarray:
+def latency(rows: np.ndarray, cols: np.ndarray, r: np.ndarray | int) -> np.ndarray:
+    """One warp's time for a pair at ``r`` rows per lane, in steps of ``R`` = 4 alone:
+    ``passes * (cols + 31) * STEP_COST[r]``."""
+    r = np.broadcast_to(np.asarray(r, np.int64), np.shape(rows))
+    cost = np.select([r == x for x in ROWS_PER_LANE], [STEP_COST[x] for x in ROWS_PER_LANE])
+    return passes(rows, r) * (np.asarray(cols, np.int64) + 31) * cost
+
+
+def rows_per_lane(rows: np.ndarray, cols: np.ndarray, sms: int | None = None) -> np.ndarray:
     """Per pair, the R of the least cost: steps of all lanes, ``passes * R * (cols + 31)``
-    (ties to the smaller R), or with ``few`` the latency of one warp, ``passes * STEP_COST[R]``
-    (the columns are the same for every R)."""
+    (ties to the smaller R), or for a latency-bound pair the latency of its one warp,
+    ``passes * STEP_COST[R]`` (the columns are the same for every R). With ``sms``, the
+    multiprocessors of the GPU, every pair of a call of few pairs (:func:`few_pairs`) is
+    latency-bound, and so is a pair of a larger call whose :func:`latency` at its throughput R
+    exceeds the call's summed latency over ``FEW_PAIRS_PER_SM * sms`` warps: its one warp
+    would outlast the rest of the call, which the GPU's warps share."""
     rows = np.asarray(rows, np.int64)
-    cols = np.asarray(cols, np.int64) + 31
-    if few:
-        costs = np.stack([passes(rows, r) * STEP_COST[r] for r in ROWS_PER_LANE])
-    else:
-        costs = np.stack([passes(rows, r) * (r * cols) for r in ROWS_PER_LANE])
-    return np.asarray(ROWS_PER_LANE, np.int64)[np.argmin(costs, axis=0)]
+    cols = np.asarray(cols, np.int64)
+    choices = np.asarray(ROWS_PER_LANE, np.int64)
+    spans = cols + 31
+    chosen = choices[np.argmin(np.stack([passes(rows, r) * (r * spans) for r in ROWS_PER_LANE]), axis=0)]
+    if sms is None or rows.size == 0:
+        return chosen
+    alone = latency(rows, cols, chosen)
+    bound = np.ones(rows.size, bool) if few_pairs(rows.size, sms) else alone > alone.sum() / (FEW_PAIRS_PER_SM * sms)
+    if bound.any():
+        quickest = np.argmin(np.stack([passes(rows[bound], r) * STEP_COST[r] for r in ROWS_PER_LANE]), axis=0)
+        chosen[bound] = choices[quickest]
+    return chosen
+
+
+def launch_order(rows: np.ndarray, cols: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """The pairs in launch order: grouped by ``r`` (in ``ROWS_PER_LANE`` order), each group's
+    longest first by :func:`latency` (ties in input order), so that a launch starts its longest
+    warps at once instead of some in its tail."""
+    r = np.asarray(r, np.int64)
+    key = np.searchsorted(np.asarray(ROWS_PER_LANE), r)
+    return np.lexsort((-latency(rows, cols, r), key))
 
 
 def nibble_bytes(heights: np.ndarray, widths: np.ndarray, r: np.ndarray) -> np.ndarray:

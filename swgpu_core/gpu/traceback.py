@@ -7,8 +7,8 @@ bit for bit: the kernels run the same int32 recurrences and tie rules (see
 1. ``tb_ends`` (one warp per pair): the forward scan gives the best score and the end cell,
    the anchored reverse scan the start cell. Pairs are grouped by their rows per lane ``R``
    (:func:`swgpu_core.align.gpu_plan.rows_per_lane`: the least padding when the pairs fill
-   the GPU, the least latency when they are few), in launches of at most
-   :data:`PAIRS_PER_LAUNCH`. With
+   the GPU, the least latency when they are few or one of them is huge), longest first, in
+   launches of at most :data:`PAIRS_PER_LAUNCH`. With
    ``end_cells`` (align-long's end points, whose scores its own scan found) the forward
    scan is skipped and the reverse scan is anchored at the given cell.
 2. On the host, each rectangle's direction nibbles are counted exactly. A rectangle over
@@ -38,7 +38,7 @@ import numpy as np
 
 from .. import kernel_abi
 from ..align import traceback as cpu
-from ..align.gpu_plan import ROWS_PER_LANE, few_pairs, nibble_bytes, rows_per_lane
+from ..align.gpu_plan import ROWS_PER_LANE, latency, launch_order, nibble_bytes, rows_per_lane
 from ..align.gpu_plan import launch_bytes as planned_launch_bytes
 from ..align.traceback import PairTask, PairTrace, TracebackError, trace_region
 from ..errors import BackendUnavailable
@@ -218,8 +218,7 @@ def align_packed(
     if mat is None:
         raise BackendUnavailable(f"the GPU traceback holds matrices of at most {MAX_CODES} codes and int8 scores, not {scoring.describe()}")
     timer = _Timer()
-    few = few_pairs(n, geometry(cp.cuda.Device().id).sms)
-    k = _Kernels(cp.asarray(np.ascontiguousarray(residues, np.uint8)), mat, scoring, timer, few)
+    k = _Kernels(cp.asarray(np.ascontiguousarray(residues, np.uint8)), mat, scoring, timer, geometry(cp.cuda.Device().id).sms)
     _ends(k, qoff, qlen, soff, slen, expected, end_cells, ends)
     if launch_bytes is None:  # what the device has free, and what CuPy's pool holds unused
         launch_bytes = planned_launch_bytes(cp.cuda.runtime.memGetInfo()[0] + cp.get_default_memory_pool().free_bytes())
@@ -236,7 +235,7 @@ class _Kernels:
     matrix: cp.ndarray
     scoring: Scoring
     timer: _Timer
-    few: bool  # few pairs: rows per lane for latency (align.gpu_plan)
+    sms: int  # the GPU's multiprocessors: which pairs take rows per lane for latency (align.gpu_plan)
 
     @property
     def scalars(self) -> tuple[np.int32, np.int32, np.int32]:
@@ -247,15 +246,14 @@ def _ends(k: _Kernels, qoff, qlen, soff, slen, expected, end_cells, ends: np.nda
     """Passes 1 and 2 (or 2 alone from ``end_cells``): launches grouped by rows per lane of
     the rows and columns scanned, all queued, one download at the end."""
     rows, cols = (qlen, slen) if end_cells is None else (end_cells[:, 0], end_cells[:, 1])
-    r_pair = rows_per_lane(rows, cols, k.few)
-    groups = [np.flatnonzero(r_pair == r) for r in ROWS_PER_LANE]
-    perm = np.concatenate(groups)
+    r_pair = rows_per_lane(rows, cols, k.sms)
+    perm = launch_order(rows, cols, r_pair)
     rows_p, cols_p = rows[perm], cols[perm]
     d_qoff, d_qlen, d_soff, d_slen = (cp.asarray(a[perm]) for a in (qoff, qlen, soff, slen))
     d_exp = None if expected is None else cp.asarray(np.asarray(expected, np.int32)[perm])
     d_given = None if end_cells is None else cp.asarray(end_cells[perm])
     d_ends = cp.empty((perm.size, len(EndField)), np.int32)
-    counts = np.cumsum([0] + [g.size for g in groups])
+    counts = np.cumsum([0] + [int(np.count_nonzero(r_pair == r)) for r in ROWS_PER_LANE])
     for r, first, last in zip(ROWS_PER_LANE, counts[:-1], counts[1:]):
         for k0 in range(first, last, PAIRS_PER_LAUNCH):
             sl = slice(k0, min(k0 + PAIRS_PER_LAUNCH, last))
@@ -286,14 +284,14 @@ def _regions(k: _Kernels, residues, qoff, qlen, soff, slen, out: PackedTraces, p
     ok = np.flatnonzero(out.status == Status.OK)
     heights = (out.qend[ok] - out.qstart[ok] + 1).astype(np.int64)
     widths = (out.send[ok] - out.sstart[ok] + 1).astype(np.int64)
-    r_reg = rows_per_lane(heights, widths, k.few)
+    r_reg = rows_per_lane(heights, widths, k.sms)
     nbytes = nibble_bytes(heights, widths, r_reg)
     on_gpu = nbytes <= pair_budget
     out.ops = np.empty(int((heights + widths).sum()), np.uint8)
     base = 0
     for r in ROWS_PER_LANE:
         mine = np.flatnonzero(on_gpu & (r_reg == r))
-        mine = mine[np.argsort(heights[mine], kind="stable")]
+        mine = mine[np.argsort(-latency(heights[mine], widths[mine], r), kind="stable")]  # longest first
         start = 0
         while start < mine.size:
             total = np.cumsum(nbytes[mine[start:]])
