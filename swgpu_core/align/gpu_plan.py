@@ -20,9 +20,11 @@ rows each. Two regimes:
   at least as long as its longest warp, so a pair whose one warp, at the throughput ``R``,
   would outlast an even share of the call's steps (:func:`rows_per_lane`) takes the ``R`` of
   the least latency too, and each launch starts its pairs longest first (:func:`launch_order`),
-  so that no long pair starts in the launch's tail. Before, such a call's ``tb_ends`` took
-  0.36 s where its cells at the kernels' rate for uniform pairs would take 0.04 s (H200,
-  bench/RESULTS.md, twenty-ninth session).
+  so that no long pair starts in the launch's tail. Such a call's ``tb_ends`` took 0.357-0.385 s
+  (two H200 hosts), where its 3.3 * 10^10 cells at the kernels' rate for uniform pairs take
+  0.04 s; with this, 0.335 s (a third H200 host; bench/RESULTS.md, twenty-ninth session).
+  What is left is the largest pair's own forward and reverse scans on one warp (about 0.12 s
+  each for 1.3 * 10^8 cells at ``R`` = 16), which only several warps per pair would shorten.
 
 A launch's direction nibbles (half a byte per cell of each rectangle) take device memory;
 launches were capped at 2 GB, which cut align-long's 200 rectangles of 10^4 x 1.4 * 10^4
