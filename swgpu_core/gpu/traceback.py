@@ -38,7 +38,7 @@ import numpy as np
 
 from .. import kernel_abi
 from ..align import traceback as cpu
-from ..align.gpu_plan import ROWS_PER_LANE, latency, launch_order, nibble_bytes, rows_per_lane
+from ..align.gpu_plan import ROWS_PER_LANE, launch_order, nibble_bytes, rows_per_lane
 from ..align.gpu_plan import launch_bytes as planned_launch_bytes
 from ..align.traceback import PairTask, PairTrace, TracebackError, trace_region
 from ..errors import BackendUnavailable
@@ -288,10 +288,10 @@ def _regions(k: _Kernels, residues, qoff, qlen, soff, slen, out: PackedTraces, p
     nbytes = nibble_bytes(heights, widths, r_reg)
     on_gpu = nbytes <= pair_budget
     out.ops = np.empty(int((heights + widths).sum()), np.uint8)
+    order = launch_order(heights, widths, r_reg)  # longest first within each R, as the ends' launches
     base = 0
     for r in ROWS_PER_LANE:
-        mine = np.flatnonzero(on_gpu & (r_reg == r))
-        mine = mine[np.argsort(-latency(heights[mine], widths[mine], r), kind="stable")]  # longest first
+        mine = order[(r_reg[order] == r) & on_gpu[order]]
         start = 0
         while start < mine.size:
             total = np.cumsum(nbytes[mine[start:]])
