@@ -75,6 +75,13 @@ MAX_CODES = 32
 #: Rows of the query per lane that the traceback kernels are compiled for, and the warps
 #: (pairs) per block of each (``Warps<R>``): the per-warp profiles take MAX_CODES * 32 * R bytes.
 TB_WARPS = {4: 4, 8: 4, 16: 2}
+#: A team (one pair spread over several warps of a block, ``tb_ends_team``/``tb_region_team``):
+#: warp w runs TB_TEAM_DELAY steps behind warp w - 1 and takes its top input from a shared ring
+#: of twice as many columns written by warp w - 1's last lane; the block synchronises every
+#: TB_TEAM_DELAY / 2 steps (the kernel derives why that is safe), and at most TB_TEAM_MAX_WARPS
+#: warps make a team (its ``__launch_bounds__``).
+TB_TEAM_DELAY = 64
+TB_TEAM_MAX_WARPS = 8
 
 
 class Status(enum.IntEnum):
@@ -179,6 +186,8 @@ def compile_options() -> tuple[str, ...]:
         f"-DSWGPU_SELECT_PICK_THREADS={SELECT_PICK_THREADS}",
         f"-DSWGPU_MAX_CODES={MAX_CODES}",
         *(f"-DSWGPU_TB_WARPS_{r}={w}" for r, w in TB_WARPS.items()),
+        f"-DSWGPU_TB_TEAM_DELAY={TB_TEAM_DELAY}",
+        f"-DSWGPU_TB_TEAM_MAX_WARPS={TB_TEAM_MAX_WARPS}",
         *_enum_defines("STATUS", Status),
         *_enum_defines("END", EndField),
         f"-DSWGPU_LONG_WARPS_PER_BLOCK={LONG_WARPS_PER_BLOCK}",

@@ -3,18 +3,29 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from swgpu_core.align.gpu_plan import (
     FEW_PAIRS_PER_SM,
     MIN_LAUNCH_BYTES,
     ROWS_PER_LANE,
+    STEP_COST,
+    TEAM_SIZES,
+    TEAM_STEP_COST,
+    TEAM_WARPS_PER_SM,
     few_pairs,
     latency,
+    latency_bound,
     launch_bytes,
+    launch_groups,
     launch_order,
+    layout,
     nibble_bytes,
     rows_per_lane,
+    team_cap,
+    team_shared_bytes,
 )
+from swgpu_core.kernel_abi import MAX_CODES, TB_TEAM_DELAY, TB_TEAM_MAX_WARPS
 
 
 def test_many_pairs_take_the_rows_per_lane_that_pad_least_ties_to_the_smaller():
@@ -25,42 +36,82 @@ def test_many_pairs_take_the_rows_per_lane_that_pad_least_ties_to_the_smaller():
     assert rows_per_lane(rows, cols).tolist() == [4, 4, 4, 4, 4, 4, 4]
 
 
-def test_few_pairs_take_the_rows_per_lane_of_the_least_latency():
-    # passes * STEP_COST: tall pairs the widest steps, short ones a single pass of the narrowest
+def test_few_pairs_take_the_layout_of_the_least_latency():
+    """Six pairs are few for 132 SMs: each takes the (R, W) of the least modelled latency; a pair
+    of one short pass stays on one warp, tall ones take teams."""
     rows = np.array([100, 128, 200, 256, 512, 10_000])
     cols = np.full(rows.size, 10_000)
-    assert rows_per_lane(rows, cols, sms=132).tolist() == [4, 4, 8, 8, 16, 16]  # 6 pairs: few for 132 SMs
-    assert rows_per_lane(rows, cols).tolist() != rows_per_lane(rows, cols, sms=132).tolist()
+    r, w = layout(rows, cols, sms=132)
+    for k in range(rows.size):
+        best = min(latency(rows[k : k + 1], cols[k : k + 1], x, y)[0] for x in ROWS_PER_LANE for y in TEAM_SIZES)
+        assert latency(rows[k : k + 1], cols[k : k + 1], r[k], w[k])[0] == best
+    assert w[0] == 1 and w[-1] == max(TEAM_SIZES) and r[-1] == 16
+    assert layout(rows, cols)[1].tolist() == [1] * rows.size  # without the GPU's size: throughput, one warp each
 
 
-def test_a_huge_pair_among_many_takes_the_rows_per_lane_of_the_least_latency():
+def test_a_team_pass_covers_its_warps_rows_and_pays_their_delay():
+    # one warp at R = 16: 10,000 rows are 20 passes of cols + 31 steps; 8 warps: 3 team passes of
+    # 4,096 rows, each 7 delays longer, at the team's step cost
+    rows, cols = np.array([10_000]), np.array([14_000])
+    assert latency(rows, cols, 16)[0] == pytest.approx(20 * (14_000 + 31) * STEP_COST[16])
+    assert latency(rows, cols, 16, 8)[0] == pytest.approx(3 * (14_000 + 7 * TB_TEAM_DELAY + 31) * STEP_COST[16] * TEAM_STEP_COST[8])
+    assert latency(rows, cols, 16, 1)[0] == latency(rows, cols, 16)[0]
+
+
+def test_a_huge_pair_among_many_takes_a_team():
     """Long queries against bench200M's long subjects: their one warp would outlast the call's
-    many small pairs, so they take the widest steps; the small pairs keep the least padding."""
+    many small pairs, so they take teams at the (R, W) of the least latency; the small pairs keep
+    one warp each at the least padding."""
     rows = np.concatenate([np.full(20_000, 300), [4_291, 3_000, 2_000]])
     cols = np.concatenate([np.full(20_000, 500), [36_000, 36_000, 36_000]])
     throughput = rows_per_lane(rows, cols)
-    assert throughput[-3:].tolist() == [4, 4, 4] and set(throughput[:-3].tolist()) == {4}
-    chosen = rows_per_lane(rows, cols, sms=132)
-    assert chosen[-3:].tolist() == [16, 16, 16] and set(chosen[:-3].tolist()) == {4}
+    assert set(throughput.tolist()) == {4}
+    bound = latency_bound(rows, cols, 132)
+    assert bound[-3:].all() and not bound[:-3].any()
     share = latency(rows, cols, throughput).sum() / (FEW_PAIRS_PER_SM * 132)
     assert (latency(rows, cols, throughput)[-3:] > share).all() and (latency(rows, cols, throughput)[:-3] < share).all()
-    assert (latency(rows, cols, chosen) <= latency(rows, cols, throughput)).all()
-    uniform = np.full(10_000, 300)  # no pair above its share: every pair as before
-    assert rows_per_lane(uniform, uniform + 200, sms=132).tolist() == rows_per_lane(uniform, uniform + 200).tolist()
-    assert rows_per_lane(np.zeros(0, np.int64), np.zeros(0, np.int64), sms=132).size == 0
+    r, w = layout(rows, cols, sms=132)
+    assert set(r[:-3].tolist()) == {4} and set(w[:-3].tolist()) == {1}
+    assert (w[-3:] > 1).all() and (latency(rows, cols, r, w)[-3:] < latency(rows, cols, throughput)[-3:] / 3).all()
+    uniform = np.full(10_000, 300)  # no pair above its share: every pair as before, on one warp
+    r, w = layout(uniform, uniform + 200, sms=132)
+    assert r.tolist() == rows_per_lane(uniform, uniform + 200).tolist() and set(w.tolist()) == {1}
+    assert layout(np.zeros(0, np.int64), np.zeros(0, np.int64), sms=132)[0].size == 0
 
 
-def test_launches_start_their_longest_pairs_first():
+def test_teams_stay_small_enough_to_be_resident_together():
+    # TEAM_WARPS_PER_SM warps of teams per SM: 3 bound pairs take the largest teams, align-long's
+    # 200 end points teams of 4 on 132 SMs, a crowd of bound pairs one warp each
+    assert team_cap(3, 132) == max(TEAM_SIZES) == TB_TEAM_MAX_WARPS
+    assert TEAM_WARPS_PER_SM * 132 // 200 == 5 and team_cap(200, 132) == 4
+    assert team_cap(5_000, 132) == 1
+    r, w = layout(np.full(200, 10_000), np.full(200, 14_000), sms=132)
+    assert set(w.tolist()) == {4}
+
+
+def test_a_team_fits_the_shared_memory_of_a_block():
+    # per warp a profile of n_codes * 32 * R bytes, a ring of 2 * delay (H, F) pairs, 4 ints; the
+    # largest team beside the kernel's static matrix fits the 227 KiB a block may opt into (H100)
+    assert team_shared_bytes(27, 4, 2) == 2 * (27 * 128 + 2 * TB_TEAM_DELAY * 8 + 16)
+    assert team_shared_bytes(MAX_CODES, 16, TB_TEAM_MAX_WARPS) + MAX_CODES * MAX_CODES <= 227 << 10
+
+
+def test_launches_start_their_teams_and_longest_pairs_first():
     rng = np.random.default_rng(3)
-    rows, cols = rng.integers(1, 5_000, 3_000), rng.integers(1, 40_000, 3_000)
+    rows, cols = rng.integers(1, 1_500, 3_000), rng.integers(1, 5_000, 3_000)
     rows[:10], cols[:10] = 300, 700  # ties keep their input order
-    r = rows_per_lane(rows, cols, sms=132)
-    order = launch_order(rows, cols, r)
+    rows[-6:], cols[-6:] = [4_000, 4_000, 2_500, 9_000, 700, 3_000], [40_000, 40_000, 30_000, 5_000, 60_000, 9_000]  # huge ones
+    r, w = layout(rows, cols, sms=132)
+    assert len(set(w.tolist())) > 2 and len(set(r.tolist())) > 1
+    order = launch_order(rows, cols, r, w)
     assert sorted(order.tolist()) == list(range(rows.size))
-    assert np.all(np.diff(np.searchsorted(np.asarray(ROWS_PER_LANE), r[order])) >= 0)  # grouped by R, in its order
-    for x in ROWS_PER_LANE:
-        group = order[r[order] == x]
-        assert np.all(np.diff(latency(rows[group], cols[group], x)) <= 0)
+    groups = launch_groups(r, w, order)
+    assert np.array_equal(np.concatenate([g for _, _, g in groups]), order)
+    keys = [(-gw, ROWS_PER_LANE.index(gr)) for gr, gw, _ in groups]
+    assert keys == sorted(keys) and len(set(keys)) == len(keys)  # teams first, the largest first; then by R
+    for gr, gw, group in groups:
+        assert set(r[group].tolist()) == {gr} and set(w[group].tolist()) == {gw}
+        assert np.all(np.diff(latency(rows[group], cols[group], gr, gw)) <= 0)
     ties = [k for k in order.tolist() if k < 10]
     assert ties == sorted(ties)
 
@@ -80,7 +131,7 @@ def test_align_longs_rectangles_go_in_one_launch_on_a_large_gpu():
     """200 rectangles of 10^4 x 1.4 * 10^4 (align-long's end points on 10^8 of random DNA): 14 GB
     of nibbles, one launch with 70 GB free, where the old 2 GB cap made seven latency-bound ones."""
     heights, widths = np.full(200, 10_000), np.full(200, 14_000)
-    total = int(nibble_bytes(heights, widths, rows_per_lane(heights, widths, sms=132)).sum())
+    total = int(nibble_bytes(heights, widths, layout(heights, widths, sms=132)[0]).sum())
     assert total > 6 * MIN_LAUNCH_BYTES
     assert total <= launch_bytes(70 << 30)
     assert launch_bytes(1 << 30) == MIN_LAUNCH_BYTES

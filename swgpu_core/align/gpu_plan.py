@@ -23,8 +23,15 @@ rows each. Two regimes:
   so that no long pair starts in the launch's tail. Such a call's ``tb_ends`` took 0.357-0.385 s
   (two H200 hosts), where its 3.3 * 10^10 cells at the kernels' rate for uniform pairs take
   0.04 s; with this, 0.335 s (a third H200 host; bench/RESULTS.md, twenty-ninth session).
-  What is left is the largest pair's own forward and reverse scans on one warp (about 0.12 s
-  each for 1.3 * 10^8 cells at ``R`` = 16), which only several warps per pair would shorten.
+  What was left then was the largest pair's own forward and reverse scans on one warp (about
+  0.12 s each for 1.3 * 10^8 cells at ``R`` = 16).
+* **Teams.** So a latency-bound pair may take a team of ``W`` warps in a block of its own
+  (``tb_ends_team``, ``tb_region_team``): a team pass covers ``32 * R * W`` rows, warp ``w``
+  running ``TB_TEAM_DELAY`` steps behind warp ``w - 1``, so a pair costs
+  ``ceil(rows / (32 R W)) * (cols + (W - 1) * TB_TEAM_DELAY + 31)`` steps whose time grows with
+  the warps sharing the SM's schedulers (``TEAM_STEP_COST``). :func:`layout` picks per bound
+  pair the (R, W) of the least such latency, W at most what keeps every team of the call
+  resident at once (``TEAM_WARPS_PER_SM`` per SM).
 
 A launch's direction nibbles (half a byte per cell of each rectangle) take device memory;
 launches were capped at 2 GB, which cut align-long's 200 rectangles of 10^4 x 1.4 * 10^4
@@ -37,7 +44,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernel_abi import TB_WARPS
+from ..kernel_abi import TB_TEAM_DELAY, TB_TEAM_MAX_WARPS, TB_WARPS
 
 #: Rows of the query per lane that the kernels are compiled for (a pass is 32 * R rows).
 ROWS_PER_LANE = tuple(sorted(TB_WARPS))
@@ -45,6 +52,16 @@ ROWS_PER_LANE = tuple(sorted(TB_WARPS))
 STEP_COST = {4: 1.0, 8: 1.24, 16: 2.06}
 #: Pairs per SM up to which a call is latency-bound (every pair's warp resident at once with room to spare).
 FEW_PAIRS_PER_SM = 4
+#: Warps a pair's team may have (1: a warp of its own, in the kernels of many pairs per block).
+TEAM_SIZES = tuple(w for w in (1, 2, 4, 8) if w <= TB_TEAM_MAX_WARPS)
+#: A step's device time for a team of W warps relative to one warp alone (same R), measured on
+#: an H100 (``bench/tb_team_probe.py``, the region pass of one 10^4 x 10^4 pair; R = 4 / 8 / 16):
+#: W = 2 1.58 / 1.53 / 1.38, W = 4 the same, W = 8 1.81 / 2.06 / 1.86. A team's step costs more
+#: than a lone warp's even where each warp has a scheduler to itself (the barriers, the ring),
+#: and eight warps share the SM's four schedulers.
+TEAM_STEP_COST = {1: 1.0, 2: 1.5, 4: 1.5, 8: 1.9}
+#: Warps of teams per SM that a call's teams may take together, so that all of them are resident at once.
+TEAM_WARPS_PER_SM = 8
 #: Nibble bytes per ``tb_region`` launch at least (and the cap before it followed the memory).
 MIN_LAUNCH_BYTES = 2 << 30
 
@@ -59,44 +76,94 @@ def few_pairs(n_pairs: int, sms: int) -> bool:
     return n_pairs <= FEW_PAIRS_PER_SM * sms
 
 
-def latency(rows: np.ndarray, cols: np.ndarray, r: np.ndarray | int) -> np.ndarray:
-    """One warp's time for a pair at ``r`` rows per lane, in steps of ``R`` = 4 alone:
-    ``passes * (cols + 31) * STEP_COST[r]``."""
+def latency(rows: np.ndarray, cols: np.ndarray, r: np.ndarray | int, w: np.ndarray | int = 1) -> np.ndarray:
+    """A pair's time on ``w`` warps (its team; 1: a warp alone) at ``r`` rows per lane, in steps
+    of ``R`` = 4 on one warp alone: team passes of ``32 r w`` rows, each
+    ``cols + (w - 1) * TB_TEAM_DELAY + 31`` steps long, a step costing
+    ``STEP_COST[r] * TEAM_STEP_COST[w]``."""
     r = np.broadcast_to(np.asarray(r, np.int64), np.shape(rows))
+    w = np.broadcast_to(np.asarray(w, np.int64), np.shape(rows))
     cost = np.select([r == x for x in ROWS_PER_LANE], [STEP_COST[x] for x in ROWS_PER_LANE])
-    return passes(rows, r) * (np.asarray(cols, np.int64) + 31) * cost
+    cost = cost * np.select([w == x for x in TEAM_SIZES], [TEAM_STEP_COST[x] for x in TEAM_SIZES])
+    steps = np.asarray(cols, np.int64) + (w - 1) * TB_TEAM_DELAY + 31
+    return passes(rows, r * w) * steps * cost
 
 
-def rows_per_lane(rows: np.ndarray, cols: np.ndarray, sms: int | None = None) -> np.ndarray:
-    """Per pair, the R of the least cost: steps of all lanes, ``passes * R * (cols + 31)``
-    (ties to the smaller R), or for a latency-bound pair the latency of its one warp,
-    ``passes * STEP_COST[R]`` (the columns are the same for every R). With ``sms``, the
-    multiprocessors of the GPU, every pair of a call of few pairs (:func:`few_pairs`) is
-    latency-bound, and so is a pair of a larger call whose :func:`latency` at its throughput R
-    exceeds the call's summed latency over ``FEW_PAIRS_PER_SM * sms`` warps: its one warp
-    would outlast the rest of the call, which the GPU's warps share."""
+def rows_per_lane(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """Per pair, the R of the most throughput: the least steps of all lanes,
+    ``passes * R * (cols + 31)`` (the least padding; ties to the smaller R)."""
     rows = np.asarray(rows, np.int64)
     cols = np.asarray(cols, np.int64)
     choices = np.asarray(ROWS_PER_LANE, np.int64)
     spans = cols + 31
-    chosen = choices[np.argmin(np.stack([passes(rows, r) * (r * spans) for r in ROWS_PER_LANE]), axis=0)]
+    return choices[np.argmin(np.stack([passes(rows, r) * (r * spans) for r in ROWS_PER_LANE]), axis=0)]
+
+
+def latency_bound(rows: np.ndarray, cols: np.ndarray, sms: int) -> np.ndarray:
+    """Which pairs of a call count by their latency on a GPU of ``sms`` multiprocessors: every
+    pair of a call of few pairs (:func:`few_pairs`), and in a larger call a pair whose one warp,
+    at its throughput R, would outlast an even share of the call's steps over
+    ``FEW_PAIRS_PER_SM * sms`` warps (the rest of the call, which the GPU's warps share)."""
+    rows = np.asarray(rows, np.int64)
+    if few_pairs(rows.size, sms):
+        return np.ones(rows.size, bool)
+    alone = latency(rows, cols, rows_per_lane(rows, cols))
+    return alone > alone.sum() / (FEW_PAIRS_PER_SM * sms)
+
+
+def team_cap(n_bound: int, sms: int) -> int:
+    """The most warps per team when ``n_bound`` pairs take teams on ``sms`` multiprocessors: the
+    largest team size whose teams all fit ``TEAM_WARPS_PER_SM`` warps per SM."""
+    room = TEAM_WARPS_PER_SM * sms // max(n_bound, 1)
+    return max([w for w in TEAM_SIZES if w <= room], default=1)
+
+
+def layout(rows: np.ndarray, cols: np.ndarray, sms: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per pair, its rows per lane R and its team's warps W (1: a warp alone).
+
+    Every pair takes the R of the most throughput (:func:`rows_per_lane`) on one warp; given the
+    GPU's ``sms``, a latency-bound pair (:func:`latency_bound`) takes the (R, W) of the least
+    :func:`latency`, W at most :func:`team_cap` (ties: the smaller R, then the smaller W)."""
+    rows = np.asarray(rows, np.int64)
+    cols = np.asarray(cols, np.int64)
+    r = rows_per_lane(rows, cols)
+    w = np.ones(rows.size, np.int64)
     if sms is None or rows.size == 0:
-        return chosen
-    alone = latency(rows, cols, chosen)
-    bound = np.ones(rows.size, bool) if few_pairs(rows.size, sms) else alone > alone.sum() / (FEW_PAIRS_PER_SM * sms)
+        return r, w
+    bound = latency_bound(rows, cols, sms)
     if bound.any():
-        quickest = np.argmin(np.stack([passes(rows[bound], r) * STEP_COST[r] for r in ROWS_PER_LANE]), axis=0)
-        chosen[bound] = choices[quickest]
-    return chosen
+        cap = team_cap(int(bound.sum()), sms)
+        combos = [(x, y) for x in ROWS_PER_LANE for y in TEAM_SIZES if y <= cap]
+        best = np.argmin(np.stack([latency(rows[bound], cols[bound], x, y) for x, y in combos]), axis=0)
+        r[bound] = np.asarray([x for x, _ in combos])[best]
+        w[bound] = np.asarray([y for _, y in combos])[best]
+    return r, w
 
 
-def launch_order(rows: np.ndarray, cols: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """The pairs in launch order: grouped by ``r`` (in ``ROWS_PER_LANE`` order), each group's
-    longest first by :func:`latency` (ties in input order), so that a launch starts its longest
-    warps at once instead of some in its tail."""
+def launch_order(rows: np.ndarray, cols: np.ndarray, r: np.ndarray, w: np.ndarray | int = 1) -> np.ndarray:
+    """The pairs in launch order: grouped by team size ``w`` (the largest first: they run
+    longest) and ``r`` (in ``ROWS_PER_LANE`` order), each group's longest first by
+    :func:`latency` (ties in input order), so that a launch starts its longest warps at once
+    instead of some in its tail."""
     r = np.asarray(r, np.int64)
+    w = np.broadcast_to(np.asarray(w, np.int64), r.shape)
     key = np.searchsorted(np.asarray(ROWS_PER_LANE), r)
-    return np.lexsort((-latency(rows, cols, r), key))
+    return np.lexsort((-latency(rows, cols, r, w), key, -w))
+
+
+def launch_groups(r: np.ndarray, w: np.ndarray, order: np.ndarray) -> list[tuple[int, int, np.ndarray]]:
+    """The launches' groups of pairs in ``order`` (:func:`launch_order`): (R, W, pairs) per
+    distinct (R, W), in that order."""
+    r, w = np.asarray(r)[order], np.asarray(w)[order]
+    cuts = np.flatnonzero((np.diff(r) != 0) | (np.diff(w) != 0)) + 1
+    return [(int(r[a]), int(w[a]), order[a:b]) for a, b in zip(np.r_[0, cuts], np.r_[cuts, order.size]) if b > a]
+
+
+def team_shared_bytes(n_codes: int, r: int, w: int) -> int:
+    """Dynamic shared memory of a team kernel (``team_memory`` in ``kernels/traceback.cu``): per
+    warp a profile of ``n_codes * 32 * r`` bytes, a ring of ``2 * TB_TEAM_DELAY`` (H, F) pairs
+    and four ints of scratch."""
+    return w * (n_codes * 32 * r + 2 * TB_TEAM_DELAY * 8 + 16)
 
 
 def nibble_bytes(heights: np.ndarray, widths: np.ndarray, r: np.ndarray) -> np.ndarray:

@@ -6,9 +6,11 @@ bit for bit: the kernels run the same int32 recurrences and tie rules (see
 
 1. ``tb_ends`` (one warp per pair): the forward scan gives the best score and the end cell,
    the anchored reverse scan the start cell. Pairs are grouped by their rows per lane ``R``
-   (:func:`swgpu_core.align.gpu_plan.rows_per_lane`: the least padding when the pairs fill
-   the GPU, the least latency when they are few or one of them is huge), longest first, in
-   launches of at most :data:`PAIRS_PER_LAUNCH`. With
+   and team size ``W`` (:func:`swgpu_core.align.gpu_plan.layout`: the least padding on one
+   warp when the pairs fill the GPU; the least latency, on a team of warps where that pays,
+   when they are few or one of them is huge), longest first, in launches of at most
+   :data:`PAIRS_PER_LAUNCH`. Teams (``tb_ends_team``, a block per pair) run on a stream of
+   their own beside the one-warp launches, which they would otherwise hold up. With
    ``end_cells`` (align-long's end points, whose scores its own scan found) the forward
    scan is skipped and the reverse scan is anchored at the given cell.
 2. On the host, each rectangle's direction nibbles are counted exactly. A rectangle over
@@ -16,8 +18,8 @@ bit for bit: the kernels run the same int32 recurrences and tie rules (see
    the GPU's ends, so a large pair costs time, never a wrong answer or an out-of-memory.
    The others go in launches of at most ``launch_bytes`` of nibbles (by default half the
    device memory available).
-3. ``tb_region`` (one warp per pair) stores the nibbles, ``tb_walk`` (one thread per pair)
-   follows them and writes each path.
+3. ``tb_region`` (one warp per pair, or ``tb_region_team``) stores the nibbles, ``tb_walk``
+   (one thread per pair) follows them and writes each path.
 
 :func:`align_packed` is the low-level entry (residues back to back, offsets, optional
 expected scores; results as flat arrays, no Python object per pair);
@@ -38,7 +40,7 @@ import numpy as np
 
 from .. import kernel_abi
 from ..align import traceback as cpu
-from ..align.gpu_plan import ROWS_PER_LANE, launch_order, nibble_bytes, rows_per_lane
+from ..align.gpu_plan import ROWS_PER_LANE, latency, launch_groups, launch_order, layout, nibble_bytes, team_shared_bytes
 from ..align.gpu_plan import launch_bytes as planned_launch_bytes
 from ..align.traceback import PairTask, PairTrace, TracebackError, trace_region
 from ..errors import BackendUnavailable
@@ -58,7 +60,7 @@ DEFAULT_PAIR_BUDGET = 256 << 20
 @functools.cache
 def _functions() -> dict[str, cp.RawKernel]:
     source = kernel_abi.kernel_source("traceback.cu")
-    names = [f"tb_ends<{r}>" for r in ROWS_PER_LANE] + [f"tb_region<{r}>" for r in ROWS_PER_LANE] + ["tb_walk"]
+    names = [f"{k}<{r}>" for k in ("tb_ends", "tb_ends_team", "tb_region", "tb_region_team") for r in ROWS_PER_LANE] + ["tb_walk"]
     return load_functions(source, ("-std=c++17", *kernel_abi.compile_options()), names)
 
 
@@ -143,10 +145,11 @@ class _Timer:
     def __init__(self) -> None:
         self.events: list[tuple[str, cp.cuda.Event, cp.cuda.Event]] = []
 
-    def __call__(self, name: str, fn: cp.RawKernel, grid: int, block: int, args: tuple) -> None:
+    def __call__(self, name: str, fn: cp.RawKernel, grid: int, block: int, args: tuple, shared_mem: int = 0) -> None:
+        """Launch ``fn`` on the current stream, between two events of it."""
         start, stop = cp.cuda.Event(), cp.cuda.Event()
         start.record()
-        fn((grid,), (block,), args)
+        fn((grid,), (block,), args, shared_mem=shared_mem)
         stop.record()
         self.events.append((name, start, stop))
 
@@ -170,6 +173,7 @@ def align_packed(
     end_cells: np.ndarray | None = None,
     pair_budget: int = DEFAULT_PAIR_BUDGET,
     launch_bytes: int | None = None,
+    team_warps: int | None = None,
 ) -> PackedTraces:
     """Trace pair ``k`` = (residues[qoff[k]:+qlen[k]], residues[soff[k]:+slen[k]]) for all k.
 
@@ -182,8 +186,10 @@ def align_packed(
     when no start lies inside the pair (align-long grows its window) and ``Status.ABOVE``
     when an alignment ending there scores more than ``expected[k]``.
 
-    Rows per lane and the launches' size follow :mod:`swgpu_core.align.gpu_plan` (a call of
-    few pairs is latency-bound; ``launch_bytes`` None: half the device memory available).
+    Rows per lane, teams and the launches' size follow :mod:`swgpu_core.align.gpu_plan` (a call
+    of few pairs is latency-bound; ``launch_bytes`` None: half the device memory available).
+    ``team_warps`` (tests and benchmarks): every pair on a team of that many warps (1: every
+    pair on one warp), at the planned R for that team size, instead of the plan's choice.
     """
     n = int(np.size(qoff))
     qoff = np.asarray(qoff, np.int64)
@@ -218,7 +224,7 @@ def align_packed(
     if mat is None:
         raise BackendUnavailable(f"the GPU traceback holds matrices of at most {MAX_CODES} codes and int8 scores, not {scoring.describe()}")
     timer = _Timer()
-    k = _Kernels(cp.asarray(np.ascontiguousarray(residues, np.uint8)), mat, scoring, timer, geometry(cp.cuda.Device().id).sms)
+    k = _Kernels(cp.asarray(np.ascontiguousarray(residues, np.uint8)), mat, scoring, timer, geometry(cp.cuda.Device().id).sms, team_warps)
     _ends(k, qoff, qlen, soff, slen, expected, end_cells, ends)
     if launch_bytes is None:  # what the device has free, and what CuPy's pool holds unused
         launch_bytes = planned_launch_bytes(cp.cuda.runtime.memGetInfo()[0] + cp.get_default_memory_pool().free_bytes())
@@ -236,28 +242,74 @@ class _Kernels:
     scoring: Scoring
     timer: _Timer
     sms: int  # the GPU's multiprocessors: which pairs take rows per lane for latency (align.gpu_plan)
+    team_warps: int | None = None  # align_packed's: a team size forced on every pair
+    side: object | None = None  # the teams' stream (a cupy.cuda.Stream), once a team is launched
+    held: list = field(default_factory=list)  # what the teams' queued launches use
 
     @property
     def scalars(self) -> tuple[np.int32, np.int32, np.int32]:
         return np.int32(self.matrix.shape[0]), np.int32(self.scoring.gap_open), np.int32(self.scoring.gap_extend)
 
+    def layout(self, rows: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per pair (R, W): the plan's, or every pair on ``team_warps`` warps at the R of its
+        least latency on them."""
+        if self.team_warps is None:
+            return layout(rows, cols, self.sms)
+        costs = np.stack([latency(rows, cols, r, self.team_warps) for r in ROWS_PER_LANE])
+        return np.asarray(ROWS_PER_LANE, np.int64)[np.argmin(costs, axis=0)], np.full(np.size(rows), self.team_warps, np.int64)
+
+    def launch(self, kind: str, r: int, w: int, n: int, args: tuple) -> None:
+        """``kind`` ("tb_ends" or "tb_region") of ``n`` pairs: one warp per pair on the current
+        stream (w = 1), or a block per pair with a team of ``w`` warps on the teams' stream."""
+        if w == 1:
+            self._run(False, kind, _kernel(f"{kind}<{r}>"), -(-n // WARPS[r]), 32 * WARPS[r], args)
+            return
+        fn = _kernel(f"{kind}_team<{r}>")
+        shared = team_shared_bytes(int(self.matrix.shape[0]), r, w)
+        fn.max_dynamic_shared_size_bytes = shared
+        self._run(True, kind, fn, n, 32 * w, args, shared)
+
+    def walk(self, team: bool, n: int, args: tuple) -> None:
+        """``tb_walk`` of ``n`` pairs, on the stream of their region pass."""
+        self._run(team, "tb_walk", _kernel("tb_walk"), -(-n // 128), 128, args)
+
+    def _run(self, team: bool, name: str, fn: cp.RawKernel, grid: int, block: int, args: tuple, shared: int = 0) -> None:
+        if not team:
+            self.timer(name, fn, grid, block, args)
+            return
+        if self.side is None:  # after what the current stream has queued: the launches read it
+            self.side = cp.cuda.Stream(non_blocking=True)
+            self.side.wait_event(cp.cuda.get_current_stream().record())
+        # the arrays stay referenced until join(): freed earlier, CuPy's pool could hand their
+        # memory to the current stream while a team still works on it
+        self.held.append(args)
+        with self.side:
+            self.timer(name, fn, grid, block, args, shared)
+
+    def join(self) -> None:
+        """The current stream waits for everything queued on the teams' stream."""
+        if self.side is not None:
+            cp.cuda.get_current_stream().wait_event(self.side.record())
+            self.held.clear()
+
 
 def _ends(k: _Kernels, qoff, qlen, soff, slen, expected, end_cells, ends: np.ndarray) -> None:
-    """Passes 1 and 2 (or 2 alone from ``end_cells``): launches grouped by rows per lane of
-    the rows and columns scanned, all queued, one download at the end."""
+    """Passes 1 and 2 (or 2 alone from ``end_cells``): launches grouped by rows per lane and
+    team size of the rows and columns scanned, all queued, one download at the end."""
     rows, cols = (qlen, slen) if end_cells is None else (end_cells[:, 0], end_cells[:, 1])
-    r_pair = rows_per_lane(rows, cols, k.sms)
-    perm = launch_order(rows, cols, r_pair)
+    r_pair, w_pair = k.layout(rows, cols)
+    perm = launch_order(rows, cols, r_pair, w_pair)
     rows_p, cols_p = rows[perm], cols[perm]
     d_qoff, d_qlen, d_soff, d_slen = (cp.asarray(a[perm]) for a in (qoff, qlen, soff, slen))
     d_exp = None if expected is None else cp.asarray(np.asarray(expected, np.int32)[perm])
     d_given = None if end_cells is None else cp.asarray(end_cells[perm])
     d_ends = cp.empty((perm.size, len(EndField)), np.int32)
-    counts = np.cumsum([0] + [int(np.count_nonzero(r_pair == r)) for r in ROWS_PER_LANE])
-    for r, first, last in zip(ROWS_PER_LANE, counts[:-1], counts[1:]):
+    first = 0
+    for r, w, group in launch_groups(r_pair, w_pair, perm):
+        last = first + group.size
         for k0 in range(first, last, PAIRS_PER_LAUNCH):
             sl = slice(k0, min(k0 + PAIRS_PER_LAUNCH, last))
-            bnd, bnd_off = _boundary(rows_p[sl], cols_p[sl], r)
+            bnd, bnd_off = _boundary(rows_p[sl], cols_p[sl], r * w)
             args = (
                 k.residues,
                 d_qoff[sl],
@@ -273,32 +325,47 @@ def _ends(k: _Kernels, qoff, qlen, soff, slen, expected, end_cells, ends: np.nda
                 bnd_off,
                 d_ends[sl],
             )
-            k.timer("tb_ends", _kernel(f"tb_ends<{r}>"), -(-(sl.stop - sl.start) // WARPS[r]), 32 * WARPS[r], args)
+            k.launch("tb_ends", r, w, sl.stop - sl.start, args)
+        first = last
+    k.join()
     ends[perm] = d_ends.get()
 
 
 def _regions(k: _Kernels, residues, qoff, qlen, soff, slen, out: PackedTraces, pair_budget: int, launch_bytes: int) -> None:
     """Pass 3 and the walk for the traced pairs: on the GPU in launches of at most
-    ``launch_bytes`` of nibbles, on the CPU for rectangles over ``pair_budget``. The paths
-    land in one host buffer (``out.ops``), each pair's in a slot of height + width bytes."""
+    ``launch_bytes`` of nibbles (half each for the teams and the one-warp pairs when a call
+    has both: their launches run side by side), on the CPU for rectangles over
+    ``pair_budget``. The paths land in one host buffer (``out.ops``), each pair's in a slot of
+    height + width bytes."""
     ok = np.flatnonzero(out.status == Status.OK)
     heights = (out.qend[ok] - out.qstart[ok] + 1).astype(np.int64)
     widths = (out.send[ok] - out.sstart[ok] + 1).astype(np.int64)
-    r_reg = rows_per_lane(heights, widths, k.sms)
+    r_reg, w_reg = k.layout(heights, widths)
     nbytes = nibble_bytes(heights, widths, r_reg)
     on_gpu = nbytes <= pair_budget
     out.ops = np.empty(int((heights + widths).sum()), np.uint8)
-    order = launch_order(heights, widths, r_reg)  # longest first within each R, as the ends' launches
+    order = launch_order(heights, widths, r_reg, w_reg)  # teams first, longest first within each group
+    order = order[on_gpu[order]]
+    both = bool((w_reg[order] > 1).any() and (w_reg[order] == 1).any())
+    budget = launch_bytes // 2 if both else launch_bytes
     base = 0
-    for r in ROWS_PER_LANE:
-        mine = order[(r_reg[order] == r) & on_gpu[order]]
+    pending = []
+    for r, w, mine in launch_groups(r_reg, w_reg, order):
         start = 0
         while start < mine.size:
             total = np.cumsum(nbytes[mine[start:]])
-            stop = start + max(1, int(np.searchsorted(total, launch_bytes, side="right")))
+            stop = start + max(1, int(np.searchsorted(total, budget, side="right")))
             part = mine[start:stop]
-            base += _region_launch(k, ok[part], heights[part], widths[part], r, nbytes[part], out, qoff, soff, base)
+            launch = _RegionLaunch(k, ok[part], heights[part], widths[part], r, w, nbytes[part], out, qoff, soff, base)
+            base += launch.size
+            if w == 1:
+                launch.finish(out)
+            else:
+                pending.append(launch)  # read once the teams' stream has been joined
             start = stop
+    k.join()
+    for launch in pending:
+        launch.finish(out)
     for p in ok[~on_gpu].tolist():
         q = residues[qoff[p] : qoff[p] + qlen[p]]
         s = residues[soff[p] : soff[p] + slen[p]]
@@ -313,53 +380,42 @@ def _regions(k: _Kernels, residues, qoff, qlen, soff, slen, out: PackedTraces, p
     out.on_cpu = int(np.count_nonzero(~on_gpu))
 
 
-def _region_launch(k: _Kernels, pairs, heights, widths, r: int, nbytes, out: PackedTraces, qoff, soff, base: int) -> int:
-    """Pass 3 and the walk for ``pairs`` (all of rows-per-lane ``r``); their paths go to
-    ``out.ops`` from ``base``. Returns the bytes of path slots used."""
-    m = pairs.size
-    d_rect = cp.asarray(np.stack([out.qstart[pairs], out.qend[pairs], out.sstart[pairs], out.send[pairs]], axis=1).astype(np.int32))
-    dirs_off = np.zeros(m, np.int64)
-    dirs_off[1:] = np.cumsum(nbytes)[:-1]
-    d_dirs_off = cp.asarray(dirs_off)
-    dirs = cp.empty(int(nbytes.sum()), np.uint8)
-    bnd, bnd_off = _boundary(heights, widths, r)
-    score = cp.empty(m, np.int32)
-    args = (
-        k.residues,
-        cp.asarray(qoff[pairs]),
-        cp.asarray(soff[pairs]),
-        d_rect,
-        np.int32(m),
-        k.matrix,
-        *k.scalars,
-        bnd,
-        bnd_off,
-        dirs,
-        d_dirs_off,
-        score,
-    )
-    k.timer("tb_region", _kernel(f"tb_region<{r}>"), -(-m // WARPS[r]), 32 * WARPS[r], args)
-    slots = heights + widths
-    ops_off = np.zeros(m, np.int64)
-    ops_off[1:] = np.cumsum(slots)[:-1]
-    size = int(slots.sum())
-    d_ops = cp.empty(size, np.uint8)
-    n_ops = cp.empty(m, np.int32)
-    k.timer(
-        "tb_walk",
-        _kernel("tb_walk"),
-        -(-m // 128),
-        128,
-        (d_rect, np.int32(m), np.int32(r), dirs, d_dirs_off, d_ops, cp.asarray(ops_off), n_ops),
-    )
-    d_ops.get(out=out.ops[base : base + size])
-    got_n, got_score = n_ops.get(), score.get()
-    out.region_score[pairs] = got_score
-    bad = (got_n < 0) | (got_score != out.score[pairs])
-    out.status[pairs[bad]] = Status.BAD_REGION
-    out.ops_len[pairs] = np.where(bad, 0, got_n)
-    out.ops_start[pairs] = base + ops_off + slots - out.ops_len[pairs]
-    return size
+class _RegionLaunch:
+    """Pass 3 and the walk for ``pairs`` (all of rows per lane ``r`` and team size ``w``), queued
+    when made; their paths go to ``out.ops`` from ``base`` when :meth:`finish` reads them back."""
+
+    def __init__(self, k: _Kernels, pairs, heights, widths, r: int, w: int, nbytes, out: PackedTraces, qoff, soff, base: int) -> None:
+        m = pairs.size
+        d_rect = cp.asarray(np.stack([out.qstart[pairs], out.qend[pairs], out.sstart[pairs], out.send[pairs]], axis=1).astype(np.int32))
+        dirs_off = np.zeros(m, np.int64)
+        dirs_off[1:] = np.cumsum(nbytes)[:-1]
+        d_dirs_off = cp.asarray(dirs_off)
+        dirs = cp.empty(int(nbytes.sum()), np.uint8)
+        bnd, bnd_off = _boundary(heights, widths, r * w)
+        self.score = cp.empty(m, np.int32)
+        args = (k.residues, cp.asarray(qoff[pairs]), cp.asarray(soff[pairs]), d_rect, np.int32(m), k.matrix, *k.scalars, bnd, bnd_off, dirs,
+                d_dirs_off, self.score)  # fmt: skip
+        k.launch("tb_region", r, w, m, args)
+        self.slots = heights + widths
+        self.ops_off = np.zeros(m, np.int64)
+        self.ops_off[1:] = np.cumsum(self.slots)[:-1]
+        self.size = int(self.slots.sum())
+        self.d_ops = cp.empty(self.size, np.uint8)
+        self.n_ops = cp.empty(m, np.int32)
+        k.walk(w > 1, m, (d_rect, np.int32(m), np.int32(r), dirs, d_dirs_off, self.d_ops, cp.asarray(self.ops_off), self.n_ops))
+        self.pairs, self.base = pairs, base
+
+    def finish(self, out: PackedTraces) -> None:
+        """The paths, their lengths and the region scores back; a path that left its region or
+        scores otherwise than the ends marks its pair ``BAD_REGION``."""
+        pairs, base = self.pairs, self.base
+        self.d_ops.get(out=out.ops[base : base + self.size])
+        got_n, got_score = self.n_ops.get(), self.score.get()
+        out.region_score[pairs] = got_score
+        bad = (got_n < 0) | (got_score != out.score[pairs])
+        out.status[pairs[bad]] = Status.BAD_REGION
+        out.ops_len[pairs] = np.where(bad, 0, got_n)
+        out.ops_start[pairs] = base + self.ops_off + self.slots - out.ops_len[pairs]
 
 
 def pack_sequences(queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:

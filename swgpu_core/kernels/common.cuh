@@ -67,6 +67,8 @@ template <int R> struct Warps;
 template <> struct Warps<4> { static constexpr int value = SWGPU_TB_WARPS_4; };
 template <> struct Warps<8> { static constexpr int value = SWGPU_TB_WARPS_8; };
 template <> struct Warps<16> { static constexpr int value = SWGPU_TB_WARPS_16; };
+// A team's delay between consecutive warps (steps), and its most warps.
+enum : int { kTeamDelay = SWGPU_TB_TEAM_DELAY, kTeamMaxWarps = SWGPU_TB_TEAM_MAX_WARPS };
 
 // ---------------------------------------------------------------- sw_long.cu
 // Warps per block of sw_long.

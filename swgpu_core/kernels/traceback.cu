@@ -9,7 +9,13 @@
 // side. Taller queries take several passes; the last lane keeps its row's (H, F) per column
 // in a global boundary buffer that the first lane of the next pass reads.
 //
-// Three kernels:
+// A pair too long for one warp (its one warp would outlast the rest of the call) takes a team:
+// a block of W warps on the one pair (tb_ends_team, tb_region_team), whose pass covers W * 32 * R
+// rows, warp w the w-th 32 * R of them, as the scan's intra-task kernel spreads a pass over a
+// block (sw_scan.cu). The cells, their order along each row and every tie rule are those of W
+// passes of one warp: a team changes when a cell is computed, never what it is.
+//
+// Three kernels (and the two team kernels):
 //   tb_ends<R>    pass 1 (forward local scan: best score S and the end cell under the key
 //                 (H desc, i asc, j asc)) and pass 2 (the anchored reverse scan: the start
 //                 cell, the first cell with D >= S in reverse row-major order, i.e. the key
@@ -20,10 +26,12 @@
 //                 storing each cell's 4-bit direction nibble in global memory, and H(ie, je).
 //   tb_walk       one thread per pair follows the nibbles from (ie, je) back to the corner.
 //
-// Nibble layout (differs from the CPU's row-major bytes; the bits are the same): for pass p,
-// column j (1-based in the region) and lane t, the R nibbles of the lane's rows are one
-// R/2-byte word at word index (p * width + j - 1) * 32 + t, row r of the lane in bits 4r..4r+3.
-// A warp stores 32 consecutive words per step, fully coalesced.
+// Nibble layout (differs from the CPU's row-major bytes; the bits are the same): for group p
+// of 32 * R rows (a warp's pass), column j (1-based in the region) and lane t, the R nibbles of
+// the lane's rows are one R/2-byte word at word index (p * width + j - 1) * 32 + t, row r of the
+// lane in bits 4r..4r+3. A warp stores 32 consecutive words per step, fully coalesced. A team
+// writes the same words (its warp w of team pass k holds group k * W + w), so tb_walk reads
+// both alike.
 //
 // Arithmetic is int32 with NEG = -(1 << 28) as minus infinity, as in the reference.
 
@@ -49,6 +57,55 @@ struct Seq {
     int len;
     __device__ __forceinline__ int code(int k) const { return __ldg(base + (int64_t)k * stride); }
 };
+
+// ---------------------------------------------------------------- teams
+// Warp w of a team works on column j at block step j - 1 + w * kTeamDelay + lane; its first
+// lane takes H and F of the row above (warp w - 1's last row) from warp w - 1's ring of
+// kTeamRing columns, and the team synchronises every kTeamBatch steps. Lane 0 fetches column
+// c's inputs one step ahead, at block step c - 2 + w * D (D = kTeamDelay); warp w - 1's last
+// lane wrote them at step c - 1 + (w - 1) * D + 31, that is 32 steps before (D - 32 = 32).
+// Batches are the steps [32 b, 32 b + 31], each ended by a barrier, so a write at a step of
+// batch b is read at a step of batch b + 1, after that barrier. The slot is written again
+// kTeamRing columns (as many steps) later, in a batch after the reading one. Warp 0 of a team
+// pass takes its inputs from the last warp of the pass before through the global boundary
+// buffer, as one warp's passes do; within a pass the last warp writes column c of it (step
+// c + (W - 1) * D + 30) well after warp 0 read it (step c - 2), batches apart.
+static constexpr int kTeamBatch = kTeamDelay / 2, kTeamRing = 2 * kTeamDelay;
+static_assert(kTeamBatch == 32 && kTeamDelay - 32 >= kTeamBatch, "a ring slot is read in the batch after the one that wrote it");
+static_assert((kTeamRing & (kTeamRing - 1)) == 0, "ring columns are taken modulo a power of two");
+
+// A warp's place in the warps that trace its pair: alone (warp 0 of 1), or in a team.
+struct Team {
+    int warp;     // rows warp * 32 R .. of each team pass
+    int warps;    // W
+    int2* ring;   // shared, kTeamRing (H, F) per warp: warp w's last lane writes, warp w + 1's first reads
+    bool active;  // some of the warp's rows of this pass lie in the query; if not, it only keeps the barriers
+};
+
+__device__ __forceinline__ Team alone() { return Team{0, 1, nullptr, true}; }
+
+// The dynamic shared memory of a team kernel (bytes as swgpu_core.align.gpu_plan.team_shared_bytes
+// counts them): per warp a profile of n_codes * 32 * R bytes, then per warp a ring, then per
+// warp 4 ints of scratch for the block's reductions.
+#ifndef SWGPU_TEAM_SMEM  // the CPU emulation of the tests names its own buffer
+extern __shared__ __align__(16) uint8_t tb_team_smem[];
+#define SWGPU_TEAM_SMEM tb_team_smem
+#endif
+
+struct TeamMemory {
+    uint8_t* profiles;
+    int2* ring;
+    int* scratch;
+    int profile_bytes;
+};
+
+template <int R>
+__device__ __forceinline__ TeamMemory team_memory(int n_codes, int warps) {
+    const int profile_bytes = n_codes * 32 * R;  // a multiple of 16: the profiles' vector loads stay aligned
+    uint8_t* base = SWGPU_TEAM_SMEM;
+    int2* ring = reinterpret_cast<int2*>(base + (int64_t)warps * profile_bytes);
+    return TeamMemory{base, ring, reinterpret_cast<int*>(ring + warps * kTeamRing), profile_bytes};
+}
 
 // The lane's score table: for each residue code c, the R substitution scores of its rows as
 // signed bytes, at prof[c * 32 * R + lane * R]. Each lane reads and writes only its own bytes.
@@ -99,7 +156,9 @@ __device__ __forceinline__ void load_weights(const uint8_t* p, int (&w)[R]) {
     }
 }
 
-// One pass of 32 * R rows (starting at 0-based row `row_base` of q) over all columns of s.
+// One pass of 32 * R rows (starting at 0-based row `row_base` of q) over all columns of s, by
+// one warp alone or by warp team.warp of a team (TEAM: then the rows are that warp's share of
+// the team pass, and every warp of the block calls this together).
 //   kForward: local recurrences (zero floor, H = 0 on the borders); per row, the best H and
 //             the first column reaching it (a[r], b[r]).
 //   kReverse: global recurrences entered through the corner; per row, the first column whose
@@ -107,7 +166,7 @@ __device__ __forceinline__ void load_weights(const uint8_t* p, int (&w)[R]) {
 //   kRegion:  global recurrences entered through the corner; the direction nibbles go to
 //             `dirs` (this pass's words).
 // After the pass h[r] holds H of the lane's rows in the last column.
-template <int R, int MODE>
+template <int R, int MODE, bool TEAM>
 struct Pass {
     int h[R];  // H(i, j-1) of the lane's rows
     int e[R];  // E(i, j-1)
@@ -115,8 +174,8 @@ struct Pass {
     int b[R];
 
     __device__ __forceinline__ void run(const Seq& q, const Seq& s, int row_base, bool first, bool last, const uint8_t* prof,
-                                        int lane, int oe, int ge, int2* bnd, int target,
-                                        typename NibbleWord<R>::T* dirs) {
+                                        int lane, int oe, int ge, int2* bnd, int target, typename NibbleWord<R>::T* dirs,
+                                        const Team& team) {
         const int n = s.len;
         const int row0 = row_base + lane * R;  // the lane's first row (0-based): rows i = row0 + r + 1
         const int border = MODE == kForward ? 0 : kNeg;  // H(i, 0) and, below the corner, H(0, j)
@@ -130,90 +189,100 @@ struct Pass {
         // H(row0, 0), the diagonal input of the lane's first row in column 1 (0 at the corner)
         int diag = MODE == kForward || row0 == 0 ? 0 : kNeg;
         int out_h = kNeg, out_f = kNeg, out_c = 0;
-        // lane 0 fetches column j + 1's residue and top input one step ahead
-        int next_c = 0, next_h = border, next_f = kNeg;
-        if (lane == 0 && n > 0) {
-            next_c = s.code(0);
-            if (!first) {
-                const int2 v = bnd[1];
-                next_h = v.x;
-                next_f = v.y;
-            }
-        }
-        const int steps = n + 31;
-        for (int step = 0; step < steps; ++step) {
-            int in_h = __shfl_up_sync(kAll, out_h, 1);
-            int in_f = __shfl_up_sync(kAll, out_f, 1);
-            int c = __shfl_up_sync(kAll, out_c, 1);
-            const int j = step - lane + 1;
-            if (lane == 0) {
-                in_h = next_h;
-                in_f = next_f;
-                c = next_c;
-                if (j < n) {
-                    next_c = s.code(j);
-                    if (!first) {
-                        const int2 v = bnd[j + 1];
-                        next_h = v.x;
-                        next_f = v.y;
+        int next_c = 0, next_h = border, next_f = kNeg;  // lane 0: the next column's residue and top input
+        // where the top input comes from and the last row's values go: the warp above's ring or the
+        // pass before's boundary; the warp below's ring or the pass after's boundary
+        const bool from_ring = TEAM && team.warp > 0, to_ring = TEAM && team.warp < team.warps - 1;
+        const int2* above = from_ring ? team.ring + (team.warp - 1) * kTeamRing : nullptr;
+        int2* below = to_ring ? team.ring + team.warp * kTeamRing : nullptr;
+        const int lag = (TEAM ? team.warp * kTeamDelay : 0) + lane;  // this lane works on column step - lag + 1
+        const int steps = n + (TEAM ? (team.warps - 1) * kTeamDelay : 0) + 31;
+        for (int step = -1; step < steps; ++step) {  // step -1: lane 0 of warp 0 fetches column 1
+            if (!TEAM || team.active) {
+                int in_h = __shfl_up_sync(kAll, out_h, 1);
+                int in_f = __shfl_up_sync(kAll, out_f, 1);
+                int c = __shfl_up_sync(kAll, out_c, 1);
+                const int j = step - lag + 1;
+                if (lane == 0) {
+                    in_h = next_h;
+                    in_f = next_f;
+                    c = next_c;
+                    if (j >= 0 && j < n) {  // column j + 1's inputs, one step ahead
+                        next_c = s.code(j);
+                        if (from_ring) {
+                            const int2 v = above[(j + 1) & (kTeamRing - 1)];
+                            next_h = v.x;
+                            next_f = v.y;
+                        } else if (!first) {
+                            const int2 v = bnd[j + 1];
+                            next_h = v.x;
+                            next_f = v.y;
+                        }
                     }
                 }
-            }
-            if (j >= 1 && j <= n) {
-                int w[R];
-                load_weights<R>(prof + c * 32 * R + lane * R, w);
-                int up_h = in_h, up_f = in_f, dg = diag;
-                typename NibbleWord<R>::T word = 0;
+                if (j >= 1 && j <= n) {
+                    int w[R];
+                    load_weights<R>(prof + c * 32 * R + lane * R, w);
+                    int up_h = in_h, up_f = in_f, dg = diag;
+                    typename NibbleWord<R>::T word = 0;
 #pragma unroll
-                for (int r = 0; r < R; ++r) {
-                    const int fo = up_h - oe, fe = up_f - ge;
-                    const int eo = h[r] - oe, ee = e[r] - ge;
-                    const int d = dg + w[r];
-                    const int f = max(fo, fe);
-                    const int en = max(eo, ee);
-                    int hn;
-                    if constexpr (MODE == kForward) {
-                        hn = max(max(d, en), max(f, 0));
-                        if (hn > a[r]) {
-                            a[r] = hn;
-                            b[r] = j;
-                        }
-                    } else if constexpr (MODE == kReverse) {
-                        hn = max(max(d, en), f);
-                        if (d >= target && a[r] == kBig) {
-                            a[r] = j;
-                            b[r] = d;
-                        }
-                    } else {
-                        int bits;
-                        if (d >= en && d >= f) {
-                            hn = d;
-                            bits = 0;
-                        } else if (en >= f) {
-                            hn = en;
-                            bits = 1;
+                    for (int r = 0; r < R; ++r) {
+                        const int fo = up_h - oe, fe = up_f - ge;
+                        const int eo = h[r] - oe, ee = e[r] - ge;
+                        const int d = dg + w[r];
+                        const int f = max(fo, fe);
+                        const int en = max(eo, ee);
+                        int hn;
+                        if constexpr (MODE == kForward) {
+                            hn = max(max(d, en), max(f, 0));
+                            if (hn > a[r]) {
+                                a[r] = hn;
+                                b[r] = j;
+                            }
+                        } else if constexpr (MODE == kReverse) {
+                            hn = max(max(d, en), f);
+                            if (d >= target && a[r] == kBig) {
+                                a[r] = j;
+                                b[r] = d;
+                            }
                         } else {
-                            hn = f;
-                            bits = 2;
+                            int bits;
+                            if (d >= en && d >= f) {
+                                hn = d;
+                                bits = 0;
+                            } else if (en >= f) {
+                                hn = en;
+                                bits = 1;
+                            } else {
+                                hn = f;
+                                bits = 2;
+                            }
+                            bits |= (eo < ee ? 4 : 0) | (fo < fe ? 8 : 0);
+                            word |= (typename NibbleWord<R>::T)bits << (4 * r);
                         }
-                        bits |= (eo < ee ? 4 : 0) | (fo < fe ? 8 : 0);
-                        word |= (typename NibbleWord<R>::T)bits << (4 * r);
+                        dg = h[r];
+                        h[r] = hn;
+                        e[r] = en;
+                        up_h = hn;
+                        up_f = f;
                     }
-                    dg = h[r];
-                    h[r] = hn;
-                    e[r] = en;
-                    up_h = hn;
-                    up_f = f;
+                    if constexpr (MODE == kRegion) dirs[(int64_t)(j - 1) * 32 + lane] = word;
+                    diag = in_h;
+                    if (lane == 31) {
+                        if (to_ring) below[j & (kTeamRing - 1)] = make_int2(up_h, up_f);
+                        else if (!last) bnd[j] = make_int2(up_h, up_f);
+                    }
+                    out_h = up_h;
+                    out_f = up_f;
+                    out_c = c;
                 }
-                if constexpr (MODE == kRegion) dirs[(int64_t)(j - 1) * 32 + lane] = word;
-                diag = in_h;
-                if (lane == 31 && !last) bnd[j] = make_int2(up_h, up_f);
-                out_h = up_h;
-                out_f = up_f;
-                out_c = c;
             }
+            if constexpr (TEAM)
+                if ((step & (kTeamBatch - 1)) == kTeamBatch - 1) __syncthreads();
         }
-        __syncwarp();  // the boundary written by the last lane is read by the first in the next pass
+        // the boundary written by the last lane (warp) is read by the first in the next pass
+        if constexpr (TEAM) __syncthreads();
+        else __syncwarp();
     }
 };
 
@@ -232,19 +301,29 @@ __device__ __forceinline__ void load_matrix(const int8_t* matrix, int n_codes, i
     __syncthreads();
 }
 
-// Pass 1 for the warp's pair: the best score and its end cell (1-based) under the key
-// (H desc, i asc, j asc), in every lane.
-template <int R>
+// The warp's rows of team pass k (of `span` rows): where they start, and whether any lies in q.
+__device__ __forceinline__ Team in_pass(const Team& team, int k, int rows, int len, int* base) {
+    *base = (k * team.warps + team.warp) * rows;
+    Team t = team;
+    t.active = *base < len;
+    return t;
+}
+
+// Pass 1 for one pair: the best score and its end cell (1-based) under the key
+// (H desc, i asc, j asc), in every thread of the warp (alone) or of the team.
+template <int R, bool TEAM>
 __device__ __forceinline__ int3 forward_end(const int8_t* smat, int n_codes, const PairSeqs& ps, uint8_t* prof, int lane, int oe,
-                                            int ge, int2* bnd) {
-    const int rows = 32 * R;
+                                            int ge, int2* bnd, const Team& team, int* scratch) {
+    const int rows = 32 * R, span = rows * team.warps;
     int bh = 0, bi = 0, bj = 0;
-    const int n_passes = (ps.q.len + rows - 1) / rows;
-    Pass<R, kForward> fwd;
+    const int n_passes = (ps.q.len + span - 1) / span;
+    Pass<R, kForward, TEAM> fwd;
     for (int k = 0; k < n_passes; ++k) {
-        const int row0 = k * rows + lane * R;
-        build_profile<R>(smat, n_codes, ps.q, row0, prof, lane);
-        fwd.run(ps.q, ps.s, k * rows, k == 0, k == n_passes - 1, prof, lane, oe, ge, bnd, 0, nullptr);
+        int base;
+        const Team t = in_pass(team, k, rows, ps.q.len, &base);
+        const int row0 = base + lane * R;
+        if (t.active) build_profile<R>(smat, n_codes, ps.q, row0, prof, lane);
+        fwd.run(ps.q, ps.s, base, k == 0, k == n_passes - 1, prof, lane, oe, ge, bnd, 0, nullptr, t);
 #pragma unroll
         for (int r = 0; r < R; ++r)  // rows ascending: strictly greater keeps the smaller i
             if (row0 + r < ps.q.len && fwd.a[r] > bh) {
@@ -253,72 +332,52 @@ __device__ __forceinline__ int3 forward_end(const int8_t* smat, int n_codes, con
                 bj = fwd.b[r];
             }
     }
+    auto better = [](int oh, int oi, int oj, int h, int i, int j) { return oh > h || (oh == h && (oi < i || (oi == i && oj < j))); };
 #pragma unroll
     for (int o = 16; o > 0; o /= 2) {
         const int oh = __shfl_xor_sync(kAll, bh, o), oi = __shfl_xor_sync(kAll, bi, o), oj = __shfl_xor_sync(kAll, bj, o);
-        if (oh > bh || (oh == bh && (oi < bi || (oi == bi && oj < bj)))) {
+        if (better(oh, oi, oj, bh, bi, bj)) {
             bh = oh;
             bi = oi;
             bj = oj;
         }
     }
+    if constexpr (TEAM) {  // then across the warps
+        if (lane == 0) {
+            scratch[4 * team.warp] = bh;
+            scratch[4 * team.warp + 1] = bi;
+            scratch[4 * team.warp + 2] = bj;
+        }
+        __syncthreads();
+        for (int w = 0; w < team.warps; ++w)
+            if (better(scratch[4 * w], scratch[4 * w + 1], scratch[4 * w + 2], bh, bi, bj)) {
+                bh = scratch[4 * w];
+                bi = scratch[4 * w + 1];
+                bj = scratch[4 * w + 2];
+            }
+        __syncthreads();  // the scratch is written again by the reverse scan
+    }
     return make_int3(bh, bi, bj);
 }
 
-// Passes 1 and 2 for one pair per warp. `expected` (may be null): the scores the search
-// found; a pair whose best score differs gets kMismatch and no pass 2. `given` (may be null,
-// then `expected` is not): per pair the end cell (qend, send), 1-based, whose alignment
-// scores expected[p]; pass 1 is skipped (a window's own best cell may lie elsewhere).
-// `ends`: per pair kEndFields ints (status, score, qstart, qend, sstart, send; 1-based).
-template <int R>
-__global__ void __launch_bounds__(Warps<R>::value * 32) tb_ends(const uint8_t* residues, const int64_t* qoff, const int32_t* qlen,
-                                                                 const int64_t* soff, const int32_t* slen, int n_pairs,
-                                                                 const int8_t* matrix, int n_codes, int gap_open, int gap_extend,
-                                                                 const int32_t* expected, const int32_t* given, int2* boundary,
-                                                                 const int64_t* bnd_off, int32_t* ends) {
-    constexpr int W = Warps<R>::value;
-    __shared__ int8_t smat[kMaxCodes * kMaxCodes];
-    __shared__ __align__(16) uint8_t profiles[W][kMaxCodes * 32 * R];
-    load_matrix(matrix, n_codes, smat);
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const int p = blockIdx.x * W + warp;
-    if (p >= n_pairs) return;
-    uint8_t* prof = profiles[warp];
-    const int oe = gap_open + gap_extend;
-    const PairSeqs ps = pair_seqs(residues, qoff, qlen, soff, slen, p);
-    int2* bnd = boundary ? boundary + bnd_off[p] : nullptr;
-    const int rows = 32 * R;
-
-    // ---- pass 1 (or the given end): best score and end cell
-    const int3 best = given ? make_int3(expected[p], given[2 * p], given[2 * p + 1])
-                            : forward_end<R>(smat, n_codes, ps, prof, lane, oe, gap_extend, bnd);
-    const int bh = best.x, bi = best.y, bj = best.z;
-    int32_t* out = ends + (int64_t)p * kEndFields;
-    if (lane == 0) {
-        out[kScore] = bh;
-        out[kQEnd] = bi;
-        out[kSEnd] = bj;
-        out[kQStart] = 0;
-        out[kSStart] = 0;
-    }
-    if (!given && expected && expected[p] != bh) {
-        if (lane == 0) out[kStatus] = kMismatch;
-        return;
-    }
-    if (bh <= 0) {
-        if (lane == 0) out[kStatus] = kNoAlignment;
-        return;
-    }
-
-    // ---- pass 2: start cell, the first cell with D >= S in reverse row-major order
+// Pass 2 for one pair: the first cell with D >= S in reverse row-major order of the prefixes
+// ending at (bi, bj): x = whether there is one, then its reversed row, column and D (a reversed
+// row i' is query row bi - i' + 1). A warp's pass (a team's) stops the scan once it holds a hit,
+// since every later pass has smaller rows; within it the first warp, lane and row with a hit win.
+template <int R, bool TEAM>
+__device__ __forceinline__ int4 reverse_start(const int8_t* smat, int n_codes, const PairSeqs& ps, int bh, int bi, int bj, uint8_t* prof,
+                                              int lane, int oe, int ge, int2* bnd, const Team& team, int* scratch) {
     const Seq rq{ps.q.base + (bi - 1), -1, bi}, rs{ps.s.base + (bj - 1), -1, bj};
-    const int r_passes = (bi + rows - 1) / rows;
-    Pass<R, kReverse> rev;
-    int hit_lane = -1, hi = 0, hj = 0, hd = 0;
-    for (int k = 0; k < r_passes && hit_lane < 0; ++k) {
-        const int row0 = k * rows + lane * R;
-        build_profile<R>(smat, n_codes, rq, row0, prof, lane);
-        rev.run(rq, rs, k * rows, k == 0, k == r_passes - 1, prof, lane, oe, gap_extend, bnd, bh, nullptr);
+    const int rows = 32 * R, span = rows * team.warps;
+    const int r_passes = (bi + span - 1) / span;
+    Pass<R, kReverse, TEAM> rev;
+    int4 hit = make_int4(0, 0, 0, 0);
+    for (int k = 0; k < r_passes && !hit.x; ++k) {
+        int base;
+        const Team t = in_pass(team, k, rows, rq.len, &base);
+        const int row0 = base + lane * R;
+        if (t.active) build_profile<R>(smat, n_codes, rq, row0, prof, lane);
+        rev.run(rq, rs, base, k == 0, k == r_passes - 1, prof, lane, oe, ge, bnd, bh, nullptr, t);
         int mi = 0, mj = 0, md = 0;
         bool found = false;
 #pragma unroll
@@ -330,63 +389,174 @@ __global__ void __launch_bounds__(Warps<R>::value * 32) tb_ends(const uint8_t* r
                 md = rev.b[r];
             }
         const unsigned any = __ballot_sync(kAll, found);
+        int4 mine = make_int4(0, 0, 0, 0);
         if (any) {
-            hit_lane = __ffs(any) - 1;
-            hi = __shfl_sync(kAll, mi, hit_lane);
-            hj = __shfl_sync(kAll, mj, hit_lane);
-            hd = __shfl_sync(kAll, md, hit_lane);
+            const int first_lane = __ffs(any) - 1;
+            mine = make_int4(1, __shfl_sync(kAll, mi, first_lane), __shfl_sync(kAll, mj, first_lane), __shfl_sync(kAll, md, first_lane));
+        }
+        if constexpr (TEAM) {  // the first warp with a hit
+            if (lane == 0) reinterpret_cast<int4*>(scratch)[team.warp] = mine;
+            __syncthreads();
+            for (int w = team.warps - 1; w >= 0; --w) {
+                const int4 v = reinterpret_cast<const int4*>(scratch)[w];
+                if (v.x) hit = v;
+            }
+            __syncthreads();  // the scratch is written again after the next pass
+        } else {
+            hit = mine;
         }
     }
-    if (lane == 0) {
-        if (hit_lane < 0) {
+    return hit;
+}
+
+// Passes 1 and 2 of pair p (or 2 alone from the given end), its row of `ends` written by the
+// pair's first thread.
+template <int R, bool TEAM>
+__device__ __forceinline__ void pair_ends(const int8_t* smat, int n_codes, const PairSeqs& ps, uint8_t* prof, int lane, int oe, int ge,
+                                          const int32_t* expected, const int32_t* given, int p, int2* bnd, int32_t* out, const Team& team,
+                                          int* scratch) {
+    const bool writer = lane == 0 && team.warp == 0;
+    // ---- pass 1 (or the given end): best score and end cell
+    const int3 best = given ? make_int3(expected[p], given[2 * p], given[2 * p + 1])
+                            : forward_end<R, TEAM>(smat, n_codes, ps, prof, lane, oe, ge, bnd, team, scratch);
+    const int bh = best.x, bi = best.y, bj = best.z;
+    if (writer) {
+        out[kScore] = bh;
+        out[kQEnd] = bi;
+        out[kSEnd] = bj;
+        out[kQStart] = 0;
+        out[kSStart] = 0;
+    }
+    if (!given && expected && expected[p] != bh) {
+        if (writer) out[kStatus] = kMismatch;
+        return;
+    }
+    if (bh <= 0) {
+        if (writer) out[kStatus] = kNoAlignment;
+        return;
+    }
+    // ---- pass 2: start cell, the first cell with D >= S in reverse row-major order
+    const int4 hit = reverse_start<R, TEAM>(smat, n_codes, ps, bh, bi, bj, prof, lane, oe, ge, bnd, team, scratch);
+    if (writer) {
+        if (!hit.x) {
             out[kStatus] = kNoStart;
-        } else if (hd > bh) {
+        } else if (hit.w > bh) {
             out[kStatus] = kAbove;
         } else {
             out[kStatus] = kOk;
-            out[kQStart] = bi - hi + 1;  // reversed row i' is query row ie - i' + 1
-            out[kSStart] = bj - hj + 1;
+            out[kQStart] = bi - hit.y + 1;  // reversed row i' is query row ie - i' + 1
+            out[kSStart] = bj - hit.z + 1;
         }
     }
 }
 
-// Pass 3 for one pair per warp: nibbles of the rectangle [is..ie] x [js..je] at byte offset
-// dirs_off[p] of `dirs`, and H(ie, je) in region_score[p]. `rect`: per pair (is, ie, js, je).
+// Passes 1 and 2 for one pair per warp. `expected` (may be null): the scores the search
+// found; a pair whose best score differs gets kMismatch and no pass 2. `given` (may be null,
+// then `expected` is not): per pair the end cell (qend, send), 1-based, whose alignment
+// scores expected[p]; pass 1 is skipped (a window's own best cell may lie elsewhere).
+// `ends`: per pair kEndFields ints (status, score, qstart, qend, sstart, send; 1-based).
+#define SWGPU_TB_ENDS_PARAMS                                                                                                        \
+    const uint8_t *residues, const int64_t *qoff, const int32_t *qlen, const int64_t *soff, const int32_t *slen, int n_pairs,       \
+        const int8_t *matrix, int n_codes, int gap_open, int gap_extend, const int32_t *expected, const int32_t *given, int2 *boundary, \
+        const int64_t *bnd_off, int32_t *ends
+
 template <int R>
-__global__ void __launch_bounds__(Warps<R>::value * 32) tb_region(const uint8_t* residues, const int64_t* qoff, const int64_t* soff,
-                                                                   const int32_t* rect, int n_pairs, const int8_t* matrix, int n_codes,
-                                                                   int gap_open, int gap_extend, int2* boundary, const int64_t* bnd_off,
-                                                                   uint8_t* dirs, const int64_t* dirs_off, int32_t* region_score) {
+__global__ void __launch_bounds__(Warps<R>::value * 32) tb_ends(SWGPU_TB_ENDS_PARAMS) {
     constexpr int W = Warps<R>::value;
-    using Word = typename NibbleWord<R>::T;
     __shared__ int8_t smat[kMaxCodes * kMaxCodes];
     __shared__ __align__(16) uint8_t profiles[W][kMaxCodes * 32 * R];
     load_matrix(matrix, n_codes, smat);
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int p = blockIdx.x * W + warp;
     if (p >= n_pairs) return;
-    uint8_t* prof = profiles[warp];
-    const int is = rect[4 * p], ie = rect[4 * p + 1], js = rect[4 * p + 2], je = rect[4 * p + 3];
-    const Seq q{residues + qoff[p] + (is - 1), 1, ie - is + 1}, s{residues + soff[p] + (js - 1), 1, je - js + 1};
     int2* bnd = boundary ? boundary + bnd_off[p] : nullptr;
-    Word* words = reinterpret_cast<Word*>(dirs + dirs_off[p]);
-    const int rows = 32 * R;
-    const int n_passes = (q.len + rows - 1) / rows;
-    Pass<R, kRegion> reg;
+    pair_ends<R, false>(smat, n_codes, pair_seqs(residues, qoff, qlen, soff, slen, p), profiles[warp], lane, gap_open + gap_extend,
+                        gap_extend, expected, given, p, bnd, ends + (int64_t)p * kEndFields, alone(), nullptr);
+}
+
+// tb_ends with a team per pair: block p traces pair p with its blockDim.x / 32 warps (the
+// dynamic shared memory as team_memory lays it out).
+template <int R>
+__global__ void __launch_bounds__(kTeamMaxWarps * 32) tb_ends_team(SWGPU_TB_ENDS_PARAMS) {
+    __shared__ int8_t smat[kMaxCodes * kMaxCodes];
+    load_matrix(matrix, n_codes, smat);
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+    const int p = blockIdx.x;
+    if (p >= n_pairs) return;  // the whole block
+    const TeamMemory m = team_memory<R>(n_codes, warps);
+    int2* bnd = boundary ? boundary + bnd_off[p] : nullptr;
+    pair_ends<R, true>(smat, n_codes, pair_seqs(residues, qoff, qlen, soff, slen, p), m.profiles + warp * m.profile_bytes, lane,
+                       gap_open + gap_extend, gap_extend, expected, given, p, bnd, ends + (int64_t)p * kEndFields,
+                       Team{warp, warps, m.ring, true}, m.scratch);
+}
+
+// Pass 3 for one pair: the nibbles of its rectangle q x s from `words` (its groups of 32 * R
+// rows one after the other), and H of the last cell in *region_score.
+template <int R, bool TEAM>
+__device__ __forceinline__ void pair_region(const int8_t* smat, int n_codes, const Seq& q, const Seq& s, uint8_t* prof, int lane, int oe,
+                                            int ge, int2* bnd, typename NibbleWord<R>::T* words, int32_t* region_score, const Team& team) {
+    const int rows = 32 * R, span = rows * team.warps;
+    const int n_passes = (q.len + span - 1) / span;
+    Pass<R, kRegion, TEAM> reg;
     for (int k = 0; k < n_passes; ++k) {
-        build_profile<R>(smat, n_codes, q, k * rows + lane * R, prof, lane);
-        reg.run(q, s, k * rows, k == 0, k == n_passes - 1, prof, lane, gap_open + gap_extend, gap_extend, bnd, 0,
-                words + (int64_t)k * s.len * 32);
+        int base;
+        const Team t = in_pass(team, k, rows, q.len, &base);
+        if (t.active) build_profile<R>(smat, n_codes, q, base + lane * R, prof, lane);
+        reg.run(q, s, base, k == 0, k == n_passes - 1, prof, lane, oe, ge, bnd, 0, words + (int64_t)(base / rows) * s.len * 32, t);
     }
-    // H(ie, je): the last row's value in the last column, held by the lane that owns it
-    const int last = q.len - 1 - (n_passes - 1) * rows;
-    if (lane == last / R) {
+    // H(ie, je): the last row's value in the last column, held by the lane that owns it (in the
+    // last team pass, which is the owning warp's last pass)
+    const int last = q.len - 1, group = last / rows;
+    if (group % team.warps == team.warp && lane == (last % rows) / R) {
         int v = kNeg;
 #pragma unroll
         for (int r = 0; r < R; ++r)
             if (r == last % R) v = reg.h[r];
-        region_score[p] = v;
+        *region_score = v;
     }
+}
+
+// Pass 3 for one pair per warp: nibbles of the rectangle [is..ie] x [js..je] at byte offset
+// dirs_off[p] of `dirs`, and H(ie, je) in region_score[p]. `rect`: per pair (is, ie, js, je).
+#define SWGPU_TB_REGION_PARAMS                                                                                                     \
+    const uint8_t *residues, const int64_t *qoff, const int64_t *soff, const int32_t *rect, int n_pairs, const int8_t *matrix,     \
+        int n_codes, int gap_open, int gap_extend, int2 *boundary, const int64_t *bnd_off, uint8_t *dirs, const int64_t *dirs_off, \
+        int32_t *region_score
+
+__device__ __forceinline__ PairSeqs region_seqs(const uint8_t* residues, const int64_t* qoff, const int64_t* soff, const int32_t* rect, int p) {
+    const int is = rect[4 * p], ie = rect[4 * p + 1], js = rect[4 * p + 2], je = rect[4 * p + 3];
+    return PairSeqs{Seq{residues + qoff[p] + (is - 1), 1, ie - is + 1}, Seq{residues + soff[p] + (js - 1), 1, je - js + 1}};
+}
+
+template <int R>
+__global__ void __launch_bounds__(Warps<R>::value * 32) tb_region(SWGPU_TB_REGION_PARAMS) {
+    constexpr int W = Warps<R>::value;
+    __shared__ int8_t smat[kMaxCodes * kMaxCodes];
+    __shared__ __align__(16) uint8_t profiles[W][kMaxCodes * 32 * R];
+    load_matrix(matrix, n_codes, smat);
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int p = blockIdx.x * W + warp;
+    if (p >= n_pairs) return;
+    const PairSeqs ps = region_seqs(residues, qoff, soff, rect, p);
+    int2* bnd = boundary ? boundary + bnd_off[p] : nullptr;
+    pair_region<R, false>(smat, n_codes, ps.q, ps.s, profiles[warp], lane, gap_open + gap_extend, gap_extend, bnd,
+                          reinterpret_cast<typename NibbleWord<R>::T*>(dirs + dirs_off[p]), region_score + p, alone());
+}
+
+// tb_region with a team per pair (block p, pair p), as tb_ends_team.
+template <int R>
+__global__ void __launch_bounds__(kTeamMaxWarps * 32) tb_region_team(SWGPU_TB_REGION_PARAMS) {
+    __shared__ int8_t smat[kMaxCodes * kMaxCodes];
+    load_matrix(matrix, n_codes, smat);
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+    const int p = blockIdx.x;
+    if (p >= n_pairs) return;
+    const TeamMemory m = team_memory<R>(n_codes, warps);
+    const PairSeqs ps = region_seqs(residues, qoff, soff, rect, p);
+    int2* bnd = boundary ? boundary + bnd_off[p] : nullptr;
+    pair_region<R, true>(smat, n_codes, ps.q, ps.s, m.profiles + warp * m.profile_bytes, lane, gap_open + gap_extend, gap_extend, bnd,
+                         reinterpret_cast<typename NibbleWord<R>::T*>(dirs + dirs_off[p]), region_score + p,
+                         Team{warp, warps, m.ring, true});
 }
 
 // The path of each pair from its region's nibbles, one thread per pair: operations
@@ -438,12 +608,11 @@ extern "C" __global__ void tb_walk(const int32_t* rect, int n_pairs, int R, cons
 }
 
 #ifdef SWGPU_INSTANTIATE  // offline builds (nvcc -cubin in the tests) compile every instance CuPy may ask for
-#define SWGPU_TB_INSTANCES(R) \
-    template __global__ void tb_ends<R>(const uint8_t*, const int64_t*, const int32_t*, const int64_t*, const int32_t*, int, \
-                                        const int8_t*, int, int, int, const int32_t*, const int32_t*, int2*, const int64_t*, \
-                                        int32_t*);                                                                        \
-    template __global__ void tb_region<R>(const uint8_t*, const int64_t*, const int64_t*, const int32_t*, int, const int8_t*, \
-                                          int, int, int, int2*, const int64_t*, uint8_t*, const int64_t*, int32_t*);
+#define SWGPU_TB_INSTANCES(R)                                              \
+    template __global__ void tb_ends<R>(SWGPU_TB_ENDS_PARAMS);             \
+    template __global__ void tb_ends_team<R>(SWGPU_TB_ENDS_PARAMS);        \
+    template __global__ void tb_region<R>(SWGPU_TB_REGION_PARAMS);         \
+    template __global__ void tb_region_team<R>(SWGPU_TB_REGION_PARAMS);
 SWGPU_TB_INSTANCES(4)
 SWGPU_TB_INSTANCES(8)
 SWGPU_TB_INSTANCES(16)

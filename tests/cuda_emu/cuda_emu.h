@@ -46,6 +46,12 @@ struct uint2 {
 struct uint4 {
     unsigned x, y, z, w;
 };
+struct int2 {
+    int x, y;
+};
+struct int3 {
+    int x, y, z;
+};
 struct int4 {
     int x, y, z, w;
 };
@@ -141,19 +147,29 @@ inline bool resolve_warp(int w, int n_threads) {
     return true;
 }
 
-// Run one block of `block` threads to completion.
+// Run one block of `block` threads to completion. Each warp has a speed drawn for the block:
+// in a round, the ready lanes of a warp run with that probability, so the warps of a block drift
+// apart between barriers as they may on a GPU (a kernel that counts on warps keeping step
+// without a barrier shows it); a round in which no chosen warp could run runs every ready lane.
 inline void run_block(std::mt19937& rng) {
     const int n = (int)threads.size();
     std::vector<int> order(n);
     for (int k = 0; k < n; ++k) order[k] = k;
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    std::vector<double> speed((n + 31) / 32);
+    for (double& s : speed) s = 0.2 + 0.8 * uniform(rng);
+    std::vector<char> chosen(speed.size());
     for (;;) {
         bool progressed = false;
         std::shuffle(order.begin(), order.end(), rng);
-        for (int k : order) {
-            if (threads[k].state != kReady) continue;
-            current = k;
-            swapcontext(&scheduler, &threads[k].ctx);
-            progressed = true;
+        for (size_t w = 0; w < speed.size(); ++w) chosen[w] = uniform(rng) < speed[w];
+        for (int pass = 0; pass < 2 && !progressed; ++pass) {  // the second pass: every ready lane
+            for (int k : order) {
+                if (threads[k].state != kReady || (pass == 0 && !chosen[k / 32])) continue;
+                current = k;
+                swapcontext(&scheduler, &threads[k].ctx);
+                progressed = true;
+            }
         }
         for (int w = 0; w * 32 < n; ++w) progressed |= resolve_warp(w, n);
         bool all_done = true, all_at_block = true, any_at_block = false;
@@ -278,6 +294,10 @@ inline T atomicMax(T* p, T v) {
 }
 
 inline uint2 make_uint2(unsigned x, unsigned y) { return uint2{x, y}; }
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
+inline int2 make_int2(int x, int y) { return int2{x, y}; }
+inline int3 make_int3(int x, int y, int z) { return int3{x, y, z}; }
+inline int4 make_int4(int x, int y, int z, int w) { return int4{x, y, z, w}; }
 
 // Packed 16-bit SIMD and Hopper DPX intrinsics: two signed halfwords per word, wrapping adds.
 namespace emu {

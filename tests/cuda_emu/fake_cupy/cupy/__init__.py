@@ -32,8 +32,11 @@ class ndarray(np.ndarray):  # noqa: N801 (CuPy's name)
     def data(self):
         return types.SimpleNamespace(ptr=self.ctypes.data)
 
-    def get(self, stream=None) -> np.ndarray:
-        return np.array(self)
+    def get(self, stream=None, out=None) -> np.ndarray:
+        if out is None:
+            return np.array(self)
+        out[...] = self
+        return out
 
 
 def _at(ptr: int, count: int, dtype) -> np.ndarray:
@@ -149,6 +152,9 @@ class _Stream(_Context):
     def wait_event(self, event) -> None:
         pass
 
+    def record(self, event=None):
+        return event if event is not None else _Event()
+
     def synchronize(self) -> None:
         pass
 
@@ -183,6 +189,7 @@ _PROPERTIES = {"name": b"Emulated H100", "multiProcessorCount": 4, "maxThreadsPe
                "sharedMemPerBlockOptin": 232_448}  # fmt: skip
 cuda = types.SimpleNamespace(
     Device=_Device, Stream=_Stream, Event=_Event, alloc_pinned_memory=_Pinned, get_elapsed_time=lambda start, end: 1.0,
+    get_current_stream=lambda: _Stream(),
     driver=types.SimpleNamespace(CUDADriverError=RuntimeError),
     runtime=types.SimpleNamespace(
         getDeviceCount=lambda: 1, getDeviceProperties=lambda device_id: dict(_PROPERTIES), memGetInfo=lambda: (8 << 30, 8 << 30),
@@ -224,6 +231,8 @@ class RawKernel:
                 self._scan(work, grid, block, args)
             elif self.name in ("select_count", "select_pick"):
                 self._select(work, grid, block, args)
+            elif self.name.startswith("tb_"):
+                self._traceback(work, grid, block, args, shared_mem)
             else:
                 raise NotImplementedError(f"fake cupy: no emulation of {self.name}")
         finally:
@@ -307,6 +316,59 @@ class RawKernel:
         state[:] = np.fromfile(work / "state.bin", np.uint32)
         hist[:] = np.fromfile(work / "hist.bin", np.uint32)
         kth[:] = np.fromfile(work / "kth.bin", np.int32)
+
+    def _traceback(self, work: Path, grid, block, args, shared_mem: int) -> None:
+        kind = self.name.split("<")[0]
+        CALLS[kind] = CALLS.get(kind, 0) + 1
+        r = int(self.name[self.name.index("<") + 1 : -1]) if "<" in self.name else 0
+        team = kind.endswith("_team")
+        if team and shared_mem > self.max_dynamic_shared_size_bytes:
+            raise RuntimeError(
+                f"fake cupy: {self.name} asks {shared_mem} bytes of shared memory over its maximum {self.max_dynamic_shared_size_bytes}"
+            )
+        if kind == "tb_walk":
+            rect, n, r, dirs, dirs_off, ops, ops_off, n_ops = args
+            _write(work, dict(rect=rect, dirs=dirs, dirs_off=dirs_off, ops=ops, ops_off=ops_off, n_ops=n_ops))
+            scalars = [2, int(r), 0, grid[0], block[0], int(n), 0, 0, 0, 0, 0, 0, 0]
+        elif kind.startswith("tb_ends"):
+            residues, qoff, qlen, soff, slen, n, matrix, n_codes, go, ge, expected, given, boundary, bnd_off, ends = args
+            arrays = dict(residues=residues, qoff=qoff, qlen=qlen, soff=soff, slen=slen, matrix=matrix, bnd_off=bnd_off)
+            arrays.update(
+                {k: np.zeros(0, np.int32) if v is None else v for k, v in dict(expected=expected, given=given, boundary=boundary).items()}
+            )
+            _write(work, arrays)
+            scalars = [0, r, block[0] // 32 if team else 0, grid[0], block[0], int(n), int(n_codes), int(go), int(ge), int(expected is not None),
+                       int(given is not None), int(boundary is not None), shared_mem]  # fmt: skip
+        else:
+            residues, qoff, soff, rect, n, matrix, n_codes, go, ge, boundary, bnd_off, dirs, dirs_off, score = args
+            arrays = dict(residues=residues, qoff=qoff, soff=soff, rect=rect, matrix=matrix, bnd_off=bnd_off, dirs=dirs, dirs_off=dirs_off)
+            arrays["boundary"] = np.zeros(0, np.int32) if boundary is None else boundary
+            _write(work, arrays)
+            scalars = [1, r, block[0] // 32 if team else 0, grid[0], block[0], int(n), int(n_codes), int(go), int(ge), 0, 0,
+                       int(boundary is not None), shared_mem]  # fmt: skip
+        (work / "scalars.txt").write_text(" ".join(map(str, scalars)) + "\n")
+        subprocess.run([_binary("traceback_main.cpp", self.options), str(work), str(SEED)], check=True)
+        if kind == "tb_walk":
+            ops[:] = np.fromfile(work / "ops.bin", np.uint8)
+            n_ops[:] = np.fromfile(work / "n_ops.bin", np.int32)
+        elif kind.startswith("tb_ends"):
+            ends[...] = np.fromfile(work / "ends.bin", np.int32).reshape(ends.shape)
+        else:
+            dirs[:] = np.fromfile(work / "dirs.bin", np.uint8)
+            score[:] = np.fromfile(work / "score.bin", np.int32)
+
+
+#: the emulation's interleaving seed for the traceback kernels (a test may vary it)
+SEED = 7
+
+
+class _Pool:
+    def free_bytes(self) -> int:
+        return 0
+
+
+def get_default_memory_pool() -> _Pool:
+    return _Pool()
 
 
 class RawModule:
