@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from swgpu_core.align.gpu_plan import (
+    CELL_COST,
     FEW_PAIRS_PER_SM,
     MIN_LAUNCH_BYTES,
     ROWS_PER_LANE,
@@ -21,6 +22,7 @@ from swgpu_core.align.gpu_plan import (
     launch_order,
     layout,
     nibble_bytes,
+    passes,
     rows_per_lane,
     team_cap,
     team_shared_bytes,
@@ -28,12 +30,17 @@ from swgpu_core.align.gpu_plan import (
 from swgpu_core.kernel_abi import MAX_CODES, TB_TEAM_DELAY, TB_TEAM_MAX_WARPS
 
 
-def test_many_pairs_take_the_rows_per_lane_that_pad_least_ties_to_the_smaller():
+def test_many_pairs_take_the_rows_per_lane_of_the_least_cell_cost():
     rows = np.array([100, 128, 129, 200, 256, 300, 10_000])
     cols = np.full(rows.size, 500)
-    # passes * R * (cols + 31): 100 -> one pass of 128 rows; 129 -> two passes of 128 rows cost as
-    # one of 256 (R = 8): the smaller R; 300 -> 3 x 128 = 384 rows, the least padding
-    assert rows_per_lane(rows, cols).tolist() == [4, 4, 4, 4, 4, 4, 4]
+    # passes * 32 R * CELL_COST[R] per column: 100 and 128 rows fill one pass of R = 4 (128 x 1.6 =
+    # 205 against 256 x 1.3 = 333); 129 to 256 one of R = 8 (333 against 384 x 1.6 and 512); 300
+    # one of R = 16 (512 against 512 x 1.3 and 384 x 1.6 = 614); 10,000 rows R = 16 (20 x 512
+    # against 40 x 333 and 79 x 205)
+    assert rows_per_lane(rows, cols).tolist() == [4, 4, 8, 8, 8, 16, 16]
+    for k in range(rows.size):  # the least cost, ties to the smaller R
+        cost = [passes(rows[k : k + 1], r)[0] * r * CELL_COST[r] for r in ROWS_PER_LANE]
+        assert rows_per_lane(rows[k : k + 1], cols[k : k + 1])[0] == ROWS_PER_LANE[int(np.argmin(cost))]
 
 
 def test_few_pairs_take_the_layout_of_the_least_latency():
@@ -65,14 +72,14 @@ def test_a_huge_pair_among_many_takes_a_team():
     rows = np.concatenate([np.full(20_000, 300), [4_291, 3_000, 2_000]])
     cols = np.concatenate([np.full(20_000, 500), [36_000, 36_000, 36_000]])
     throughput = rows_per_lane(rows, cols)
-    assert set(throughput.tolist()) == {4}
+    assert set(throughput.tolist()) == {16}
     bound = latency_bound(rows, cols, 132)
     assert bound[-3:].all() and not bound[:-3].any()
     share = latency(rows, cols, throughput).sum() / (FEW_PAIRS_PER_SM * 132)
     assert (latency(rows, cols, throughput)[-3:] > share).all() and (latency(rows, cols, throughput)[:-3] < share).all()
     r, w = layout(rows, cols, sms=132)
-    assert set(r[:-3].tolist()) == {4} and set(w[:-3].tolist()) == {1}
-    assert (w[-3:] > 1).all() and (latency(rows, cols, r, w)[-3:] < latency(rows, cols, throughput)[-3:] / 3).all()
+    assert set(r[:-3].tolist()) == {16} and set(w[:-3].tolist()) == {1}
+    assert (w[-3:] > 1).all() and (latency(rows, cols, r, w)[-3:] < latency(rows, cols, throughput)[-3:] / 2).all()
     uniform = np.full(10_000, 300)  # no pair above its share: every pair as before, on one warp
     r, w = layout(uniform, uniform + 200, sms=132)
     assert r.tolist() == rows_per_lane(uniform, uniform + 200).tolist() and set(w.tolist()) == {1}

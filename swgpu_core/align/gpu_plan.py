@@ -6,8 +6,10 @@ walks every column of the pair, so a pair costs ``passes(R) * (cols + 31)`` step
 rows each. Two regimes:
 
 * **Many pairs** (``swgpu pairs``, the alignments of a search): the GPU is full, so the
-  throughput counts: the ``R`` that pads the query least, ties to the smaller ``R`` (fewer
-  registers, more warps resident).
+  throughput counts: the ``R`` of the least cost of the cells of whole passes, padding included,
+  a cell of a wider step costing less (``CELL_COST``: a step's shuffles, loads and checks are
+  shared by more rows). Until 2026-11-28 every ``R``'s cell cost the same, which gave ``R`` = 4
+  to almost every pair and made a search's traceback slower (bench/RESULTS.md, thirtieth session).
 * **Few pairs** (align-long's end points: a few hundred alignments of 10^4 rows and more):
   each warp runs alone on its SM, and the call lasts as long as its longest pair, so the
   latency of a step counts. Measured on an H100 for one 10^4 x 10^4 pair
@@ -50,6 +52,12 @@ from ..kernel_abi import TB_TEAM_DELAY, TB_TEAM_MAX_WARPS, TB_WARPS
 ROWS_PER_LANE = tuple(sorted(TB_WARPS))
 #: A step's device time per R relative to R = 4 when one warp runs alone (H100, module docstring).
 STEP_COST = {4: 1.0, 8: 1.24, 16: 2.06}
+#: A cell's device time per R relative to R = 16 when the GPU is full (the throughput): a
+#: step's shuffles, profile load and bounds checks are shared by more rows (H100,
+#: ``bench/tb_replay.py --uniform 1000``: 20,000 related pairs of 100 to 1,000 residues,
+#: tb_ends + tb_region 0.042 s with every R costed alike, which picked R = 4 for all, 0.034 s
+#: with these).
+CELL_COST = {4: 1.6, 8: 1.3, 16: 1.0}
 #: Pairs per SM up to which a call is latency-bound (every pair's warp resident at once with room to spare).
 FEW_PAIRS_PER_SM = 4
 #: Warps a pair's team may have (1: a warp of its own, in the kernels of many pairs per block).
@@ -90,13 +98,13 @@ def latency(rows: np.ndarray, cols: np.ndarray, r: np.ndarray | int, w: np.ndarr
 
 
 def rows_per_lane(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """Per pair, the R of the most throughput: the least steps of all lanes,
-    ``passes * R * (cols + 31)`` (the least padding; ties to the smaller R)."""
+    """Per pair, the R of the most throughput: the least cost of all lanes' cells,
+    ``passes * 32 R * (cols + 31) * CELL_COST[R]`` (padded rows count; ties to the smaller R)."""
     rows = np.asarray(rows, np.int64)
     cols = np.asarray(cols, np.int64)
     choices = np.asarray(ROWS_PER_LANE, np.int64)
     spans = cols + 31
-    return choices[np.argmin(np.stack([passes(rows, r) * (r * spans) for r in ROWS_PER_LANE]), axis=0)]
+    return choices[np.argmin(np.stack([passes(rows, r) * (r * spans) * CELL_COST[r] for r in ROWS_PER_LANE]), axis=0)]
 
 
 def latency_bound(rows: np.ndarray, cols: np.ndarray, sms: int) -> np.ndarray:

@@ -44,7 +44,7 @@
 // when the batch has enough pairs to fill the GPU with them (swgpu_core.plan.inter_lanes), so
 // that is where the loop's instructions count more than the warps in flight.
 template <int G>
-constexpr int inter_min_blocks() {
+__host__ __device__ constexpr int inter_min_blocks() {  // NVRTC takes an unannotated function for a host one
     return G == 8 ? 2 : 3;
 }
 
