@@ -449,6 +449,16 @@ PY
       swgpu search --db "$W/db" --query .carry/data/cudasw_queries.fasta --backend cuda --devices "$ALL" --top 1 --out /dev/null --quiet
       : > "$W/envab_times.txt"
       read -ra envab_jobs <<< "$ENVAB_JOBS"
+      # ENVAB_WARM=1: each job once, untimed, a one-query traced search: its tree's kernels compiled and its scan
+      # calibrated before the timed rounds (trees whose kernels differ keep calibrations of their own; made inside a
+      # timed run, one was 25% slow for the whole call in the thirtieth session)
+      [ -f "$W/one_query.fasta" ] || head -2 "$R/.carry/data/cudasw_queries.fasta" > "$W/one_query.fasta"
+      for job in "${envab_jobs[@]}"; do
+        [ -n "${ENVAB_WARM:-}" ] || break
+        IFS='|' read -r name devs setting <<< "$job"
+        in_setting "$setting" python3 -m swgpu_core search --db "$W/db" --query "$W/one_query.fasta" --backend cuda --devices "$devs" \
+          --top 5 --outfmt "6 qseqid sseqid pident length evalue bitscore" --out /dev/null --quiet || rc=1
+      done
       for round in $(seq "${ENVAB_ROUNDS:-4}"); do
         round_order "$round" "${ENVAB_ORDER:-abba}" "${envab_jobs[@]}"
         for job in "${order[@]}"; do
