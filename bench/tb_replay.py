@@ -3,7 +3,8 @@
 ``python bench/tb_replay.py --db DIR --queries FASTA [--top 50] [--reps 3]``: searches on GPU 0,
 selects the hits as ``swgpu search`` does (E-value 10), traces them through the API and keeps
 the one :func:`swgpu_core.gpu.traceback.align_packed` call that makes; then replays that call
-as planned; with the latency-bound pairs' threshold (``gpu_plan.latency_bound``) divided by 4; with every pair on
+as planned; with the one-warp groups' launches on one stream, one after another; with the
+latency-bound pairs' threshold (``gpu_plan.latency_bound``) divided by 4; with every pair on
 one warp at the R of its least latency (``team_warps=1``); and with every R's cells costed alike
 (``gpu_plan.CELL_COST``). ``--uniform N`` replays
 20,000 related pairs of 100 to N residues instead (``swgpu pairs``: the throughput). Prints one JSON line per plan: the call's wall
@@ -82,12 +83,18 @@ def main() -> None:
     sms = geometry(0).sms
     real_bound, real_cost = gpu_plan.latency_bound, dict(gpu_plan.CELL_COST)
     equal = {4: 1.0, 8: 1.0, 16: 1.0}
-    variants = [("planned", 1, None, real_cost), ("planned, bound/4", 4, None, real_cost), ("one warp", 1, 1, real_cost),
-                ("cells alike", 1, None, equal)]  # fmt: skip
+    variants = [("planned", 1, None, real_cost), ("one-warp groups on one stream", 1, None, real_cost),
+                ("planned, bound/4", 4, None, real_cost), ("one warp", 1, 1, real_cost), ("cells alike", 1, None, equal)]  # fmt: skip
+    real_launch = tb._Kernels.launch
+
+    def one_stream(self, kind, r, w, n, args, apart=None):  # as until 2026-11-28: the one-warp groups one after another
+        return real_launch(self, kind, r, w, n, args, apart if w > 1 else None)
+
     ref = None
     for name, factor, team, cost in variants:
         gpu_plan.latency_bound = scaled_bound(factor)
         gpu_plan.CELL_COST.update(cost)
+        tb._Kernels.launch = one_stream if name == "one-warp groups on one stream" else real_launch
         try:
             r, w = gpu_plan.layout(rows, cols, sms) if team is None else (None, None)
             kwargs = dict(call_kwargs, team_warps=team) if team else call_kwargs
@@ -101,6 +108,7 @@ def main() -> None:
         finally:
             gpu_plan.latency_bound = real_bound
             gpu_plan.CELL_COST.update(real_cost)
+            tb._Kernels.launch = real_launch
         got = (out.status.tobytes(), out.qstart.tobytes(), out.sstart.tobytes(), out.ops_len.tobytes())
         ref = ref or got
         layouts = collections.Counter(zip(r.tolist(), w.tolist())) if r is not None else {}

@@ -9,8 +9,10 @@ bit for bit: the kernels run the same int32 recurrences and tie rules (see
    and team size ``W`` (:func:`swgpu_core.align.gpu_plan.layout`: the least padding on one
    warp when the pairs fill the GPU; the least latency, on a team of warps where that pays,
    when they are few or one of them is huge), longest first, in launches of at most
-   :data:`PAIRS_PER_LAUNCH`. Teams (``tb_ends_team``, a block per pair) run on a stream of
-   their own beside the one-warp launches, which they would otherwise hold up. With
+   :data:`PAIRS_PER_LAUNCH`. Each group's launches run on a stream of their own, beside the
+   other groups' (on one stream, a group's longest pairs waited for every launch before
+   theirs; teams, ``tb_ends_team``, a block per pair, would have held up the launches after
+   them). With
    ``end_cells`` (align-long's end points, whose scores its own scan found) the forward
    scan is skipped and the reverse scan is anchored at the given cell.
 2. On the host, each rectangle's direction nibbles are counted exactly. A rectangle over
@@ -243,8 +245,8 @@ class _Kernels:
     timer: _Timer
     sms: int  # the GPU's multiprocessors: which pairs take rows per lane for latency (align.gpu_plan)
     team_warps: int | None = None  # align_packed's: a team size forced on every pair
-    side: object | None = None  # the teams' stream (a cupy.cuda.Stream), once a team is launched
-    held: list = field(default_factory=list)  # what the teams' queued launches use
+    streams: dict = field(default_factory=dict)  # the side streams (cupy.cuda.Stream) by key, as launches ask for them
+    held: list = field(default_factory=list)  # what the launches queued on side streams use
 
     @property
     def scalars(self) -> tuple[np.int32, np.int32, np.int32]:
@@ -258,39 +260,41 @@ class _Kernels:
         costs = np.stack([latency(rows, cols, r, self.team_warps) for r in ROWS_PER_LANE])
         return np.asarray(ROWS_PER_LANE, np.int64)[np.argmin(costs, axis=0)], np.full(np.size(rows), self.team_warps, np.int64)
 
-    def launch(self, kind: str, r: int, w: int, n: int, args: tuple) -> None:
-        """``kind`` ("tb_ends" or "tb_region") of ``n`` pairs: one warp per pair on the current
-        stream (w = 1), or a block per pair with a team of ``w`` warps on the teams' stream."""
+    def launch(self, kind: str, r: int, w: int, n: int, args: tuple, apart: object = None) -> None:
+        """``kind`` ("tb_ends" or "tb_region") of ``n`` pairs: one warp per pair (w = 1), or a
+        block per pair with a team of ``w`` warps; on the current stream, or with ``apart`` on the
+        side stream of that key, so that it runs beside the launches of other streams."""
         if w == 1:
-            self._run(False, kind, _kernel(f"{kind}<{r}>"), -(-n // WARPS[r]), 32 * WARPS[r], args)
+            self._run(apart, kind, _kernel(f"{kind}<{r}>"), -(-n // WARPS[r]), 32 * WARPS[r], args)
             return
         fn = _kernel(f"{kind}_team<{r}>")
         shared = team_shared_bytes(int(self.matrix.shape[0]), r, w)
         fn.max_dynamic_shared_size_bytes = shared
-        self._run(True, kind, fn, n, 32 * w, args, shared)
+        self._run(apart, kind, fn, n, 32 * w, args, shared)
 
-    def walk(self, team: bool, n: int, args: tuple) -> None:
+    def walk(self, apart: object, n: int, args: tuple) -> None:
         """``tb_walk`` of ``n`` pairs, on the stream of their region pass."""
-        self._run(team, "tb_walk", _kernel("tb_walk"), -(-n // 128), 128, args)
+        self._run(apart, "tb_walk", _kernel("tb_walk"), -(-n // 128), 128, args)
 
-    def _run(self, team: bool, name: str, fn: cp.RawKernel, grid: int, block: int, args: tuple, shared: int = 0) -> None:
-        if not team:
-            self.timer(name, fn, grid, block, args)
+    def _run(self, apart: object, name: str, fn: cp.RawKernel, grid: int, block: int, args: tuple, shared: int = 0) -> None:
+        if apart is None:
+            self.timer(name, fn, grid, block, args, shared)
             return
-        if self.side is None:  # after what the current stream has queued: the launches read it
-            self.side = cp.cuda.Stream(non_blocking=True)
-            self.side.wait_event(cp.cuda.get_current_stream().record())
+        if apart not in self.streams:  # after what the current stream has queued: the launches read it
+            self.streams[apart] = cp.cuda.Stream(non_blocking=True)
+            self.streams[apart].wait_event(cp.cuda.get_current_stream().record())
         # the arrays stay referenced until join(): freed earlier, CuPy's pool could hand their
-        # memory to the current stream while a team still works on it
+        # memory to the current stream while a side stream still works on it
         self.held.append(args)
-        with self.side:
+        with self.streams[apart]:
             self.timer(name, fn, grid, block, args, shared)
 
     def join(self) -> None:
-        """The current stream waits for everything queued on the teams' stream."""
-        if self.side is not None:
-            cp.cuda.get_current_stream().wait_event(self.side.record())
-            self.held.clear()
+        """The current stream waits for everything queued on the side streams."""
+        current = cp.cuda.get_current_stream()
+        for stream in self.streams.values():
+            current.wait_event(stream.record())
+        self.held.clear()
 
 
 def _ends(k: _Kernels, qoff, qlen, soff, slen, expected, end_cells, ends: np.ndarray) -> None:
@@ -325,7 +329,7 @@ def _ends(k: _Kernels, qoff, qlen, soff, slen, expected, end_cells, ends: np.nda
                 bnd_off,
                 d_ends[sl],
             )
-            k.launch("tb_ends", r, w, sl.stop - sl.start, args)
+            k.launch("tb_ends", r, w, sl.stop - sl.start, args, apart=(r, w))  # the groups side by side
         first = last
     k.join()
     ends[perm] = d_ends.get()
@@ -361,7 +365,7 @@ def _regions(k: _Kernels, residues, qoff, qlen, soff, slen, out: PackedTraces, p
             if w == 1:
                 launch.finish(out)
             else:
-                pending.append(launch)  # read once the teams' stream has been joined
+                pending.append(launch)  # read once their side stream has been joined
             start = stop
     k.join()
     for launch in pending:
@@ -395,14 +399,15 @@ class _RegionLaunch:
         self.score = cp.empty(m, np.int32)
         args = (k.residues, cp.asarray(qoff[pairs]), cp.asarray(soff[pairs]), d_rect, np.int32(m), k.matrix, *k.scalars, bnd, bnd_off, dirs,
                 d_dirs_off, self.score)  # fmt: skip
-        k.launch("tb_region", r, w, m, args)
+        apart = (r, w) if w > 1 else None  # teams beside the one-warp launches, which read back as they go
+        k.launch("tb_region", r, w, m, args, apart)
         self.slots = heights + widths
         self.ops_off = np.zeros(m, np.int64)
         self.ops_off[1:] = np.cumsum(self.slots)[:-1]
         self.size = int(self.slots.sum())
         self.d_ops = cp.empty(self.size, np.uint8)
         self.n_ops = cp.empty(m, np.int32)
-        k.walk(w > 1, m, (d_rect, np.int32(m), np.int32(r), dirs, d_dirs_off, self.d_ops, cp.asarray(self.ops_off), self.n_ops))
+        k.walk(apart, m, (d_rect, np.int32(m), np.int32(r), dirs, d_dirs_off, self.d_ops, cp.asarray(self.ops_off), self.n_ops))
         self.pairs, self.base = pairs, base
 
     def finish(self, out: PackedTraces) -> None:
