@@ -83,7 +83,7 @@ def main() -> None:
         for forced in layouts:
             seconds, trace = run(packed, scoring, forced)
             ref = ref or trace
-            planned = tb._Kernels(None, None, scoring, None, 132).layout(
+            planned = tb._Kernels(None, np.zeros((scoring.matrix.shape[0],) * 2), scoring, None, 132, tb._block_shared_bytes(0)).layout(
                 np.array([q.size for q in queries]), np.array([s.size for s in subjects])
             )
             line = {"workload": name, "pairs": len(queries), "R": forced[0] if forced else "planned", "W": forced[1] if forced else "planned",

@@ -25,6 +25,7 @@ from swgpu_core.align.gpu_plan import (
     passes,
     rows_per_lane,
     team_cap,
+    team_fits,
     team_shared_bytes,
 )
 from swgpu_core.kernel_abi import MAX_CODES, TB_TEAM_DELAY, TB_TEAM_MAX_WARPS
@@ -101,6 +102,19 @@ def test_a_team_fits_the_shared_memory_of_a_block():
     # largest team beside the kernel's static matrix fits the 227 KiB a block may opt into (H100)
     assert team_shared_bytes(27, 4, 2) == 2 * (27 * 128 + 2 * TB_TEAM_DELAY * 8 + 16)
     assert team_shared_bytes(MAX_CODES, 16, TB_TEAM_MAX_WARPS) + MAX_CODES * MAX_CODES <= 227 << 10
+
+
+def test_teams_fit_the_shared_memory_of_the_gpu():
+    """A GPU of 99 KiB per block (compute capability 8.6, 8.9) cannot hold eight warps of R = 16:
+    its bound pairs take the best team that fits; an H100 (227 KiB) takes any."""
+    rows, cols = np.array([10_000, 4_291]), np.array([14_000, 29_880])
+    assert not team_fits(27, 16, 8, 99 << 10) and team_fits(27, 16, 8, 227 << 10) and team_fits(27, 16, 1, 1)
+    assert team_fits(27, 16, 8, None)
+    big = layout(rows, cols, sms=132, shared_bytes=227 << 10, n_codes=27)
+    small = layout(rows, cols, sms=132, shared_bytes=99 << 10, n_codes=27)
+    assert (16, 8) in set(zip(*(x.tolist() for x in big)))
+    assert all(team_fits(27, r, w, 99 << 10) for r, w in zip(*(x.tolist() for x in small)))
+    assert (small[1] > 1).all()  # still teams, smaller ones
 
 
 def test_launches_start_their_teams_and_longest_pairs_first():

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernel_abi import TB_TEAM_DELAY, TB_TEAM_MAX_WARPS, TB_WARPS
+from ..kernel_abi import MAX_CODES, TB_TEAM_DELAY, TB_TEAM_MAX_WARPS, TB_WARPS
 
 #: Rows of the query per lane that the kernels are compiled for (a pass is 32 * R rows).
 ROWS_PER_LANE = tuple(sorted(TB_WARPS))
@@ -126,12 +126,17 @@ def team_cap(n_bound: int, sms: int) -> int:
     return max([w for w in TEAM_SIZES if w <= room], default=1)
 
 
-def layout(rows: np.ndarray, cols: np.ndarray, sms: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def layout(
+    rows: np.ndarray, cols: np.ndarray, sms: int | None = None, shared_bytes: int | None = None, n_codes: int = MAX_CODES
+) -> tuple[np.ndarray, np.ndarray]:
     """Per pair, its rows per lane R and its team's warps W (1: a warp alone).
 
     Every pair takes the R of the most throughput (:func:`rows_per_lane`) on one warp; given the
     GPU's ``sms``, a latency-bound pair (:func:`latency_bound`) takes the (R, W) of the least
-    :func:`latency`, W at most :func:`team_cap` (ties: the smaller R, then the smaller W)."""
+    :func:`latency`, W at most :func:`team_cap` (ties: the smaller R, then the smaller W), and
+    with ``shared_bytes``, the shared memory a block may have on the GPU, only teams whose
+    profiles of ``n_codes`` residue codes fit it (:func:`team_fits`: an H100 takes every team,
+    a GPU of 99 KiB per block not eight warps of R = 16)."""
     rows = np.asarray(rows, np.int64)
     cols = np.asarray(cols, np.int64)
     r = rows_per_lane(rows, cols)
@@ -141,7 +146,7 @@ def layout(rows: np.ndarray, cols: np.ndarray, sms: int | None = None) -> tuple[
     bound = latency_bound(rows, cols, sms)
     if bound.any():
         cap = team_cap(int(bound.sum()), sms)
-        combos = [(x, y) for x in ROWS_PER_LANE for y in TEAM_SIZES if y <= cap]
+        combos = [(x, y) for x in ROWS_PER_LANE for y in TEAM_SIZES if y <= cap and team_fits(n_codes, x, y, shared_bytes)]
         best = np.argmin(np.stack([latency(rows[bound], cols[bound], x, y) for x, y in combos]), axis=0)
         r[bound] = np.asarray([x for x, _ in combos])[best]
         w[bound] = np.asarray([y for _, y in combos])[best]
@@ -165,6 +170,12 @@ def launch_groups(r: np.ndarray, w: np.ndarray, order: np.ndarray) -> list[tuple
     r, w = np.asarray(r)[order], np.asarray(w)[order]
     cuts = np.flatnonzero((np.diff(r) != 0) | (np.diff(w) != 0)) + 1
     return [(int(r[a]), int(w[a]), order[a:b]) for a, b in zip(np.r_[0, cuts], np.r_[cuts, order.size]) if b > a]
+
+
+def team_fits(n_codes: int, r: int, w: int, shared_bytes: int | None) -> bool:
+    """Whether a team's dynamic shared memory and the kernel's static matrix (``MAX_CODES``
+    squared bytes) fit ``shared_bytes`` (None: no limit; a lone warp always fits)."""
+    return w == 1 or shared_bytes is None or team_shared_bytes(n_codes, r, w) + MAX_CODES * MAX_CODES <= shared_bytes
 
 
 def team_shared_bytes(n_codes: int, r: int, w: int) -> int:

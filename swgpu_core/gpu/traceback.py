@@ -42,7 +42,7 @@ import numpy as np
 
 from .. import kernel_abi
 from ..align import traceback as cpu
-from ..align.gpu_plan import ROWS_PER_LANE, latency, launch_groups, launch_order, layout, nibble_bytes, team_shared_bytes
+from ..align.gpu_plan import ROWS_PER_LANE, latency, launch_groups, launch_order, layout, nibble_bytes, team_fits, team_shared_bytes
 from ..align.gpu_plan import launch_bytes as planned_launch_bytes
 from ..align.traceback import PairTask, PairTrace, TracebackError, trace_region
 from ..errors import BackendUnavailable
@@ -226,7 +226,16 @@ def align_packed(
     if mat is None:
         raise BackendUnavailable(f"the GPU traceback holds matrices of at most {MAX_CODES} codes and int8 scores, not {scoring.describe()}")
     timer = _Timer()
-    k = _Kernels(cp.asarray(np.ascontiguousarray(residues, np.uint8)), mat, scoring, timer, geometry(cp.cuda.Device().id).sms, team_warps)
+    device = cp.cuda.Device().id
+    k = _Kernels(
+        cp.asarray(np.ascontiguousarray(residues, np.uint8)),
+        mat,
+        scoring,
+        timer,
+        geometry(device).sms,
+        _block_shared_bytes(device),
+        team_warps,
+    )
     _ends(k, qoff, qlen, soff, slen, expected, end_cells, ends)
     if launch_bytes is None:  # what the device has free, and what CuPy's pool holds unused
         launch_bytes = planned_launch_bytes(cp.cuda.runtime.memGetInfo()[0] + cp.get_default_memory_pool().free_bytes())
@@ -244,6 +253,7 @@ class _Kernels:
     scoring: Scoring
     timer: _Timer
     sms: int  # the GPU's multiprocessors: which pairs take rows per lane for latency (align.gpu_plan)
+    shared_bytes: int | None  # the shared memory a block may have on the GPU: which teams fit
     team_warps: int | None = None  # align_packed's: a team size forced on every pair
     streams: dict = field(default_factory=dict)  # the side streams (cupy.cuda.Stream) by key, as launches ask for them
     held: list = field(default_factory=list)  # what the launches queued on side streams use
@@ -255,10 +265,12 @@ class _Kernels:
     def layout(self, rows: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per pair (R, W): the plan's, or every pair on ``team_warps`` warps at the R of its
         least latency on them."""
+        n_codes = int(self.matrix.shape[0])
         if self.team_warps is None:
-            return layout(rows, cols, self.sms)
-        costs = np.stack([latency(rows, cols, r, self.team_warps) for r in ROWS_PER_LANE])
-        return np.asarray(ROWS_PER_LANE, np.int64)[np.argmin(costs, axis=0)], np.full(np.size(rows), self.team_warps, np.int64)
+            return layout(rows, cols, self.sms, self.shared_bytes, n_codes)
+        fit = [r for r in ROWS_PER_LANE if team_fits(n_codes, r, self.team_warps, self.shared_bytes)]
+        costs = np.stack([latency(rows, cols, r, self.team_warps) for r in fit])
+        return np.asarray(fit, np.int64)[np.argmin(costs, axis=0)], np.full(np.size(rows), self.team_warps, np.int64)
 
     def launch(self, kind: str, r: int, w: int, n: int, args: tuple, apart: object = None) -> None:
         """``kind`` ("tb_ends" or "tb_region") of ``n`` pairs: one warp per pair (w = 1), or a
@@ -295,6 +307,12 @@ class _Kernels:
         for stream in self.streams.values():
             current.wait_event(stream.record())
         self.held.clear()
+
+
+@functools.cache
+def _block_shared_bytes(device_id: int) -> int:
+    """The shared memory a block of ``device_id`` may opt into (227 KiB on an H100)."""
+    return int(cp.cuda.runtime.getDeviceProperties(device_id)["sharedMemPerBlockOptin"])
 
 
 def _ends(k: _Kernels, qoff, qlen, soff, slen, expected, end_cells, ends: np.ndarray) -> None:
