@@ -8,7 +8,9 @@
 // aborts, as does a deadlock), a block barrier when every live thread does. Between those
 // points the ready fibers run one after the other, in a random order drawn from a seed, so a
 // kernel whose result depends on the interleaving of lanes between barriers (a missing
-// __syncwarp) shows it as a difference between seeds. Atomics are plain operations (one OS
+// __syncwarp) shows it as a difference between seeds; and the warps of a block run at speeds
+// drawn from the seed (run_block), so a kernel that counts on warps keeping step without a
+// __syncthreads shows it too. Atomics are plain operations (one OS
 // thread), but each first lets the other fibers run: a CAS loop meets lost races, and lanes
 // that take work from a shared counter interleave. Blocks run one after the other; `smem` is
 // the one dynamic shared-memory buffer.

@@ -1,12 +1,12 @@
 """A CPU stand-in for the part of CuPy that the CUDA backend's searches use, for
-``tests/test_gpu_emulated.py`` (imported as ``cupy`` only in that test's subprocesses).
+``tests/test_gpu_emulated.py`` and ``tests/test_tb_kernel.py`` (imported as ``cupy`` only in their subprocesses).
 
 Device arrays are numpy arrays (their ``data.ptr`` the host address, so the backend's
 ``memcpyAsync`` calls are plain copies), streams and events do nothing (everything is done
 when it returns: races between streams cannot show here), the candidate compaction is done
 in numpy, and the kernels run through the g++ emulation of their CUDA source
-(``tests/cuda_emu``: ``seed_candidates``, ``sw_inter_tasks``, ``sw_intra_tasks``, ``sw_inter``, ``sw_intra``, and the
-selection's ``select_count`` and ``select_pick``),
+(``tests/cuda_emu``: ``seed_candidates``, ``sw_inter_tasks``, ``sw_intra_tasks``, ``sw_inter``, ``sw_intra``, the
+selection's ``select_count`` and ``select_pick``, and the traceback's ``tb_*``, for ``tests/test_tb_kernel.py``),
 compiled with the options the backend gives CuPy. Anything else raises.
 """
 
