@@ -32,7 +32,9 @@ from swgpu_core.gpu import traceback as tb  # noqa: E402
 from swgpu_core.gpu.device import geometry  # noqa: E402
 
 
-def captured_call(db_dir: str, queries: str, top: int) -> tuple[tuple, dict]:
+def captured_call(db_dir: str, queries: str, top: int, save: str | None = None) -> tuple[tuple, dict]:
+    """The call's arguments; with ``save``, the selected hits and the call's results in that
+    ``.npz`` too (for replaying the records on the CPU: ``bench/records_replay.py``)."""
     db = sw.open_database(db_dir)
     scoring = sw.Scoring.protein()
     result = sw.search(db, queries, scoring, backend="cuda", top=top, devices=[0])
@@ -41,8 +43,9 @@ def captured_call(db_dir: str, queries: str, top: int) -> tuple[tuple, dict]:
     real = tb.align_packed
 
     def capture(*args, **kwargs):
-        calls.append((args, kwargs))
-        return real(*args, **kwargs)
+        out = real(*args, **kwargs)
+        calls.append((args, kwargs, out))
+        return out
 
     tb.align_packed = capture
     try:
@@ -50,7 +53,18 @@ def captured_call(db_dir: str, queries: str, top: int) -> tuple[tuple, dict]:
     finally:
         tb.align_packed = real
     assert len(calls) == 1, len(calls)
-    return calls[0]
+    args, kwargs, out = calls[0]
+    if save:
+        fields = ("status", "score", "qstart", "qend", "sstart", "send", "ops", "ops_start", "ops_len")
+        np.savez_compressed(
+            save,
+            query_ids=np.array([qh.query.id for qh in selected]),
+            counts=np.array([len(qh) for qh in selected]),
+            subjects=np.concatenate([qh.subjects for qh in selected]),
+            scores=np.concatenate([qh.scores for qh in selected]),
+            **{f: getattr(out, f) for f in fields},
+        )
+    return args, kwargs
 
 
 def scaled_bound(factor: float):
@@ -70,6 +84,7 @@ def main() -> None:
     ap.add_argument("--queries")
     ap.add_argument("--top", type=int, default=50)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--save", help="keep the selected hits and the call's results in this .npz")
     ap.add_argument("--uniform", type=int, default=0, help="replay 20,000 related pairs of 100 to this many residues instead")
     args = ap.parse_args()
     if args.uniform:  # many pairs of one kind (swgpu pairs): the throughput
@@ -78,7 +93,7 @@ def main() -> None:
         ss = [np.where(rng.random(q.size) < 0.3, rng.integers(0, 20, q.size), q).astype(np.uint8) for q in qs]
         call_args, call_kwargs = (*tb.pack_sequences(qs, ss), sw.Scoring.protein()), {}
     else:
-        call_args, call_kwargs = captured_call(args.db, args.queries, args.top)
+        call_args, call_kwargs = captured_call(args.db, args.queries, args.top, args.save)
     rows, cols = np.asarray(call_args[2]), np.asarray(call_args[4])
     sms = geometry(0).sms
     real_bound, real_cost = gpu_plan.latency_bound, dict(gpu_plan.CELL_COST)

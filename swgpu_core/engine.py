@@ -9,7 +9,8 @@ hardware and the same results from each (scores, ends and paths bit for bit):
 * :meth:`~Engine.seeder`: the candidate stage of ``--mode fast`` (a
   :class:`~swgpu_core.seed.Seeder`), whose candidates the scanner's ``scan_subset`` scores;
 * :meth:`~Engine.traceback`: the alignments of pairs whose score a search found
-  (:class:`~swgpu_core.align.traceback.PairTask` in, ``PairTrace`` out, same order);
+  (:class:`~swgpu_core.align.traceback.PairTask` in, their paths out as one
+  :class:`~swgpu_core.align.traceback.TracedPaths`, same order);
 * :meth:`~Engine.align_pairs`: the best alignment of pairs whose score is not known yet;
 * :meth:`~Engine.scan_sections` and :meth:`~Engine.trace_end_points`: align-long's scan of
   target sections and the traceback of its end points;
@@ -39,7 +40,7 @@ from . import cuda_driver
 from .errors import BackendUnavailable, InputError
 
 if TYPE_CHECKING:
-    from .align.traceback import PairTask, PairTrace
+    from .align.traceback import PairTask, PairTasks, PairTrace, TracedPaths
     from .database import Chunk, Database
     from .fasta import EncodedSequence
     from .long.endpoints import BandRule, EndPoint
@@ -211,7 +212,9 @@ class Engine(Protocol):
         devices: Sequence[int] | None = None,
     ) -> Seeder: ...  # fmt: skip
 
-    def traceback(self, tasks: Sequence[PairTask], scoring: Scoring, *, threads: int = 0, device: int | None = None) -> list[PairTrace]: ...
+    def traceback(
+        self, tasks: Sequence[PairTask] | PairTasks, scoring: Scoring, *, threads: int = 0, device: int | None = None
+    ) -> TracedPaths: ...
 
     def align_pairs(
         self, queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, *, threads: int = 0
@@ -251,11 +254,11 @@ class CpuEngine:
 
         return CpuSeeder(scoring, queries, params, threads=threads)
 
-    def traceback(self, tasks: Sequence[PairTask], scoring: Scoring, *, threads: int = 0, device=None) -> list[PairTrace]:
+    def traceback(self, tasks: Sequence[PairTask] | PairTasks, scoring: Scoring, *, threads: int = 0, device=None) -> TracedPaths:
         """On ``threads`` cores (0: all this process may use; ``device`` concerns the GPU only)."""
-        from .align.traceback import traceback_pairs
+        from .align.traceback import TracedPaths, traceback_pairs
 
-        return traceback_pairs(tasks, scoring, threads)
+        return TracedPaths.of(traceback_pairs(tasks, scoring, threads))
 
     def align_pairs(
         self, queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, *, threads: int = 0
@@ -324,7 +327,7 @@ class CudaEngine:
         backend = self._scanners.get(ids)
         return CudaSeeder(scoring, queries, params, list(ids), workers=backend.workers if backend is not None else None, threads=threads)
 
-    def traceback(self, tasks: Sequence[PairTask], scoring: Scoring, *, threads: int = 0, device=None) -> list[PairTrace]:
+    def traceback(self, tasks: Sequence[PairTask] | PairTasks, scoring: Scoring, *, threads: int = 0, device=None) -> TracedPaths:
         """On GPU ``device`` (None: the current one; ``threads`` concerns the CPU engine)."""
         from .gpu.traceback import traceback_pairs
 

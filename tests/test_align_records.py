@@ -28,7 +28,7 @@ import pytest
 from swgpu_core import __version__, outfmt
 from swgpu_core.align import Alignment, PairTask, PairTrace, TracebackError, align_query_hits, build_alignment, trace_pair
 from swgpu_core.align.alignment import build_alignments
-from swgpu_core.align.traceback import OP_DEL, OP_INS, OP_PAIR
+from swgpu_core.align.traceback import OP_DEL, OP_INS, OP_PAIR, PairTasks, TracedPaths
 from swgpu_core.api import align_pairs
 from swgpu_core.database import Database
 from swgpu_core.engine import get_engine
@@ -156,7 +156,60 @@ def check_records(traces: list[PairTrace], queries: list, subjects: list, scorin
         assert aln.cigar_m == run_lengths(expand(want["cigar"]).translate(str.maketrans("=X", "MM")))
     for k in range(0, len(traces), max(1, len(traces) // 10)):
         assert as_dict(build_alignment(traces[k], queries[k], subjects[k], indices[k], ranks[k], scoring)) == as_dict(built[k])
+    for paths in (TracedPaths.of(traces), scattered(traces)):  # the paths as arrays, as the engines return them
+        again = build_alignments(paths, queries, subjects, indices, ranks, scoring)
+        assert [as_dict(a) for a in again] == [as_dict(a) for a in built]
+        assert all(np.array_equal(a.ops, t.ops) and a.ops.base is not None for a, t in zip(again, traces))  # views of the paths
     return built
+
+
+def scattered(traces: list[PairTrace]) -> TracedPaths:
+    """:meth:`TracedPaths.gather` of the paths laid out as the GPU leaves them: each at the end of
+    a slot longer than itself, the slots in another order than the pairs."""
+    rng = np.random.default_rng(len(traces))
+    slots = [t.ops.size + int(rng.integers(0, 5)) for t in traces]
+    order = rng.permutation(len(traces))
+    buffer, starts, at = np.full(sum(slots), 9, np.uint8), np.zeros(len(traces), np.int64), 0
+    for k in order.tolist():
+        starts[k] = at + slots[k] - traces[k].ops.size
+        buffer[starts[k] : at + slots[k]] = traces[k].ops
+        at += slots[k]
+    ends = [np.array([getattr(t, f) for t in traces], np.int32) for f in ("score", "qstart", "qend", "sstart", "send")]
+    return TracedPaths.gather(ends, buffer, starts, [t.ops.size for t in traces])
+
+
+def test_pair_tasks_hold_each_sequence_once_and_index_as_a_list() -> None:
+    rng = np.random.default_rng(3)
+    sequences = [rng.integers(0, 25, int(n)).astype(np.uint8) for n in rng.integers(1, 40, 9)]
+    queries, subjects = rng.integers(0, 3, 30), rng.integers(3, 9, 30)
+    scores = rng.integers(1, 1 << 20, 30)
+    tasks = PairTasks.of(sequences, queries, subjects, scores)
+    assert len(tasks) == 30 and tasks.residues.size == sum(s.size for s in sequences)
+    for k, task in enumerate(tasks):
+        assert np.array_equal(task.query, sequences[queries[k]]) and np.array_equal(task.subject, sequences[subjects[k]])
+        assert task.score == scores[k] and task.query.base is not None  # a view of the residues
+    assert np.array_equal(tasks[-1].subject, sequences[subjects[-1]])
+    with pytest.raises(IndexError):
+        tasks[30]
+    assert len(PairTasks.of([], [], [], [])) == 0
+
+
+def test_traced_paths_index_slice_and_iterate_as_a_list() -> None:
+    rng = np.random.default_rng(4)
+    traces = [random_path(rng, PROTEIN, 30, str(k))[0] for k in range(12)]
+    key = lambda t: (t.score, t.qstart, t.qend, t.sstart, t.send, t.ops.tobytes())  # noqa: E731
+    for paths in (TracedPaths.of(traces), scattered(traces)):
+        assert len(paths) == 12 and [key(t) for t in paths] == [key(t) for t in traces]
+        assert key(paths[-1]) == key(traces[-1]) and isinstance(paths[3].score, int)
+        for a, b in ((0, 12), (3, 7), (5, 5), (10, 40), (-4, None)):
+            part = paths[a:b]
+            assert isinstance(part, TracedPaths) and [key(t) for t in part] == [key(t) for t in traces[a:b]]
+            assert part.bounds[0] == 0 and part.bounds[-1] == part.ops.size
+        with pytest.raises(IndexError):
+            paths[12]
+    empty = TracedPaths.of([])
+    assert len(empty) == 0 and list(empty) == [] and empty.ops.dtype == np.uint8
+    assert build_alignments(empty, [], [], [], [], PROTEIN) == []
 
 
 @pytest.mark.parametrize("scoring", [PROTEIN, DNA], ids=["protein", "dna"])
@@ -246,8 +299,9 @@ def test_paths_that_do_not_explain_their_score_are_refused() -> None:
         message = f"scores {t.score}, the search found {t.score + 1}" if what == "scores" else "does not span its end coordinates"
         for batch in (traces[:12] + [bad] + traces[13:], [bad]):
             k = batch.index(bad)
-            with pytest.raises(TracebackError, match=f"of q12 vs s12 {message}"):
-                build_alignments(batch, queries[12 - k :], subjects[12 - k :], range(20), range(20), PROTEIN)
+            for given in (batch, TracedPaths.of(batch)):
+                with pytest.raises(TracebackError, match=f"of q12 vs s12 {message}"):
+                    build_alignments(given, queries[12 - k :], subjects[12 - k :], range(20), range(20), PROTEIN)
     with pytest.raises(TracebackError, match="of q3 vs s3"):  # the first of two
         build_alignments(
             [*traces[:3], replace(traces[3], score=0), *traces[4:12], wrong["ends late"]], queries, subjects, range(20), range(20), PROTEIN

@@ -7,7 +7,8 @@ Every pair is traced on one warp (``team_warps=1``), on teams of 2, 4 and 8 warp
 :func:`swgpu_core.align.gpu_plan.layout` plans it (the emulated GPU has 4 SMs, so a call of up
 to 16 pairs is latency-bound and takes teams). The teams' barriers and rings are checked under
 two interleavings of the emulated threads (a missing barrier shows as a difference between
-them, or from the reference). The GPU tests (``test_gpu_traceback.py``) compare the kernels on
+them, or from the reference). The engine's entry (``traceback_pairs``) takes a search's hits
+packed (``PairTasks``) and returns the paths as arrays (``TracedPaths``). The GPU tests (``test_gpu_traceback.py``) compare the kernels on
 a device with the same reference. Skipped where g++ is missing.
 """
 
@@ -94,6 +95,14 @@ for scoring, seed, team_sizes, scored in runs:
                 same(res, [want[k] for k in tasks], j, label)
 res = gpu.align_packed(*sub, scoring, expected + 1, team_warps=4)  # a wrong search score
 assert (res.status == Status.MISMATCH).all()
+# the engine's entry with the pairs packed as a search packs its hits (PairTasks): its paths as arrays
+hits = cpu.PairTasks.of([*queries, *subjects], tasks, [len(queries) + k for k in tasks], expected)
+paths = gpu.traceback_pairs(hits, scoring)
+assert isinstance(paths, cpu.TracedPaths) and len(paths) == len(tasks)
+for j, k in enumerate(tasks):
+    g, w = paths[j], want[k]
+    assert (g.score, g.qstart, g.qend, g.sstart, g.send) == (w.score, w.qstart, w.qend, w.sstart, w.send), ("PairTasks", j)
+    assert np.array_equal(g.ops, w.ops), ("PairTasks", j, "paths differ")
 
 # anchored (align-long's end points): from the given end cell, the reverse scan alone; its three
 # outcomes (a start; none reaching the score: NO_START; the first reaching it above it: ABOVE)

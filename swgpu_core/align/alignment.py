@@ -28,7 +28,7 @@ import numpy as np
 
 from ..fasta import EncodedSequence
 from ..scoring import Scoring
-from .traceback import OP_DEL, OP_INS, OP_PAIR, PairTrace, TracebackError
+from .traceback import OP_DEL, OP_INS, OP_PAIR, PairTrace, TracebackError, TracedPaths
 
 GAP = ord("-")
 
@@ -299,7 +299,7 @@ def _pairs(qcodes: np.ndarray, scodes: np.ndarray, size: int) -> np.ndarray:
 
 
 def build_alignments(
-    traces: Sequence[PairTrace],
+    traces: TracedPaths | Sequence[PairTrace],
     queries: Sequence[EncodedSequence],
     subjects: Sequence[EncodedSequence],
     subject_indices: Sequence[int],
@@ -310,24 +310,24 @@ def build_alignments(
 
     Checks every path against its sequences and its search score: the first that does not
     span its end coordinates inside its sequences, or whose own score differs, is a
-    :class:`~swgpu_core.align.traceback.TracebackError`.
+    :class:`~swgpu_core.align.traceback.TracebackError`. A record's ``ops`` is its path
+    (a view of ``traces.ops`` where the paths come as :class:`TracedPaths`).
     """
-    if not traces:
+    if not len(traces):
         return []
-    n = len(traces)
-    # Every path's ends, score and columns, and its sequences' lengths in one pass over the
-    # records; the checks on arrays (with those below, 0.194 -> 0.145 s for 14,378 records
-    # against a check per record, bench/RESULTS.md, twenty-sixth session).
-    ends = np.array([(t.qstart, t.qend, t.sstart, t.send, t.score, t.ops.size) for t in traces], np.int64).reshape(n, 6)
-    qstart, qend, sstart, send, found, lengths = ends.T
+    paths = traces if isinstance(traces, TracedPaths) else TracedPaths.of(traces)
+    n = len(paths)
+    # Every path's ends, score and columns, and its sequences' lengths as arrays; the checks on
+    # arrays (with those below, 0.194 -> 0.145 s for 14,378 records against a check per record,
+    # bench/RESULTS.md, twenty-sixth session).
+    qstart, qend, sstart, send, found = paths.qstart, paths.qend, paths.sstart, paths.send, paths.score
+    bounds, ops = paths.bounds, paths.ops
+    lengths = np.diff(bounds)
     qlen = np.fromiter((q.codes.size for q in queries), np.int64, n)  # the first n, as zip takes them
     slen = np.fromiter((s.codes.size for s in subjects), np.int64, n)
     outside = np.flatnonzero((lengths == 0) | (qstart < 1) | (qend > qlen) | (sstart < 1) | (send > slen))
     if outside.size:
-        _refuse_span(int(outside[0]), traces, queries, subjects, subject_indices, ranks, scoring)
-    bounds = np.zeros(n + 1, np.int64)
-    np.cumsum(lengths, out=bounds[1:])
-    ops = np.concatenate([t.ops for t in traces])
+        _refuse_span(int(outside[0]), paths, queries, subjects, subject_indices, ranks, scoring)
     # Per-column flags, summed per record by one reduceat for the span check and one for the rest.
     flags = np.empty((6, ops.size), bool)
     on_q, on_s, gapped, opens, same, positive = flags
@@ -336,14 +336,15 @@ def build_alignments(
     # residues of the query and of the subject each path must cover (reduceat: every path has columns)
     off = np.flatnonzero((_sums(flags[:2], bounds) != np.stack([qend - qstart + 1, send - sstart + 1])).any(axis=0))
     if off.size:
-        _refuse_span(int(off[0]), traces, queries, subjects, subject_indices, ranks, scoring)
+        _refuse_span(int(off[0]), paths, queries, subjects, subject_indices, ranks, scoring)
     # Each column's residue codes; a gap is code `size`, which scores 0 against anything and is
     # identical to nothing (no column is a gap in both).
+    qfirst, qlast, sfirst, slast = qstart.tolist(), qend.tolist(), sstart.tolist(), send.tolist()
     size = scoring.alphabet.size
     qcodes = np.full(ops.size, size, np.uint8)
-    qcodes[on_q] = np.concatenate([q.codes[t.qstart - 1 : t.qend] for q, t in zip(queries, traces)])
+    qcodes[on_q] = np.concatenate([q.codes[a - 1 : b] for q, a, b in zip(queries, qfirst, qlast)])
     scodes = np.full(ops.size, size, np.uint8)
-    scodes[on_s] = np.concatenate([s.codes[t.sstart - 1 : t.send] for s, t in zip(subjects, traces)])
+    scodes[on_s] = np.concatenate([s.codes[a - 1 : b] for s, a, b in zip(subjects, sfirst, slast)])
     sub = _padded(scoring)[_pairs(qcodes, scodes, size)]
     np.equal(qcodes, scodes, out=same)
     np.greater(sub, 0, out=positive)
@@ -359,31 +360,36 @@ def build_alignments(
         raise TracebackError(f"alignment of {queries[k].id} vs {subjects[k].id} scores {scores[k]}, the search found {found[k]}")
     texts = _Texts(qcodes, scodes, ops, bounds, scoring)
     numbers = (lengths, n_same, n_positive, lengths - n_gaps - n_same, n_opens, n_gaps)  # length, identities ... gaps
+    cuts = bounds.tolist()
+    path_ops = traces if not isinstance(traces, TracedPaths) else None  # the records keep the given arrays
     # positional, in the fields' order up to ``ops`` (E-values come later), which costs less than 25 keywords per record
     return [
-        Alignment(q.id, q.description, s.id, s.description, *row, None, None, t.ops, texts=(texts, k))
-        for k, (q, s, t, row) in enumerate(
+        Alignment(q.id, q.description, s.id, s.description, *row, None, None,
+                  ops[cuts[k] : cuts[k + 1]] if path_ops is None else path_ops[k].ops, texts=(texts, k))
+        for k, (q, s, row) in enumerate(
             zip(
                 queries,
                 subjects,
-                traces,
                 zip(
                     map(int, subject_indices),
                     map(int, ranks),
                     scores.tolist(),
-                    *ends[:, :4].T.tolist(),
+                    qfirst,
+                    qlast,
+                    sfirst,
+                    slast,
                     qlen.tolist(),
                     slen.tolist(),
                     *(x.tolist() for x in numbers),
                 ),
             )
         )
-    ]
+    ]  # fmt: skip
 
 
 def _refuse_span(
     k: int,
-    traces: Sequence[PairTrace],
+    traces: TracedPaths,
     queries: Sequence[EncodedSequence],
     subjects: Sequence[EncodedSequence],
     subject_indices: Sequence[int],

@@ -5,8 +5,8 @@ once to the traceback of an engine and turns the traced paths into
 :class:`~swgpu_core.align.alignment.Alignment` records, with E-values and bit scores from
 :func:`~swgpu_core.significance.hits_significance` (which hits to align, by E-value or
 count, is decided before, from scores: :func:`~swgpu_core.significance.filter_hits`).
-(:meth:`swgpu_core.engine.Engine.traceback`: a list of pairs in, a list of traced paths
-out, same order; CPU or GPU alike).
+(:meth:`swgpu_core.engine.Engine.traceback`: a list of pairs in, their traced paths out as
+arrays, same order; CPU or GPU alike).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ..scoring import Scoring
 from ..search import QueryHits
 from ..significance import NO_STATISTICS, Statistics, filter_hits, hits_significance
 from .alignment import Alignment, build_alignments
-from .traceback import PairTask
+from .traceback import PairTasks
 
 
 @dataclass
@@ -64,17 +64,20 @@ def align_query_hits(
     stats = statistics if statistics is not None else NO_STATISTICS
     hits = filter_hits(hits, stats, db, max_evalue, n)
     started = time.perf_counter()
-    indices = [i for qh in hits for i in qh.subjects.tolist()]
-    unique = list(dict.fromkeys(indices))
-    sequences = {i: EncodedSequence(ident, desc, np.asarray(db.codes(i))) for i, (ident, desc) in zip(unique, db.headers(unique))}
-    queries = [qh.query for qh in hits for _ in range(len(qh))]
-    subjects = [sequences[i] for i in indices]
-    scores = [score for qh in hits for score in qh.scores.tolist()]
-    tasks = [PairTask(q.codes, s.codes, score) for q, s, score in zip(queries, subjects, scores)]
+    counts = [len(qh) for qh in hits]
+    indices = np.concatenate([qh.subjects for qh in hits]).astype(np.int64) if hits else np.zeros(0, np.int64)
+    unique, where = np.unique(indices, return_inverse=True)  # each subject read once
+    distinct = [EncodedSequence(ident, desc, codes) for (ident, desc), codes in zip(db.headers(unique), db.codes_of(unique))]
+    query_of = np.repeat(np.arange(len(hits)), counts)  # each hit's query
+    scores = np.concatenate([qh.scores for qh in hits]) if hits else np.zeros(0, np.int64)
+    # the queries, then the distinct subjects: the pairs as the GPU takes them
+    tasks = PairTasks.of([*(qh.query.codes for qh in hits), *(s.codes for s in distinct)], query_of, len(hits) + where, scores)
     engine = get_engine(backend)
     traces = engine.traceback(tasks, scoring, threads=threads, device=device)
-    ranks = [rank for qh in hits for rank in range(1, len(qh) + 1)]
-    records = build_alignments(traces, queries, subjects, indices, ranks, scoring)
+    queries = [hits[k].query for k in query_of.tolist()]
+    subjects = [distinct[k] for k in where.tolist()]
+    ranks = [rank for n in counts for rank in range(1, n + 1)]
+    records = build_alignments(traces, queries, subjects, indices.tolist(), ranks, scoring)
     significance = hits_significance(stats, hits, np.asarray(db.lengths))  # the hits' scores are the records' (checked above)
     if significance is not None:
         for aln, evalue, bitscore in zip(records, significance[0].tolist(), significance[1].tolist()):

@@ -34,7 +34,7 @@ functions release the GIL, so pairs run on all cores from a thread pool.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -73,6 +73,48 @@ class PairTask:
     score: int
 
 
+@dataclass(frozen=True, eq=False)
+class PairTasks:
+    """Many pairs to trace as arrays, a sequence of :class:`PairTask`: pair ``k`` is
+    ``residues[qoff[k]:qoff[k] + qlen[k]]`` against ``residues[soff[k]:soff[k] + slen[k]]``,
+    with the search's ``score[k]``.
+
+    Why: the GPU takes its pairs this way, a search's hits share their queries and often
+    their subjects, and a :class:`PairTask` per hit only to be packed again cost 0.06 s of a
+    traced bench200M x 500 search on the CPU machine (bench/RESULTS.md, thirty-first session).
+    ``tasks[k]`` is pair k's :class:`PairTask` (views of ``residues``), for the CPU's traceback.
+    """
+
+    residues: np.ndarray  # uint8
+    qoff: np.ndarray  # int64
+    qlen: np.ndarray  # int32
+    soff: np.ndarray  # int64
+    slen: np.ndarray  # int32
+    score: np.ndarray  # int64
+
+    @classmethod
+    def of(cls, sequences: Sequence[np.ndarray], queries: np.ndarray, subjects: np.ndarray, scores: np.ndarray) -> PairTasks:
+        """Pair k = (``sequences[queries[k]]``, ``sequences[subjects[k]]``) with ``scores[k]``; each
+        sequence once in ``residues``."""
+        lengths = np.fromiter((s.size for s in sequences), np.int64, len(sequences))
+        starts = np.zeros(lengths.size, np.int64)
+        np.cumsum(lengths[:-1], out=starts[1:])
+        residues = np.concatenate(sequences).astype(np.uint8, copy=False) if sequences else np.zeros(0, np.uint8)
+        q, s = np.asarray(queries, np.int64), np.asarray(subjects, np.int64)
+        return cls(residues, starts[q], lengths[q].astype(np.int32), starts[s], lengths[s].astype(np.int32), np.asarray(scores, np.int64))
+
+    def __len__(self) -> int:
+        return int(self.score.size)
+
+    def __getitem__(self, k: int) -> PairTask:
+        k = range(len(self))[k]  # negative indices, and IndexError past the end
+        q, s = int(self.qoff[k]), int(self.soff[k])
+        return PairTask(self.residues[q : q + int(self.qlen[k])], self.residues[s : s + int(self.slen[k])], int(self.score[k]))
+
+    def __iter__(self) -> Iterator[PairTask]:
+        return (self[k] for k in range(len(self)))
+
+
 @dataclass(frozen=True)
 class PairTrace:
     """A traced optimal local alignment: 1-based inclusive ends and the path, start to end."""
@@ -83,6 +125,78 @@ class PairTrace:
     sstart: int
     send: int
     ops: np.ndarray  # uint8 OP_* codes
+
+
+@dataclass(frozen=True, eq=False)
+class TracedPaths:
+    """The traced paths of many pairs as arrays, in pair order: what an engine's traceback
+    returns (:meth:`swgpu_core.engine.Engine.traceback`).
+
+    Pair ``k``: ``score[k]``, 1-based inclusive ends ``qstart[k]`` to ``qend[k]`` and
+    ``sstart[k]`` to ``send[k]``, and its path ``ops[bounds[k]:bounds[k + 1]]`` (OP_* codes,
+    start to end; ``bounds[0] == 0``, ``bounds[-1] == ops.size``). ``paths[k]`` is that pair's
+    :class:`PairTrace` (its ``ops`` a view), ``paths[a:b]`` the pairs a to b.
+
+    Why arrays: a search traces tens of thousands of hits at once, and the records
+    (:func:`~swgpu_core.align.alignment.build_alignments`) take all their columns in a few
+    numpy passes. The GPU returns its results as arrays; a Python object per path, made
+    from them only to be taken apart again, cost 0.08-0.12 s of a traced bench200M x 500
+    search (bench/RESULTS.md, thirty-first session).
+    """
+
+    score: np.ndarray  # int64, like the ends
+    qstart: np.ndarray
+    qend: np.ndarray
+    sstart: np.ndarray
+    send: np.ndarray
+    ops: np.ndarray  # uint8, the paths end to end
+    bounds: np.ndarray  # int64, one more than the pairs
+
+    @classmethod
+    def of(cls, traces: Sequence[PairTrace]) -> TracedPaths:
+        """The paths of ``traces``, joined."""
+        n = len(traces)
+        ends = np.array([(t.score, t.qstart, t.qend, t.sstart, t.send, t.ops.size) for t in traces], np.int64).reshape(n, 6)
+        bounds = np.zeros(n + 1, np.int64)
+        np.cumsum(ends[:, 5], out=bounds[1:])
+        ops = np.concatenate([t.ops for t in traces]).astype(np.uint8, copy=False) if n else np.zeros(0, np.uint8)
+        return cls(*(np.ascontiguousarray(c) for c in ends[:, :5].T), ops, bounds)
+
+    @classmethod
+    def gather(cls, ends: Sequence[np.ndarray], ops: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> TracedPaths:
+        """The paths that lie in ``ops`` at ``starts`` (``lengths`` long, anywhere and in any
+        order), joined in pair order; ``ends``: the five arrays (score, qstart, qend, sstart, send)."""
+        starts, lengths = np.asarray(starts, np.int64), np.asarray(lengths, np.int64)
+        bounds = np.zeros(lengths.size + 1, np.int64)
+        np.cumsum(lengths, out=bounds[1:])
+        # one slice per path joined once: 23,683 paths of 461 columns in 6 ms (CPU machine),
+        # where an index array of every column would be 8 bytes a column
+        joined = np.concatenate([ops[a:b] for a, b in zip(starts.tolist(), (starts + lengths).tolist())]) if lengths.size else ops[:0]
+        return cls(*(np.asarray(a, np.int64) for a in ends), joined.astype(np.uint8, copy=False), bounds)
+
+    def __len__(self) -> int:
+        return int(self.score.size)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """Columns of each path."""
+        return np.diff(self.bounds)
+
+    def __getitem__(self, k: int | slice) -> PairTrace | TracedPaths:
+        if isinstance(k, slice):
+            a, b, step = k.indices(len(self))
+            if step != 1:
+                raise ValueError("TracedPaths slices take every pair")
+            b = max(a, b)
+            ends = (x[a:b] for x in (self.score, self.qstart, self.qend, self.sstart, self.send))
+            return TracedPaths(*ends, self.ops[self.bounds[a] : self.bounds[b]], self.bounds[a : b + 1] - self.bounds[a])
+        k = range(len(self))[k]  # negative indices, and IndexError past the end
+        a, b = int(self.bounds[k]), int(self.bounds[k + 1])
+        ends = (int(x[k]) for x in (self.score, self.qstart, self.qend, self.sstart, self.send))
+        return PairTrace(*ends, self.ops[a:b])
+
+    def __iter__(self) -> Iterator[PairTrace]:
+        return (self[k] for k in range(len(self)))
 
 
 @njit(cache=True, nogil=True)

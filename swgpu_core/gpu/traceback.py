@@ -44,7 +44,7 @@ from .. import kernel_abi
 from ..align import traceback as cpu
 from ..align.gpu_plan import ROWS_PER_LANE, latency, launch_groups, launch_order, layout, nibble_bytes, team_fits, team_shared_bytes
 from ..align.gpu_plan import launch_bytes as planned_launch_bytes
-from ..align.traceback import PairTask, PairTrace, TracebackError, trace_region
+from ..align.traceback import PairTask, PairTasks, PairTrace, TracebackError, TracedPaths, trace_region
 from ..errors import BackendUnavailable
 from ..kernel_abi import MAX_CODES, EndField, Status
 from ..scoring import Scoring
@@ -98,11 +98,15 @@ class PackedTraces:
     def trace(self, k: int) -> PairTrace:
         return self.traces(np.array([k]))[0]
 
+    def paths(self, which: np.ndarray) -> TracedPaths:
+        """The traced pairs ``which`` (all ``Status.OK``), in that order, their paths joined
+        out of their slots."""
+        ends = [a[which] for a in (self.score, self.qstart, self.qend, self.sstart, self.send)]
+        return TracedPaths.gather(ends, self.ops, self.ops_start[which], self.ops_len[which])
+
     def traces(self, which: np.ndarray) -> list[PairTrace]:
-        """:meth:`trace` of the pairs ``which``, with one conversion per array instead of per pair."""
-        cols = [a[which].tolist() for a in (self.score, self.qstart, self.qend, self.sstart, self.send, self.ops_start, self.ops_len)]
-        ops = self.ops
-        return [PairTrace(s, qs, qe, ss, se, ops[o : o + n].copy()) for s, qs, qe, ss, se, o, n in zip(*cols)]
+        """:meth:`trace` of the pairs ``which``."""
+        return list(self.paths(which))
 
     def error(self, k: int, expected: int | None = None) -> TracebackError | None:
         """The CPU reference's error for pair ``k`` (None when it traced)."""
@@ -464,13 +468,18 @@ def pack_sequences(queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray]
     return residues, qoff, qlen, soff, slen
 
 
-def traceback_pairs(tasks: Sequence[PairTask], scoring: Scoring, device: int | None = None, **budgets: int) -> list[PairTrace]:
+def traceback_pairs(tasks: Sequence[PairTask] | PairTasks, scoring: Scoring, device: int | None = None, **budgets: int) -> TracedPaths:
     """The GPU twin of :func:`swgpu_core.align.traceback.traceback_pairs` (same results, same
-    errors), on GPU ``device`` (None: the current one)."""
+    errors), on GPU ``device`` (None: the current one); the paths as arrays, as the kernels
+    leave them (:class:`~swgpu_core.align.traceback.TracedPaths`)."""
     if not kernels_fit(scoring):
-        return cpu.traceback_pairs(tasks, scoring)
-    packed = pack_sequences([t.query for t in tasks], [t.subject for t in tasks])
-    expected = np.fromiter((t.score for t in tasks), np.int64, len(tasks))
+        return TracedPaths.of(cpu.traceback_pairs(tasks, scoring))
+    if isinstance(tasks, PairTasks):  # packed already (a search's hits)
+        packed = (tasks.residues, tasks.qoff, tasks.qlen, tasks.soff, tasks.slen)
+        expected = tasks.score
+    else:
+        packed = pack_sequences([t.query for t in tasks], [t.subject for t in tasks])
+        expected = np.fromiter((t.score for t in tasks), np.int64, len(tasks))
     if expected.size and (expected.min() < np.iinfo(np.int32).min or expected.max() > np.iinfo(np.int32).max):
         raise TracebackError("a search score does not fit 32 bits")
     with cp.cuda.Device(device):  # None: CuPy's current device
@@ -478,7 +487,7 @@ def traceback_pairs(tasks: Sequence[PairTask], scoring: Scoring, device: int | N
     failed = np.flatnonzero(res.status != Status.OK)
     if failed.size:  # the first failure in task order, as the CPU raises it
         raise res.error(int(failed[0]), tasks[int(failed[0])].score)
-    return res.traces(np.arange(len(tasks)))
+    return res.paths(np.arange(len(tasks)))
 
 
 def align_pairs(queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, **budgets: int) -> list[PairTrace | None]:
