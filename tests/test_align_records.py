@@ -178,6 +178,49 @@ def scattered(traces: list[PairTrace]) -> TracedPaths:
     return TracedPaths.gather(ends, buffer, starts, [t.ops.size for t in traces])
 
 
+def test_records_built_in_parts_side_by_side_equal_those_built_at_once(monkeypatch) -> None:
+    """Parts of whole records on threads: the same records in the same order, each part's texts
+    its own; the first bad path is the one named, whichever part holds it and whatever fails after."""
+    from swgpu_core.align import alignment
+
+    rng = np.random.default_rng(8)
+    traces, queries, subjects = (list(x) for x in zip(*(random_path(rng, PROTEIN, 80, str(k)) for k in range(300))))
+    whole = build_alignments(TracedPaths.of(traces), queries, subjects, range(300), [1] * 300, PROTEIN, threads=1)
+    monkeypatch.setattr(alignment, "PART_COLUMNS", 500)
+    assert len(alignment.record_parts(TracedPaths.of(traces).bounds, 4)) == 4
+    for given in (traces, TracedPaths.of(traces), scattered(traces)):
+        parts = build_alignments(given, queries, subjects, range(300), [1] * 300, PROTEIN, threads=4)
+        assert [as_dict(a) for a in parts] == [as_dict(a) for a in whole]
+        assert [a.texts[0] for a in parts[::75]] != [parts[0].texts[0]] * 4  # a _Texts per part
+        assert [(a.qseq, a.cigar) for a in parts] == [(a.qseq, a.cigar) for a in whole]
+        if given is traces:
+            assert all(a.ops is t.ops for a, t in zip(parts, traces))
+    bad = list(traces)
+    bad[290], bad[200] = replace(traces[290], score=traces[290].score + 1), replace(traces[200], qend=traces[200].qend - 1)
+    with pytest.raises(TracebackError, match="path of q200 vs s200 does not span"):
+        build_alignments(bad, queries, subjects, range(300), [1] * 300, PROTEIN, threads=4)
+    bad[20] = replace(traces[20], score=0)
+    with pytest.raises(TracebackError, match="alignment of q20 vs s20 scores"):
+        build_alignments(TracedPaths.of(bad), queries, subjects, range(300), [1] * 300, PROTEIN, threads=4)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 8, 64])
+def test_record_parts_cover_every_record_once_in_about_equal_columns(threads: int) -> None:
+    from swgpu_core.align.alignment import MAX_PARTS, PART_COLUMNS, record_parts
+
+    rng = np.random.default_rng(threads)
+    for lengths in (rng.integers(1, 3000, 9000), np.full(3, 4 * PART_COLUMNS), np.array([1, 9 * PART_COLUMNS, 1]), np.array([5])):
+        bounds = np.concatenate(([0], np.cumsum(lengths)))
+        parts = record_parts(bounds, threads)
+        assert parts[0][0] == 0 and parts[-1][1] == lengths.size and all(a < b for a, b in parts)
+        assert all(b == c for (_, b), (c, _) in zip(parts, parts[1:]))
+        assert len(parts) <= min(threads, MAX_PARTS, max(1, int(bounds[-1]) // PART_COLUMNS))
+        columns = [int(bounds[b] - bounds[a]) for a, b in parts]
+        if lengths.size == 9000:  # short records: the parts differ by less than a record or two
+            assert len(parts) == min(threads, MAX_PARTS, int(bounds[-1]) // PART_COLUMNS)
+            assert max(columns) - min(columns) < 6000
+
+
 def test_pair_tasks_hold_each_sequence_once_and_index_as_a_list() -> None:
     rng = np.random.default_rng(3)
     sequences = [rng.integers(0, 25, int(n)).astype(np.uint8) for n in rng.integers(1, 40, 9)]

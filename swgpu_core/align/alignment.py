@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import NoReturn
 
 import numpy as np
 
+from ..cores import cpu_threads
 from ..fasta import EncodedSequence
 from ..scoring import Scoring
 from .traceback import OP_DEL, OP_INS, OP_PAIR, PairTrace, TracebackError, TracedPaths
@@ -305,6 +307,8 @@ def build_alignments(
     subject_indices: Sequence[int],
     ranks: Sequence[int],
     scoring: Scoring,
+    *,
+    threads: int = 0,
 ) -> list[Alignment]:
     """The record of each traced path: ``traces[k]`` aligns ``queries[k]`` with ``subjects[k]``.
 
@@ -312,11 +316,69 @@ def build_alignments(
     span its end coordinates inside its sequences, or whose own score differs, is a
     :class:`~swgpu_core.align.traceback.TracebackError`. A record's ``ops`` is its path
     (a view of ``traces.ops`` where the paths come as :class:`TracedPaths`).
+
+    Many columns are cut into parts of whole records built side by side on ``threads`` cores
+    (0: all this process may use): numpy's passes over the columns release the interpreter's
+    lock. A traced bench200M x 500 search's records (11 M columns) took 0.3 s of one core on
+    a device's host (bench/RESULTS.md, thirty-first session). Each part's texts are made on
+    the first read of one of its records.
     """
     if not len(traces):
         return []
     paths = traces if isinstance(traces, TracedPaths) else TracedPaths.of(traces)
+    given = None if isinstance(traces, TracedPaths) else traces
+    parts = record_parts(paths.bounds, cpu_threads(threads))
+    if len(parts) == 1:
+        return _build(given, paths, queries, subjects, subject_indices, ranks, scoring)
+    with ThreadPoolExecutor(len(parts), thread_name_prefix="swgpu-records") as pool:
+        built = [
+            pool.submit(
+                _build,
+                None if given is None else given[a:b],
+                paths[a:b],
+                queries[a:b],
+                subjects[a:b],
+                subject_indices[a:b],
+                ranks[a:b],
+                scoring,
+            )
+            for a, b in parts
+        ]
+    # in order: the first part's error is the first path's (each part's is its first)
+    return [record for part in built for record in part.result()]
+
+
+#: Columns below which a part of the records is not worth a thread of its own (about 5 ms of work).
+PART_COLUMNS = 1 << 20
+#: At most this many parts: the passes are bound by memory, which a few cores fill.
+MAX_PARTS = 8
+
+
+def record_parts(bounds: np.ndarray, threads: int) -> list[tuple[int, int]]:
+    """Records ``a`` to ``b`` of each part: about equal columns (``bounds``: each record's first
+    column, then the end), at least :data:`PART_COLUMNS` each, at most ``threads`` and
+    :data:`MAX_PARTS` of them, none empty."""
+    n, columns = bounds.size - 1, int(bounds[-1])
+    count = max(1, min(threads, MAX_PARTS, columns // PART_COLUMNS, n))
+    cuts = np.searchsorted(bounds, np.arange(1, count) * (columns / count)).tolist()
+    edges = sorted({0, n, *(min(max(c, 1), n - 1) for c in cuts)})
+    return list(zip(edges[:-1], edges[1:]))
+
+
+def _build(
+    given: Sequence[PairTrace] | None,
+    paths: TracedPaths,
+    queries: Sequence[EncodedSequence],
+    subjects: Sequence[EncodedSequence],
+    subject_indices: Sequence[int],
+    ranks: Sequence[int],
+    scoring: Scoring,
+) -> list[Alignment]:
+    """:func:`build_alignments` of one part, on this thread; ``given``: the paths as the caller
+    gave them (their arrays become the records' ``ops``), or None (views of ``paths.ops``)."""
     n = len(paths)
+    if not n:
+        return []
     # Every path's ends, score and columns, and its sequences' lengths as arrays; the checks on
     # arrays (with those below, 0.194 -> 0.145 s for 14,378 records against a check per record,
     # bench/RESULTS.md, twenty-sixth session).
@@ -361,11 +423,10 @@ def build_alignments(
     texts = _Texts(qcodes, scodes, ops, bounds, scoring)
     numbers = (lengths, n_same, n_positive, lengths - n_gaps - n_same, n_opens, n_gaps)  # length, identities ... gaps
     cuts = bounds.tolist()
-    path_ops = traces if not isinstance(traces, TracedPaths) else None  # the records keep the given arrays
     # positional, in the fields' order up to ``ops`` (E-values come later), which costs less than 25 keywords per record
     return [
         Alignment(q.id, q.description, s.id, s.description, *row, None, None,
-                  ops[cuts[k] : cuts[k + 1]] if path_ops is None else path_ops[k].ops, texts=(texts, k))
+                  ops[cuts[k] : cuts[k + 1]] if given is None else given[k].ops, texts=(texts, k))
         for k, (q, s, row) in enumerate(
             zip(
                 queries,
@@ -397,7 +458,7 @@ def _refuse_span(
     scoring: Scoring,
 ) -> NoReturn:
     """Path k does not span its end coordinates: the error, or an earlier path's wrong score."""
-    build_alignments(traces[:k], queries[:k], subjects[:k], subject_indices[:k], ranks[:k], scoring)
+    _build(None, traces[:k], queries[:k], subjects[:k], subject_indices[:k], ranks[:k], scoring)
     raise TracebackError(f"path of {queries[k].id} vs {subjects[k].id} does not span its end coordinates")
 
 

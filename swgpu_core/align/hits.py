@@ -57,7 +57,8 @@ def align_query_hits(
 
     ``max_evalue`` first drops the hits above the cutoff (from their scores). E-values
     count the whole database (``db.n_residues``), as blastp's do. ``device``: the GPU of a
-    GPU engine's traceback (None: the current one).
+    GPU engine's traceback (None: the current one). ``threads``: the CPU cores of the CPU
+    engine's traceback and of the records (0: all this process may use).
     """
     if n is not None and n < 0:
         raise InputError(f"--align must be 0 or more (got {n})")
@@ -77,7 +78,7 @@ def align_query_hits(
     queries = [hits[k].query for k in query_of.tolist()]
     subjects = [distinct[k] for k in where.tolist()]
     ranks = [rank for n in counts for rank in range(1, n + 1)]
-    records = build_alignments(traces, queries, subjects, indices.tolist(), ranks, scoring)
+    records = build_alignments(traces, queries, subjects, indices.tolist(), ranks, scoring, threads=threads)
     significance = hits_significance(stats, hits, np.asarray(db.lengths))  # the hits' scores are the records' (checked above)
     if significance is not None:
         for aln, evalue, bitscore in zip(records, significance[0].tolist(), significance[1].tolist()):

@@ -106,4 +106,4 @@ def alignments(
     """Full alignments of ``ends``, ranked as given (rank 1 = best), traced on ``engine``."""
     traces = get_engine(engine).trace_end_points(query.codes, target.codes, ends, scoring, max_length, threads=threads)
     n = len(traces)
-    return build_alignments(traces, [query] * n, [target] * n, [0] * n, range(1, n + 1), scoring)
+    return build_alignments(traces, [query] * n, [target] * n, [0] * n, range(1, n + 1), scoring, threads=threads)
