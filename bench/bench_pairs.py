@@ -125,11 +125,12 @@ def bench_cuda(args, scoring, flat, qoff, soff) -> list[dict]:
     idx = np.asarray(keep, np.int64)
     packed = PairTasks(flat, qoff[idx], lens[idx], soff[idx], lens[idx], expected[idx].astype(np.int64))  # as a search packs its hits
     gpu.traceback_pairs(tasks[:warm], scoring)
+    base = out[-1]  # the traceback kernels' row
     for kind, given, what in (("traceback-api", tasks, "PairTask objects in"), ("traceback-packed", packed, "PairTasks (packed) in")):
         t0 = time.perf_counter()
         gpu.traceback_pairs(given, scoring)
         wall = time.perf_counter() - t0
-        row = dict(out[-1], kind=kind, pairs=len(keep), pairs_per_s=len(keep) / wall, gcups=len(keep) * L * L / wall / 1e9, seconds=wall)
+        row = dict(base, kind=kind, pairs=len(keep), pairs_per_s=len(keep) / wall, gcups=len(keep) * L * L / wall / 1e9, seconds=wall)
         for key in ("kernel_seconds", "kernel_pairs_per_s", "kernel_gcups", "per_kernel", "repeats", "aligned", "errors", "mean_ops"):
             row.pop(key)
         out.append(row)
