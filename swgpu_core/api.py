@@ -225,9 +225,10 @@ def align(
 
     ``limit`` and ``max_evalue`` first select the hits (as :func:`select_hits`); E-values
     and bit scores of the alignments come from ``statistics``. ``threads``: CPU cores of
-    the CPU engine's traceback and of the records (0: all this process may use). ``device``: the GPU of the
-    GPU engine's traceback (None: the current one); a search's ``result.devices[0]`` traces
-    its hits on a GPU it was allowed to use. One GPU, even after a search on several: the
+    the CPU engine's traceback and of the records (0: all this process may use). ``device``:
+    the GPU of the GPU engine's traceback (None: the current one); a search's
+    ``result.devices[0]`` traces its hits on a GPU it was allowed to use. One GPU, even after
+    a search on several: the
     GPU traces a search's hits in about 6 us each (H200), the records take several times
     that on the CPU after it, and a second GPU gained nothing (bench/RESULTS.md, twenty-sixth session).
     After the search, not during it: tracing each query's hits while the other queries

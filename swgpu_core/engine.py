@@ -9,7 +9,8 @@ hardware and the same results from each (scores, ends and paths bit for bit):
 * :meth:`~Engine.seeder`: the candidate stage of ``--mode fast`` (a
   :class:`~swgpu_core.seed.Seeder`), whose candidates the scanner's ``scan_subset`` scores;
 * :meth:`~Engine.traceback`: the alignments of pairs whose score a search found
-  (:class:`~swgpu_core.align.traceback.PairTask` in, their paths out as one
+  (:class:`~swgpu_core.align.traceback.PairTask` objects in, or a search's hits packed as
+  :class:`~swgpu_core.align.traceback.PairTasks`; their paths out as one
   :class:`~swgpu_core.align.traceback.TracedPaths`, same order);
 * :meth:`~Engine.align_pairs`: the best alignment of pairs whose score is not known yet;
 * :meth:`~Engine.scan_sections` and :meth:`~Engine.trace_end_points`: align-long's scan of

@@ -177,11 +177,6 @@ class TracedPaths:
     def __len__(self) -> int:
         return int(self.score.size)
 
-    @property
-    def lengths(self) -> np.ndarray:
-        """Columns of each path."""
-        return np.diff(self.bounds)
-
     def __getitem__(self, k: int | slice) -> PairTrace | TracedPaths:
         if isinstance(k, slice):
             a, b, step = k.indices(len(self))
