@@ -32,7 +32,7 @@ from .errors import InputError
 from .fasta import EncodedSequence, encoded_records
 from .scoring import Scoring
 from .search import QueryHits
-from .significance import NO_STATISTICS, Statistics, hit_significance
+from .significance import NO_STATISTICS, Statistics, query_significance
 
 
 class SubjectSet:
@@ -69,6 +69,9 @@ class SubjectSet:
     def headers(self, indices: Sequence[int]) -> list[tuple[str, str]]:
         return [self.header(i) for i in indices]
 
+    def codes_of(self, indices: Sequence[int]) -> list[np.ndarray]:
+        return [self._records[i].codes for i in indices]
+
     def seq_id(self, i: int) -> str:
         return self._records[i].id
 
@@ -85,6 +88,13 @@ class PairSet:
         i = self.subject_index[k]
         ident, desc = self.subjects.header(i)
         return EncodedSequence(ident, desc, np.asarray(self.subjects.codes(i)))
+
+    def subject_sequences(self) -> list[EncodedSequence]:
+        """:meth:`subject` of every pair, the headers and codes read at once (each distinct subject once)."""
+        unique, where = np.unique(np.asarray(self.subject_index, np.int64), return_inverse=True)
+        heads, codes = self.subjects.headers(unique.tolist()), self.subjects.codes_of(unique.tolist())
+        distinct = [EncodedSequence(ident, desc, np.asarray(c)) for (ident, desc), c in zip(heads, codes)]
+        return [distinct[k] for k in where.tolist()]
 
     def __len__(self) -> int:
         return len(self.queries)
@@ -163,24 +173,30 @@ def align_pair_set(
     A pair without a positive-scoring alignment has no hit and no alignment.
     """
     engine = get_engine(backend)
-    subjects = [pairs.subject(k) for k in range(len(pairs))]
+    subjects = pairs.subject_sequences()
     traces: list[PairTrace | None] = engine.align_pairs([q.codes for q in pairs.queries], [s.codes for s in subjects], scoring)
     aligned = [k for k, trace in enumerate(traces) if trace is not None]
-    records = iter(
-        build_alignments(
-            [traces[k] for k in aligned], [pairs.queries[k] for k in aligned], [subjects[k] for k in aligned],
-            [pairs.subject_index[k] for k in aligned], [1] * len(aligned), scoring,
-        )
+    built = build_alignments(
+        [traces[k] for k in aligned], [pairs.queries[k] for k in aligned], [subjects[k] for k in aligned],
+        [pairs.subject_index[k] for k in aligned], [1] * len(aligned), scoring,
     )  # fmt: skip
+    # every pair's E-value in one call: pair k is query number k against its subject alone
+    # (one call per pair cost 46 us a pair, most of the host's time, bench/RESULTS.md, thirty-first session)
+    both = query_significance(
+        statistics, np.asarray(aligned, np.int64), np.fromiter((len(pairs.queries[k]) for k in aligned), np.int64, len(aligned)),
+        np.fromiter((a.score for a in built), np.int64, len(built)), np.fromiter((len(subjects[k]) for k in aligned), np.int64, len(aligned)),
+    )  # fmt: skip
+    if both is not None:
+        for aln, evalue, bitscore in zip(built, both[0].tolist(), both[1].tolist()):
+            aln.evalue, aln.bitscore = evalue, bitscore
+    records = iter(built)
     hits, alignments = [], []
-    for k, (query, subject, trace) in enumerate(zip(pairs.queries, subjects, traces)):
-        index = pairs.subject_index[k]
+    for k, (query, trace) in enumerate(zip(pairs.queries, traces)):
         if trace is None:
             hits.append(QueryHits(query, np.zeros(0, np.int64), np.zeros(0, np.int32)))
             alignments.append([])
             continue
         aln = next(records)
-        aln.evalue, aln.bitscore = hit_significance(statistics, k, query, aln.score, len(subject))
-        hits.append(QueryHits(query, np.array([index], np.int64), np.array([aln.score], np.int32)))
+        hits.append(QueryHits(query, np.array([pairs.subject_index[k]], np.int64), np.array([aln.score], np.int32)))
         alignments.append([aln])
     return hits, alignments, engine.kind

@@ -77,6 +77,31 @@ def test_api_equals_cpu_reference(pair_files):
         assert got.evalue == pytest.approx(params.evalue(got.score, len(q), len(s), len(s)))
 
 
+@pytest.mark.parametrize("given", [{}, {"lam": 0.267, "kappa": 0.041}], ids=["blast", "lambda-kappa"])
+def test_evalues_in_one_call_equal_each_pair_alone(tmp_path, given):
+    """All pairs' E-values come from one call: each equals the pair's own (query number k
+    against its subject alone), bit for bit, pairs without an alignment skipped."""
+    from swgpu_core.significance import hit_significance
+
+    rng = np.random.default_rng(9)
+    letters = [c for c in LETTERS if c not in "WYF"]  # nothing here scores above 0 against W
+    queries, subjects = [], []
+    for k in range(60):
+        q = "".join(rng.choice(letters, int(rng.integers(1, 400))))
+        s = q[int(rng.integers(0, len(q))) :] + "".join(rng.choice(letters, int(rng.integers(0, 300))))
+        queries.append((f"q{k % 7}", q))  # ids repeat: the numbers are the pairs'
+        subjects.append((f"s{k}", s if rng.random() < 0.8 else "W"))
+    pairs = fasta_pairs(_fasta(tmp_path / "q.fasta", queries), _fasta(tmp_path / "s.fasta", subjects))
+    scoring = Scoring.protein()
+    stats = statistics(scoring, **given)
+    hits, alignments, _ = align_pair_set(pairs, scoring, "cpu", stats)
+    assert sum(map(len, alignments)) < len(alignments)  # some pairs have no alignment
+    for k, alns in enumerate(alignments):
+        for aln in alns:
+            want = hit_significance(stats, k, pairs.queries[k], aln.score, len(pairs.subject(k)))
+            assert (aln.evalue, aln.bitscore) == want, k
+
+
 def test_cli_round_trip(pair_files, swgpu, tmp_path):
     qpath, spath, queries, subjects = pair_files
     scoring = Scoring.protein()
