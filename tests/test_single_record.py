@@ -116,3 +116,26 @@ def test_a_span_encodes_as_its_bytes_would_alone():
         assert got == _codes_or_error(DNA.encode, bytes(data[start:stop]), delete), (data, start, stop, delete)
     span = DNA.encode_span(bytearray(b">h\nACGT\nAC\nxx"), 3, 11, b"\n")
     assert span.tobytes() == DNA.encode(b"ACGTAC").tobytes() and span.flags.writeable
+
+
+def test_a_bad_byte_is_named_at_its_place_and_the_table_is_made_once(monkeypatch):
+    """Every position of a record, the first and the last too, names its bad byte there, with and
+    without bytes before the span; records encoded one after another make each alphabet's lookup
+    table once (made per record, it cost 14 us a record: bench/RESULTS.md, thirty-first session)."""
+    from swgpu_core import alphabet
+
+    body = b"ACGTNACGTA"
+    for at in range(len(body)):
+        bad = body[:at] + b"!" + body[at + 1 :]
+        assert _codes_or_error(DNA.encode, bad) == f"unknown residue '!' at position {at + 1}"
+        data = bytearray(b">h\n" + bad[:5] + b"\n" + bad[5:] + b"\nAC")
+        assert _codes_or_error(DNA.encode_span, data, 3, len(data) - 2, b"\n") == f"unknown residue '!' at position {at + 1}"
+    assert DNA.encode(b"acgu").tobytes() == DNA.encode(b"ACGT").tobytes()
+    made = []
+    table = alphabet.Alphabet.encode_table
+    monkeypatch.setattr(alphabet.Alphabet, "encode_table", property(lambda self: made.append(self.name) or table.fget(self)))
+    monkeypatch.setattr(alphabet, "_ENCODE_CACHE", {})
+    for _ in range(50):
+        DNA.encode(b"ACGT")
+        alphabet.PROTEIN.encode(b"MKV")
+    assert sorted(made) == ["dna", "protein"]
