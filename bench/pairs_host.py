@@ -26,6 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from swgpu_core.align.traceback import AlignedPairs  # noqa: E402
 from swgpu_core.engine import get_engine  # noqa: E402
 from swgpu_core.fasta import EncodedSequence  # noqa: E402
 from swgpu_core.pairs import PairSet, SubjectSet, align_pair_set  # noqa: E402
@@ -45,15 +46,15 @@ class Subjects(SubjectSet):
 
 
 class Replay:
-    """An engine whose ``align_pairs`` hands back stored paths."""
+    """An engine whose ``align_pairs`` hands back stored paths, as the GPU's would come (arrays)."""
 
     kind = "cuda"
 
     def __init__(self, traces: list) -> None:
         self.traces = traces
 
-    def align_pairs(self, queries, subjects, scoring, threads: int = 0) -> list:
-        return self.traces
+    def align_pairs(self, queries, subjects, scoring, threads: int = 0) -> AlignedPairs:
+        return AlignedPairs.of(self.traces)
 
 
 def main() -> None:
@@ -71,7 +72,7 @@ def main() -> None:
     if stored.is_file():
         traces = pickle.loads(stored.read_bytes())
     else:
-        traces = get_engine("cpu").align_pairs(qs, ss, scoring)
+        traces = list(get_engine("cpu").align_pairs(qs, ss, scoring))
         stored.write_bytes(pickle.dumps(traces))
     pairs = PairSet([EncodedSequence(f"q{k}", "", q) for k, q in enumerate(qs)], list(range(args.pairs)),
                     Subjects([EncodedSequence(f"s{k}", "a subject", s) for k, s in enumerate(ss)], scoring))  # fmt: skip

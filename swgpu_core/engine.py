@@ -12,7 +12,8 @@ hardware and the same results from each (scores, ends and paths bit for bit):
   (:class:`~swgpu_core.align.traceback.PairTask` objects in, or a search's hits packed as
   :class:`~swgpu_core.align.traceback.PairTasks`; their paths out as one
   :class:`~swgpu_core.align.traceback.TracedPaths`, same order);
-* :meth:`~Engine.align_pairs`: the best alignment of pairs whose score is not known yet;
+* :meth:`~Engine.align_pairs`: the best alignment of pairs whose score is not known yet (as
+  one :class:`~swgpu_core.align.traceback.AlignedPairs`: which pairs align, and their paths);
 * :meth:`~Engine.scan_sections` and :meth:`~Engine.trace_end_points`: align-long's scan of
   target sections and the traceback of its end points;
 * :meth:`~Engine.device_model`: what the threshold planner should assume about the device.
@@ -41,7 +42,7 @@ from . import cuda_driver
 from .errors import BackendUnavailable, InputError
 
 if TYPE_CHECKING:
-    from .align.traceback import PairTask, PairTasks, PairTrace, TracedPaths
+    from .align.traceback import AlignedPairs, PairTask, PairTasks, PairTrace, TracedPaths
     from .database import Chunk, Database
     from .fasta import EncodedSequence
     from .long.endpoints import BandRule, EndPoint
@@ -219,7 +220,7 @@ class Engine(Protocol):
 
     def align_pairs(
         self, queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, *, threads: int = 0
-    ) -> list[PairTrace | None]: ...
+    ) -> AlignedPairs: ...
 
     def scan_sections(
         self, query: np.ndarray, target: np.ndarray, sections: Sequence[Section], rule: BandRule, scoring: Scoring,
@@ -263,7 +264,7 @@ class CpuEngine:
 
     def align_pairs(
         self, queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, *, threads: int = 0
-    ) -> list[PairTrace | None]:
+    ) -> AlignedPairs:
         from .align.traceback import align_pairs
 
         return align_pairs(queries, subjects, scoring, threads)
@@ -336,7 +337,7 @@ class CudaEngine:
 
     def align_pairs(
         self, queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, *, threads: int = 0
-    ) -> list[PairTrace | None]:
+    ) -> AlignedPairs:
         from .gpu.traceback import align_pairs
 
         return align_pairs(queries, subjects, scoring)

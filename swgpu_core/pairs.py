@@ -24,7 +24,6 @@ from pathlib import Path
 import numpy as np
 
 from .align import Alignment, build_alignments
-from .align.traceback import PairTrace
 from .alphabet import PROTEIN, Alphabet
 from .database import Database
 from .engine import Engine, get_engine
@@ -174,10 +173,10 @@ def align_pair_set(
     """
     engine = get_engine(backend)
     subjects = pairs.subject_sequences()
-    traces: list[PairTrace | None] = engine.align_pairs([q.codes for q in pairs.queries], [s.codes for s in subjects], scoring)
-    aligned = [k for k, trace in enumerate(traces) if trace is not None]
+    found = engine.align_pairs([q.codes for q in pairs.queries], [s.codes for s in subjects], scoring)
+    aligned = found.aligned.tolist()
     built = build_alignments(
-        [traces[k] for k in aligned], [pairs.queries[k] for k in aligned], [subjects[k] for k in aligned],
+        found.paths, [pairs.queries[k] for k in aligned], [subjects[k] for k in aligned],
         [pairs.subject_index[k] for k in aligned], [1] * len(aligned), scoring,
     )  # fmt: skip
     # every pair's E-value in one call: pair k is query number k against its subject alone
@@ -191,7 +190,7 @@ def align_pair_set(
             aln.evalue, aln.bitscore = evalue, bitscore
     records = iter(built)
     hits, alignments = [], []
-    for k, (query, trace) in enumerate(zip(pairs.queries, traces)):
+    for k, (query, trace) in enumerate(zip(pairs.queries, found)):
         if trace is None:
             hits.append(QueryHits(query, np.zeros(0, np.int64), np.zeros(0, np.int32)))
             alignments.append([])

@@ -28,7 +28,7 @@ import pytest
 from swgpu_core import __version__, outfmt
 from swgpu_core.align import Alignment, PairTask, PairTrace, TracebackError, align_query_hits, build_alignment, trace_pair
 from swgpu_core.align.alignment import build_alignments
-from swgpu_core.align.traceback import OP_DEL, OP_INS, OP_PAIR, PairTasks, TracedPaths
+from swgpu_core.align.traceback import OP_DEL, OP_INS, OP_PAIR, AlignedPairs, PairTasks, TracedPaths
 from swgpu_core.api import align_pairs
 from swgpu_core.database import Database
 from swgpu_core.engine import get_engine
@@ -253,6 +253,22 @@ def test_traced_paths_index_slice_and_iterate_as_a_list() -> None:
     empty = TracedPaths.of([])
     assert len(empty) == 0 and list(empty) == [] and empty.ops.dtype == np.uint8
     assert build_alignments(empty, [], [], [], [], PROTEIN) == []
+
+
+def test_aligned_pairs_index_and_iterate_as_a_list_with_none_where_no_alignment() -> None:
+    rng = np.random.default_rng(5)
+    traces = [random_path(rng, PROTEIN, 30, str(k))[0] if rng.random() < 0.6 else None for k in range(40)]
+    traces[0], traces[-1] = None, random_path(rng, PROTEIN, 30, "last")[0]
+    key = lambda t: None if t is None else (t.score, t.qstart, t.qend, t.sstart, t.send, t.ops.tobytes())  # noqa: E731
+    found = AlignedPairs.of(traces)
+    assert len(found) == 40 and found.aligned.tolist() == [k for k, t in enumerate(traces) if t is not None]
+    assert len(found.paths) == found.aligned.size and [key(t) for t in found.paths] == [key(t) for t in traces if t is not None]
+    assert [key(t) for t in found] == [key(t) for t in traces]
+    assert [key(found[k]) for k in range(-40, 40)] == [key(t) for t in traces + traces]
+    with pytest.raises(IndexError):
+        found[40]
+    none = AlignedPairs.of([None, None])
+    assert list(none) == [None, None] and none.aligned.dtype == np.int64 and len(none.paths) == 0
 
 
 @pytest.mark.parametrize("scoring", [PROTEIN, DNA], ids=["protein", "dna"])

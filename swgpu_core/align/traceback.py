@@ -194,6 +194,45 @@ class TracedPaths:
         return (self[k] for k in range(len(self)))
 
 
+@dataclass(frozen=True, eq=False)
+class AlignedPairs:
+    """The best local alignments of ``len(pairs)`` pairs whose scores were not known: what an
+    engine's ``align_pairs`` returns (:meth:`swgpu_core.engine.Engine.align_pairs`).
+
+    ``aligned``: the pairs that have a positive-scoring alignment (their numbers, increasing),
+    ``paths``: those alignments, in that order. ``pairs[k]`` is pair k's :class:`PairTrace`,
+    or None where it has none; iteration gives every pair so.
+
+    Why arrays: ``swgpu pairs`` aligns 10^5 pairs and more at once; a :class:`PairTrace` per
+    pair, made from the GPU's arrays only to be joined again for the records, cost about 2 us a
+    pair (bench/RESULTS.md, thirty-first session).
+    """
+
+    count: int
+    aligned: np.ndarray  # int64
+    paths: TracedPaths
+
+    @classmethod
+    def of(cls, traces: Sequence[PairTrace | None]) -> AlignedPairs:
+        """The alignments of ``traces`` (None: a pair without one), joined."""
+        aligned = np.fromiter((k for k, t in enumerate(traces) if t is not None), np.int64)
+        return cls(len(traces), aligned, TracedPaths.of([traces[k] for k in aligned.tolist()]))
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, k: int) -> PairTrace | None:
+        k = range(self.count)[k]  # negative indices, and IndexError past the end
+        at = int(np.searchsorted(self.aligned, k))
+        return self.paths[at] if at < self.aligned.size and self.aligned[at] == k else None
+
+    def __iter__(self) -> Iterator[PairTrace | None]:
+        paths = iter(self.paths)
+        have = np.zeros(self.count, bool)
+        have[self.aligned] = True
+        return (next(paths) if h else None for h in have.tolist())
+
+
 @njit(cache=True, nogil=True)
 def forward_end(q: np.ndarray, s: np.ndarray, mat: np.ndarray, gap_open: int, gap_extend: int) -> tuple[int, int, int]:
     """Best local score and its end cell (1-based), first in row-major order; (0, 0, 0) if none."""
@@ -444,12 +483,10 @@ def traceback_pairs(tasks: Sequence[PairTask], scoring: Scoring, threads: int = 
         return list(pool.map(lambda t: trace_pair(t, scoring), tasks))
 
 
-def align_pairs(
-    queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, threads: int = 0
-) -> list[PairTrace | None]:
+def align_pairs(queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, threads: int = 0) -> AlignedPairs:
     """:func:`align_pair` over many pairs on all cores (``swgpu pairs`` on the CPU)."""
     threads = cpu_threads(threads)
     if threads <= 1 or len(queries) < 2:
-        return [align_pair(q, s, scoring) for q, s in zip(queries, subjects)]
+        return AlignedPairs.of([align_pair(q, s, scoring) for q, s in zip(queries, subjects)])
     with ThreadPoolExecutor(threads) as pool:
-        return list(pool.map(lambda qs: align_pair(qs[0], qs[1], scoring), zip(queries, subjects)))
+        return AlignedPairs.of(list(pool.map(lambda qs: align_pair(qs[0], qs[1], scoring), zip(queries, subjects))))

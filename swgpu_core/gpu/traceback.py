@@ -44,7 +44,7 @@ from .. import kernel_abi
 from ..align import traceback as cpu
 from ..align.gpu_plan import ROWS_PER_LANE, latency, launch_groups, launch_order, layout, nibble_bytes, team_fits, team_shared_bytes
 from ..align.gpu_plan import launch_bytes as planned_launch_bytes
-from ..align.traceback import PairTask, PairTasks, PairTrace, TracebackError, TracedPaths, trace_region
+from ..align.traceback import AlignedPairs, PairTask, PairTasks, PairTrace, TracebackError, TracedPaths, trace_region
 from ..errors import BackendUnavailable
 from ..kernel_abi import MAX_CODES, EndField, Status
 from ..scoring import Scoring
@@ -490,8 +490,9 @@ def traceback_pairs(tasks: Sequence[PairTask] | PairTasks, scoring: Scoring, dev
     return res.paths(np.arange(len(tasks)))
 
 
-def align_pairs(queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, **budgets: int) -> list[PairTrace | None]:
-    """Best local alignment of each (query, subject) pair; None where no pair scores above 0."""
+def align_pairs(queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], scoring: Scoring, **budgets: int) -> AlignedPairs:
+    """Best local alignment of each (query, subject) pair, where one scores above 0; as arrays,
+    as the kernels leave them (:class:`~swgpu_core.align.traceback.AlignedPairs`)."""
     if not kernels_fit(scoring):
         return cpu.align_pairs(queries, subjects, scoring)
     res = align_packed(*pack_sequences(queries, subjects), scoring, **budgets)
@@ -499,7 +500,4 @@ def align_pairs(queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray], s
     if failed.size:
         raise res.error(int(failed[0]))
     traced = np.flatnonzero(res.status == Status.OK)
-    out: list[PairTrace | None] = [None] * len(res)
-    for k, t in zip(traced.tolist(), res.traces(traced)):
-        out[k] = t
-    return out
+    return AlignedPairs(len(res), traced, res.paths(traced))
