@@ -12,20 +12,21 @@ so CuPy's later call returns at once.
 a GPU (:data:`swgpu_core.commands.GPU_COMMANDS`) before it even imports them, so the
 initialisation overlaps Python's imports and the argument parsing. It creates no context and
 takes no GPU memory (with ``--backend cpu`` such a command pays one background thread);
-where no driver library is installed the thread ends at once. Standard library only:
-importing it costs nothing.
+where no driver library is installed the thread ends at once. Standard library only
+(and :mod:`swgpu_core.collector`, which is too): importing it costs nothing.
 """
 
 from __future__ import annotations
 
 import ctypes
-import gc
 import glob
 import os
 import sys
 import threading
 import time
 from collections.abc import Sequence
+
+from . import collector
 
 _LOCK = threading.Lock()
 _STARTED: list[threading.Thread] = []
@@ -296,7 +297,7 @@ def release(keep: object = None) -> None:
         if lib is None or _RELEASING or _KEEPERS:
             return
         _KEPT.append(keep)
-        gc.disable()
+        collector.off_for_good()
         if _hand_over():
             return
         _RELEASING.append(threading.Thread(target=_reset_active, args=(lib,), name="swgpu-release", daemon=True))

@@ -42,7 +42,7 @@ class FastaRecord:
     sequence: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EncodedSequence:
     """A validated, encoded sequence (a query or a database entry)."""
 

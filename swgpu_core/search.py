@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .significance import Statistics
 
 
-@dataclass
+@dataclass(slots=True)
 class QueryHits:
     """The best subjects for one query, best first."""
 

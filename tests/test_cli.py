@@ -334,7 +334,7 @@ def test_release_without_a_keeper_resets_only_the_active_contexts_and_stops_coll
     import os
     import sys
 
-    from swgpu_core import cuda_driver
+    from swgpu_core import collector, cuda_driver
 
     active = {0: True, 1: False, 2: True}
     reset: list[int] = []
@@ -363,6 +363,7 @@ def test_release_without_a_keeper_resets_only_the_active_contexts_and_stops_coll
     monkeypatch.setattr(cuda_driver, "_RELEASING", [])
     monkeypatch.setattr(cuda_driver, "_KEEPERS", [])
     monkeypatch.setattr(cuda_driver, "_KEPT", [])
+    monkeypatch.setattr(collector, "_OFF", False)  # off for good in this test only
     monkeypatch.setattr(cuda_driver, "DEVICE_FILES", str(tmp_path / "nvidia"))
     device = os.open(tmp_path / "nvidiactl", os.O_RDWR | os.O_CREAT) if why == "no interpreter to start" else None
     monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python"))

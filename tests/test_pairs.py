@@ -59,12 +59,14 @@ def test_api_equals_cpu_reference(pair_files):
     params, _ = karlin_altschul(scoring)
     hits, alignments, backend = align_pair_set(pairs, scoring, "cpu", statistics(scoring))
     assert backend == "cpu" and len(hits) == len(alignments) == 5
-    for (_, q), (sid, s), alns in zip(queries, subjects, alignments):
+    for k, ((_, q), (sid, s), alns) in enumerate(zip(queries, subjects, alignments)):
         want = _reference(q, s, scoring)
+        assert hits[k].query is pairs.queries[k] and hits[k].subjects.dtype == np.int64 and hits[k].scores.dtype == np.int32
         if want is None:
-            assert alns == []
+            assert alns == [] and len(hits[k]) == 0
             continue
         (got,) = alns
+        assert hits[k].subjects.tolist() == [pairs.subject_index[k]] and hits[k].scores.tolist() == [want.score]
         assert got.subject_id == sid and got.rank == 1
         assert (got.score, got.qstart, got.qend, got.sstart, got.send, got.cigar) == (
             want.score,

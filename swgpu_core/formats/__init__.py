@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from .. import collector
 from ..atomic import atomic_output, check_output_path
 from ..errors import InputError
 from ..outfmt import DEFAULT_OUTFMT, OutFormat, parse_outfmt, write_table
@@ -136,7 +137,13 @@ def write_results(
 
 
 def write_output(out: Output, results: Results) -> None:
-    """Write one planned :class:`Output`."""
+    """Write one planned :class:`Output`; the garbage collector paused meanwhile
+    (:func:`swgpu_core.collector.paused`: the lines hold no cycles)."""
+    with collector.paused():
+        _write(out, results)
+
+
+def _write(out: Output, results: Results) -> None:
     if out.needs_alignments and results.alignments is None:
         raise InputError(f"{out.path}: {out.kind} output needs alignments: align the hits first")
     if out.kind in ("sam", "bam"):
