@@ -40,7 +40,7 @@ from . import __version__
 from .alphabet import ALPHABETS, PROTEIN, Alphabet, get_alphabet
 from .atomic import WRITE_ERRORS, check_replaceable, owner_tag, remove_owned, sweep_stale
 from .errors import DatabaseError, InputError
-from .fasta import check_fasta_file, encode_record, read_fasta
+from .fasta import check_fasta_file, encode_body, record_bodies
 from .progress import progress_bar
 
 FORMAT_VERSION = 1
@@ -579,14 +579,14 @@ def _build_into(fasta: str, out: Path, chunk_residues: int, alphabet: Alphabet, 
     with open(unsorted_path, "wb") as res, open(out / "headers.unsorted", "wb") as hdr:
         header_lengths: list[int] = []
         bar = progress_bar(desc=f"reading {os.path.basename(fasta)}", unit=" seq", disable=not show_progress)
-        for number, record in enumerate(read_fasta(fasta), start=1):
-            if record.id in seen:
-                raise InputError(f"{fasta}: record {number} ({record.id}) repeats the id of record {seen[record.id]}")
-            seen[record.id] = number
-            codes = encode_record(fasta, number, record, alphabet)
-            res.write(codes.tobytes())
+        for number, name, description, residues in record_bodies(fasta):
+            if name in seen:
+                raise InputError(f"{fasta}: record {number} ({name}) repeats the id of record {seen[name]}")
+            seen[name] = number
+            codes = encode_body(fasta, number, name, residues, alphabet)
+            res.write(codes)
             lengths.append(codes.size)
-            blob = record.id.encode() + b"\0" + record.description.replace("\0", " ").encode() + b"\0"
+            blob = name.encode() + b"\0" + description.replace("\0", " ").encode() + b"\0"
             hdr.write(blob)
             header_lengths.append(len(blob))
             bar.update(1)

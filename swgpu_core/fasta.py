@@ -23,7 +23,7 @@ from typing import IO
 
 import numpy as np
 
-from .alphabet import PROTEIN, Alphabet
+from .alphabet import INVALID, PROTEIN, Alphabet, unknown_residue
 from .errors import InputError
 
 _PEEK = 1 << 16
@@ -191,6 +191,14 @@ def read_fasta(path: str | os.PathLike) -> Iterator[FastaRecord]:
     The file is opened once, so ``/dev/stdin`` and other pipes work. Errors name the file,
     the record and, for bytes that are not UTF-8 in a header, the line.
     """
+    for _, name, description, residues in record_bodies(path):
+        yield FastaRecord(name, description, residues.decode("latin-1"))
+
+
+def record_bodies(path: str | os.PathLike) -> Iterator[tuple[int, str, str, bytearray]]:
+    """(number, id, description, residues) of each record of a FASTA file, as :func:`read_fasta`
+    reads and checks them; the residues as the file's bytes less the line ends, for
+    :func:`encode_body` (no text made only to be encoded again)."""
     path = os.fspath(path)
     _check_path(path)
     number, name, description, seq = 0, "", "", []
@@ -202,7 +210,7 @@ def read_fasta(path: str | os.PathLike) -> Iterator[FastaRecord]:
                 first = line[:1]
                 if first == b">":
                     if number:
-                        yield FastaRecord(name, description, b"".join(seq).decode("latin-1"))
+                        yield number, name, description, bytearray().join(seq)
                     number += 1
                     name, description = _header(path, number, line_no, line)
                     seq = []
@@ -215,7 +223,7 @@ def read_fasta(path: str | os.PathLike) -> Iterator[FastaRecord]:
         except _DECOMPRESS_ERRORS as exc:
             raise _read_error(path, exc, f"after record {number}, line {line_no}") from None
     if number:
-        yield FastaRecord(name, description, b"".join(seq).decode("latin-1"))
+        yield number, name, description, bytearray().join(seq)
     else:
         raise InputError(f"{path}: no FASTA records")
 
@@ -357,6 +365,20 @@ def encode_record(path: str, number: int, record: FastaRecord, alphabet: Alphabe
         raise InputError(f"{path}: record {number} ({record.id}): {exc}") from None
 
 
+def encode_body(path: str, number: int, name: str, residues: bytearray, alphabet: Alphabet = PROTEIN) -> np.ndarray:
+    """Codes of :func:`record_bodies`' record ``number`` (a writable array of its own), with
+    :func:`encode_record`'s errors. Why: through :func:`read_fasta`'s text and
+    :func:`encode_record`, a record cost two more copies and about 1.5 us more (bench/RESULTS.md,
+    thirty-second session), on every record of ``makedb`` and ``swgpu pairs``."""
+    if not residues:
+        raise InputError(f"{path}: record {number} ({name}) has no residues")
+    codes = residues.translate(alphabet.lookup)
+    bad = codes.find(INVALID)
+    if bad >= 0:
+        raise InputError(f"{path}: record {number} ({name}): {unknown_residue(residues[bad], bad + 1)}")
+    return np.frombuffer(codes, np.uint8)
+
+
 def encode_single(path: str, record: SingleRecord, alphabet: Alphabet = PROTEIN) -> np.ndarray:
     """Codes of :func:`read_single_record`'s record, with :func:`encode_record`'s errors."""
     try:
@@ -371,8 +393,8 @@ def encode_single(path: str, record: SingleRecord, alphabet: Alphabet = PROTEIN)
 def encoded_records(path: str | os.PathLike, alphabet: Alphabet = PROTEIN) -> Iterator[EncodedSequence]:
     """The records of a FASTA file, encoded in order (errors name file and record)."""
     path = os.fspath(path)
-    for number, record in enumerate(read_fasta(path), start=1):
-        yield EncodedSequence(record.id, record.description, encode_record(path, number, record, alphabet))
+    for number, name, description, residues in record_bodies(path):
+        yield EncodedSequence(name, description, encode_body(path, number, name, residues, alphabet))
 
 
 def read_sequences(path: str | os.PathLike, alphabet: Alphabet = PROTEIN) -> list[EncodedSequence]:
