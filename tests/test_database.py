@@ -52,6 +52,24 @@ def test_round_trip_with_small_chunks(tmp_path: Path) -> None:
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "no temporary directory left"
 
 
+def test_the_sort_pass_in_steps_writes_what_one_step_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sort pass copies a sequence (and a header) at a time in steps of _BAR_STEP sequences:
+    steps of 3 (the last one short) write the same files as one step, in length order."""
+    from swgpu_core import database
+
+    rng = np.random.default_rng(11)
+    lengths = rng.integers(1, 60, 50)
+    (tmp_path / "in.fa").write_text("".join(f">s{k} d{k}\n{'ACDEFGHIKLMNPQRSTVWY'[k % 20] * int(n)}\n" for k, n in enumerate(lengths)))
+    one = build_database(tmp_path / "in.fa", tmp_path / "one", show_progress=False)
+    monkeypatch.setattr(database, "_BAR_STEP", 3)
+    steps = build_database(tmp_path / "in.fa", tmp_path / "steps", show_progress=False)
+    for name in ("residues.u8", "headers.bin"):
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "steps" / name).read_bytes(), name
+    order = np.argsort(lengths, kind="stable")
+    assert [steps.sequence(i) for i in range(50)] == ["ACDEFGHIKLMNPQRSTVWY"[k % 20] * int(lengths[k]) for k in order]
+    assert [steps.header(i) for i in range(50)] == [(f"s{k}", f"d{k}") for k in order] and one.n_residues == int(lengths.sum())
+
+
 def test_rebuild_replaces_database(tmp_path: Path) -> None:
     (tmp_path / "a.fa").write_text(">x\nACDE\n")
     (tmp_path / "b.fa").write_text(">y\nKLMNP\n>z\nW\n")
