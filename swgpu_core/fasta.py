@@ -355,21 +355,11 @@ def _header(path: str, number: int, line_no: int, line: bytes) -> tuple[str, str
     return name, rest.strip()
 
 
-def encode_record(path: str, number: int, record: FastaRecord, alphabet: Alphabet = PROTEIN) -> np.ndarray:
-    """Codes of one record, or an :class:`InputError` naming file, record and residue."""
-    if not record.sequence:
-        raise InputError(f"{path}: record {number} ({record.id}) has no residues")
-    try:
-        return alphabet.encode(record.sequence)
-    except ValueError as exc:
-        raise InputError(f"{path}: record {number} ({record.id}): {exc}") from None
-
-
 def encode_body(path: str, number: int, name: str, residues: bytearray, alphabet: Alphabet = PROTEIN) -> np.ndarray:
-    """Codes of :func:`record_bodies`' record ``number`` (a writable array of its own), with
-    :func:`encode_record`'s errors. Why: through :func:`read_fasta`'s text and
-    :func:`encode_record`, a record cost two more copies and about 1.5 us more (bench/RESULTS.md,
-    thirty-second session), on every record of ``makedb`` and ``swgpu pairs``."""
+    """Codes of :func:`record_bodies`' record ``number`` (a writable array of its own), or an
+    :class:`InputError` naming file, record and residue. Why from the bytes: through
+    :func:`read_fasta`'s text, encoded again, a record cost two more copies and about 1.5 us more
+    (bench/RESULTS.md, thirty-second session), on every record of ``makedb`` and ``swgpu pairs``."""
     if not residues:
         raise InputError(f"{path}: record {number} ({name}) has no residues")
     codes = residues.translate(alphabet.lookup)
@@ -380,7 +370,7 @@ def encode_body(path: str, number: int, name: str, residues: bytearray, alphabet
 
 
 def encode_single(path: str, record: SingleRecord, alphabet: Alphabet = PROTEIN) -> np.ndarray:
-    """Codes of :func:`read_single_record`'s record, with :func:`encode_record`'s errors."""
+    """Codes of :func:`read_single_record`'s record, with :func:`encode_body`'s errors."""
     try:
         codes = alphabet.encode_span(record.data, record.start, record.stop, delete=b"\n")
     except ValueError as exc:

@@ -1,6 +1,6 @@
 """align-long's target reader (fasta.read_single_record, long.run.read_single) against the
 line reader it replaced (read_fasta + encode_record): the same record, or the same error
-message, on 3,000 generated files, plain and gzipped."""
+message, on 3,000 generated files, plain and gzipped; and encoded_records against the same."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from swgpu_core.alphabet import DNA, PROTEIN
 from swgpu_core.errors import InputError
-from swgpu_core.fasta import EncodedSequence, encode_record, encoded_records, read_fasta
+from swgpu_core.fasta import EncodedSequence, FastaRecord, encoded_records, read_fasta
 from swgpu_core.long.run import read_single
 
 HEADERS = [b">t1 a target\n", b">t2\n", b">\xff\n", b">t3 desc\xe9\n"]
@@ -20,6 +20,16 @@ HEADER_P = [0.47, 0.47, 0.03, 0.03]
 LINES = [b"ACGT\n", b"acgtn\n", b"ACGTACGTACGTACGTACGT\n", b"ACG\n", b"NNNN\n", b"ACGT", b"\n",  # residues, blank
          b"ACGJ\n", b"AC GT\n", b"MKV\n", b"  \n", b"A>C\n", b"A@C+\n", b"@r1\n", b"+\n"]  # fmt: skip
 LINE_P = np.array([8, 8, 8, 8, 4, 2, 4, 1, 1, 1, 1, 1, 1, 1, 1], float) / 50
+
+
+def encode_record(path: str, number: int, record: FastaRecord, alphabet) -> np.ndarray:
+    """How swgpu_core.fasta encoded a record of read_fasta before encode_body (its body, verbatim)."""
+    if not record.sequence:
+        raise InputError(f"{path}: record {number} ({record.id}) has no residues")
+    try:
+        return alphabet.encode(record.sequence)
+    except ValueError as exc:
+        raise InputError(f"{path}: record {number} ({record.id}): {exc}") from None
 
 
 def line_reader(path: str, alphabet) -> EncodedSequence:
