@@ -30,7 +30,7 @@ _PEEK = 1 << 16
 _GZIP_MAGIC = b"\x1f\x8b"
 #: The 28-byte empty block that ends every complete BGZF file (SAM/BAM specification, 4.1.2).
 BGZF_EOF = bytes.fromhex("1f8b08040000000000ff0600424302001b0003000000000000000000")
-_NAME_END = re.compile(rb"[ \t\v\f]")
+_NAME_END = re.compile(r"[ \t\v\f]")
 
 
 @dataclass(frozen=True)
@@ -347,11 +347,11 @@ def _header(path: str, number: int, line_no: int, line: bytes) -> tuple[str, str
         ) from None
     if "\0" in text:
         raise InputError(f"{path}: record {number} (line {line_no}) header holds a NUL byte: binary data, not FASTA")
-    match = _NAME_END.search(header)
-    name = text[: len(header[: match.start()].decode())] if match else text
+    match = _NAME_END.search(text)  # ASCII: the same place in the text as in the bytes
+    name = text[: match.start()] if match else text
     if not name:
         raise InputError(f"{path}: record {number} has an empty header")
-    rest = text[len(name) + 1 :] if match else ""
+    rest = text[match.start() + 1 :] if match else ""
     return name, rest.strip()
 
 

@@ -198,3 +198,26 @@ def test_encoded_records_equal_the_text_and_its_encoding(tmp_path, compress):
             differing.append((text, want, got))
         os.unlink(path)
     assert not differing, differing[:3]
+
+
+@pytest.mark.parametrize(
+    ("line", "want"),
+    [
+        (">sp|P1|X_HUMAN Protein X OS=Homo sapiens\n", ("sp|P1|X_HUMAN", "Protein X OS=Homo sapiens")),
+        (">π-σ\tβ tail \r\n", ("π-σ", "β tail")),  # multi-byte letters before the tab: the name is counted in characters
+        (">ü\x0bv\x0c w\n", ("ü", "v\x0c w")),
+        (">name\n", ("name", "")),
+        (">näme  two  spaces \n", ("näme", "two  spaces")),
+    ],
+)
+def test_a_header_is_its_first_word_and_the_rest(line: str, want: tuple[str, str]) -> None:
+    from swgpu_core.fasta import _header
+
+    assert _header("f.fa", 1, 1, line.encode()) == want
+
+
+def test_an_empty_name_is_refused() -> None:
+    from swgpu_core.fasta import _header
+
+    with pytest.raises(InputError, match=r"f\.fa: record 3 has an empty header"):
+        _header("f.fa", 3, 7, b"> x\n")
