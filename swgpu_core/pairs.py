@@ -133,22 +133,21 @@ def table_pairs(table: str, db: Database, query_path: str | None = None) -> Pair
 
 
 def _table_pairs(table: str, db: Database, query_path: str | None) -> PairSet:
-    ids: dict[str, int] = {}
-    for i in range(db.n_sequences):
-        ids.setdefault(db.seq_id(i), i)
-    if query_path is not None:
-        queries = {}
-        for rec in encoded_records(query_path, db.alphabet):
-            queries.setdefault(rec.id, rec)
-    pairs = PairSet([], [], db)
     try:
         lines = Path(table).read_text().splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{table}: cannot read the pair table ({exc})") from None
-    for number, line in enumerate(lines, start=1):
-        words = line.split("#", 1)[0].split()
-        if not words:
-            continue
+    named = [(number, line.split("#", 1)[0].split()) for number, line in enumerate(lines, start=1)]
+    named = [(number, words) for number, words in named if words]
+    if query_path is not None:
+        queries = {}
+        for rec in encoded_records(query_path, db.alphabet):
+            queries.setdefault(rec.id, rec)
+    # only the ids the table names are looked up (a dict of every id of the database took
+    # 0.7 s for bench200M's 407,808 sequences, and grows with it; bench/RESULTS.md, thirty-second session)
+    ids = db.find_ids({w for _, words in named if len(words) == 2 for w in (words if query_path is None else words[1:])})
+    pairs = PairSet([], [], db)
+    for number, words in named:
         if len(words) != 2:
             raise InputError(f"{table}: line {number}: expected 'query_id subject_id', found {len(words)} fields")
         qid, sid = words

@@ -70,6 +70,22 @@ def test_the_sort_pass_in_steps_writes_what_one_step_writes(tmp_path: Path, monk
     assert [steps.header(i) for i in range(50)] == [(f"s{k}", f"d{k}") for k in order] and one.n_residues == int(lengths.sum())
 
 
+def test_ids_are_found_in_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """find_ids: the number of each id the database holds, over batches of 8 headers (the last
+    one short), ids it lacks left out; nothing read for no ids."""
+    from swgpu_core import database
+
+    (tmp_path / "in.fa").write_text("".join(f">id{k} d\n{'MKV' * (k % 7 + 1)}\n" for k in range(30)))
+    db = build_database(tmp_path / "in.fa", tmp_path / "db", show_progress=False)
+    monkeypatch.setattr(database, "HEADER_BATCH", 1)
+    every = {db.seq_id(i): i for i in range(db.n_sequences)}
+    wanted = ["id0", "id29", "id17", "nosuch", "id8"]
+    assert db.find_ids(wanted) == {k: every[k] for k in wanted if k in every}
+    assert db.find_ids(list(every)) == every
+    monkeypatch.setattr(db, "headers", lambda indices: pytest.fail("read headers for no ids"))
+    assert db.find_ids([]) == {}
+
+
 def test_rebuild_replaces_database(tmp_path: Path) -> None:
     (tmp_path / "a.fa").write_text(">x\nACDE\n")
     (tmp_path / "b.fa").write_text(">y\nKLMNP\n>z\nW\n")

@@ -204,6 +204,27 @@ def test_bad_input(case, message, bundled_db, swgpu, tmp_path):
     assert len(err.strip().splitlines()) == 1 and message in err, err
 
 
+def test_a_tables_first_bad_line_is_named_whatever_is_wrong_with_it(bundled_db, tmp_path):
+    """The table's lines are checked in order: the first bad one is named, a wrong field count
+    or an id the database lacks alike; a good table's pairs come in its order."""
+    from swgpu_core.errors import InputError
+    from swgpu_core.pairs import table_pairs
+
+    a, b = bundled_db.seq_id(0), bundled_db.seq_id(5)
+    table = tmp_path / "t.tsv"
+    for text, message in [
+        (f"{a} {b}\n{a} nosuch\n{a} {b} x\n", "line 2: subject 'nosuch' is not in the database"),
+        (f"# pairs\n{a} {b} x\n{a} nosuch\n", "line 2: expected 'query_id subject_id', found 3 fields"),
+        (f"{a} {b}\nnobody {b}\n", "line 2: query 'nobody' is not in the database"),
+    ]:
+        table.write_text(text)
+        with pytest.raises(InputError, match=message):
+            table_pairs(str(table), bundled_db)
+    table.write_text(f"{b} {a}  # a comment\n\n{a} {b}\n")
+    pairs = table_pairs(str(table), bundled_db)
+    assert [q.id for q in pairs.queries] == [b, a] and pairs.subject_index == [0, 5]
+
+
 @pytest.mark.gpu
 def test_cuda_backend_equals_cpu(pair_files, swgpu, tmp_path):
     qpath, spath, _, _ = pair_files
