@@ -85,7 +85,8 @@ def read_alignments(paths: Sequence[str | os.PathLike], db: Database, hits: Sequ
     cutoff and beyond ``--align``), so alignments are matched by subject, not by rank.
     """
     index = {qh.query.id: k for k, qh in enumerate(hits)}
-    where = [{db.seq_id(int(s)): (pos, int(score)) for pos, (s, score) in enumerate(zip(qh.subjects, qh.scores))} for qh in hits]
+    names = iter(db.headers([int(s) for qh in hits for s in qh.subjects.tolist()]))  # at once: a header alone costs 1.7 us
+    where = [{next(names)[0]: (pos, score) for pos, score in enumerate(qh.scores.tolist())} for qh in hits]
     found: list[dict[int, Alignment]] = [{} for _ in hits]
     for path in paths:
         try:
