@@ -453,9 +453,9 @@ class Database:
         refuses a repeat), every header read in batches (:meth:`headers`); the ids not here are
         left out. Memory for ``ids`` only: a dict of every id took 1.7 us a sequence and grows
         with the database (bench/RESULTS.md, thirty-second session)."""
-        wanted, found = set(ids), {}
-        for first in range(0, self.n_sequences if wanted else 0, HEADER_BATCH * 8):
-            stop = min(first + HEADER_BATCH * 8, self.n_sequences)
+        wanted, found, step = set(ids), {}, HEADER_BATCH * 8
+        for first in range(0, self.n_sequences if wanted else 0, step):
+            stop = min(first + step, self.n_sequences)
             for i, (name, _) in enumerate(self.headers(range(first, stop)), start=first):
                 if name in wanted:
                     found.setdefault(name, i)

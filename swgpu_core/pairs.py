@@ -204,11 +204,8 @@ def _align_pair_set(
     # a pair took 0.39 s of 100,000 pairs, bench/RESULTS.md, thirty-second session)
     subject_of = np.asarray(pairs.subject_index, np.int64)
     score_of = np.zeros(len(pairs), np.int32)
-    score_of[aligned] = [a.score for a in built]
-    ends = np.zeros(len(pairs), np.int64)
-    ends[aligned] = 1
-    ends += np.arange(len(pairs))
+    score_of[found.aligned] = found.paths.score  # the records' scores: build_alignments checked each
     records = iter(built)
-    hits = [QueryHits(q, subject_of[k:e], score_of[k:e]) for k, (q, e) in enumerate(zip(pairs.queries, ends.tolist()))]
+    hits = [QueryHits(q, subject_of[k : k + h], score_of[k : k + h]) for k, (q, h) in enumerate(zip(pairs.queries, found.mask.tolist()))]
     alignments = [[next(records)] if len(h) else [] for h in hits]
     return hits, alignments, engine.kind

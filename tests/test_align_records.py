@@ -264,6 +264,7 @@ def test_aligned_pairs_index_and_iterate_as_a_list_with_none_where_no_alignment(
     assert len(found) == 40 and found.aligned.tolist() == [k for k, t in enumerate(traces) if t is not None]
     assert len(found.paths) == found.aligned.size and [key(t) for t in found.paths] == [key(t) for t in traces if t is not None]
     assert [key(t) for t in found] == [key(t) for t in traces]
+    assert found.mask.tolist() == [t is not None for t in traces]
     assert [key(found[k]) for k in range(-40, 40)] == [key(t) for t in traces + traces]
     with pytest.raises(IndexError):
         found[40]

@@ -226,11 +226,16 @@ class AlignedPairs:
         at = int(np.searchsorted(self.aligned, k))
         return self.paths[at] if at < self.aligned.size and self.aligned[at] == k else None
 
-    def __iter__(self) -> Iterator[PairTrace | None]:
-        paths = iter(self.paths)
+    @property
+    def mask(self) -> np.ndarray:
+        """Per pair, whether it has an alignment."""
         have = np.zeros(self.count, bool)
         have[self.aligned] = True
-        return (next(paths) if h else None for h in have.tolist())
+        return have
+
+    def __iter__(self) -> Iterator[PairTrace | None]:
+        paths = iter(self.paths)
+        return (next(paths) if h else None for h in self.mask.tolist())
 
 
 @njit(cache=True, nogil=True)
