@@ -130,3 +130,19 @@ def test_fast_search_equals_the_cpu(u20k, devices):
     for c, g in zip(cpu.hits, gpu.hits):
         assert np.array_equal(c.subjects, g.subjects) and np.array_equal(c.scores, g.scores), c.query.id
     assert sum(len(h) for h in gpu.hits) > 0
+
+
+@pytest.mark.parametrize("missing", ["past the last", "negative"])
+def test_the_scanner_and_the_seeder_refuse_a_device_that_is_not_there(cuda, missing):
+    """Both take their GPUs through ``checked_devices``: the same one-line error, naming the first missing device."""
+    from swgpu_core.errors import BackendUnavailable
+    from swgpu_core.gpu.device import device_count
+    from swgpu_core.gpu.search import CudaBackend
+    from swgpu_core.gpu.seed import CudaSeeder
+
+    n = device_count()
+    bad = n if missing == "past the last" else -1
+    queries = records([np.arange(20, dtype=np.uint8)])
+    for make in (lambda: CudaBackend(BLOSUM62, [0, bad]), lambda: CudaSeeder(BLOSUM62, queries, SeedParams(), [bad, 0])):
+        with pytest.raises(BackendUnavailable, match=rf"^no CUDA device {bad} \(this machine has {n}\)$"):
+            make()

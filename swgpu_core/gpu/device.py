@@ -8,15 +8,28 @@ one GPU model. The answers are cached per device for the process.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 
 import cupy as cp
 
+from ..errors import BackendUnavailable
 from ..plan import DeviceGeometry
 
 
 def device_count() -> int:
     """CUDA devices visible to this process (raises CUDARuntimeError where the runtime fails)."""
     return int(cp.cuda.runtime.getDeviceCount())
+
+
+def checked_devices(devices: Sequence[int] | None) -> list[int]:
+    """``devices`` (None or empty: ``[0]``), each checked to be one this process can see; the
+    scanner and the seeder take their GPUs through here, so both refuse a missing one alike."""
+    ids = list(devices) if devices else [0]
+    n_devices = device_count()
+    bad = [d for d in ids if d < 0 or d >= n_devices]
+    if bad:
+        raise BackendUnavailable(f"no CUDA device {bad[0]} (this machine has {n_devices})")
+    return ids
 
 
 @functools.cache

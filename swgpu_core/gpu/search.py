@@ -38,7 +38,7 @@ from ..scoring import Scoring
 from ..seed import Seeder, SeedParams
 from ..steps import drive
 from ..subset_tasks import TASK_LANES, TaskList, pair_kernels, scores_by_query, task_list
-from .device import device_count, geometry
+from .device import checked_devices, geometry
 from .kernels import INTRA_TASK_SHAPES, Shape, build_profile, pick_shapes, scan_kernels
 from .score_stats import length_bins, queue_histogram
 
@@ -1191,15 +1191,9 @@ class CudaBackend:
         memory_budget: int | None = None,
         arith: str | None = None,
     ):
-        ids = devices if devices else [0]
-        n_devices = device_count()
-        bad = [d for d in ids if d < 0 or d >= n_devices]
-        if bad:
-            from ..errors import BackendUnavailable
-
-            raise BackendUnavailable(f"no CUDA device {bad[0]} (this machine has {n_devices})")
+        ids = checked_devices(devices)
         self.scoring = scoring
-        self.device_ids = list(ids)
+        self.device_ids = ids
 
         def ready(d: int) -> DeviceWorker:  # set-up, not scan time
             worker = DeviceWorker(d, scoring, threshold, memory_budget, arith)

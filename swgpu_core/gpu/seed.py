@@ -28,7 +28,7 @@ from ..kernel_abi import SEED_MATRIX_STRIDE, SEED_WARPS, SeedCounter
 from ..scoring import Scoring
 from ..seed import SeedIndex, SeedParams, seed_index, seed_segments
 from ..steps import drive
-from .device import device_count
+from .device import checked_devices
 from .search import HIGHEST_PRIORITY, DeviceWorker, _record, _to_host
 
 #: Segments a warp of the seed kernel takes (its launch has as many blocks as that makes). Not
@@ -199,13 +199,7 @@ class CudaSeeder:
         workers: list[DeviceWorker] | None = None,
         threads: int = 0,
     ):
-        ids = [w.device_id for w in workers] if workers else (devices or [0])
-        n_devices = device_count()
-        bad = [d for d in ids if d < 0 or d >= n_devices]
-        if bad:
-            from ..errors import BackendUnavailable
-
-            raise BackendUnavailable(f"no CUDA device {bad[0]} (this machine has {n_devices})")
+        ids = checked_devices([w.device_id for w in workers] if workers else devices)
         self.params = params
         self.n_queries = len(queries)
         self.counts = {"hits": 0, "extensions": 0, "candidates": 0}
