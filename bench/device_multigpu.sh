@@ -225,7 +225,8 @@ YAML
     --out /dev/null --quiet || exit 1
   touch "$W/wf/prepared"
 }
-sm() { (cd "$W/wf" && snakemake -s "$R/workflow/Snakefile" --configfile "${WF_CONFIG:-$W/wf/config.yaml}" --cores 16 "$@"); }
+# WF_PYTHONPATH: the jobs' (and Snakemake's) PYTHONPATH instead, e.g. /tmp/site:$PWD/ab_old for an earlier swgpu_core
+sm() { (cd "$W/wf" && PYTHONPATH=${WF_PYTHONPATH:-$PYTHONPATH} snakemake -s "$R/workflow/Snakefile" --configfile "${WF_CONFIG:-$W/wf/config.yaml}" --cores 16 "$@"); }
 rc=0
 steps=("$@"); [ ${#steps[@]} -gt 0 ] || steps=(tests search workflow long)
 for what in "${steps[@]}"; do
