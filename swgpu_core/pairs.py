@@ -191,11 +191,12 @@ def _align_pair_set(
         found.paths, [pairs.queries[k] for k in aligned], [subjects[k] for k in aligned],
         [pairs.subject_index[k] for k in aligned], [1] * len(aligned), scoring,
     )  # fmt: skip
-    # every pair's E-value in one call: pair k is query number k against its subject alone
+    # every pair's E-value in one call: pair k is query number k against its subject alone, with
+    # the paths' scores (the records', which build_alignments checked)
     # (one call per pair cost 46 us a pair, most of the host's time, bench/RESULTS.md, thirty-first session)
     both = query_significance(
         statistics, np.asarray(aligned, np.int64), np.fromiter((len(pairs.queries[k]) for k in aligned), np.int64, len(aligned)),
-        np.fromiter((a.score for a in built), np.int64, len(built)), np.fromiter((len(subjects[k]) for k in aligned), np.int64, len(aligned)),
+        found.paths.score.astype(np.int64), np.fromiter((len(subjects[k]) for k in aligned), np.int64, len(aligned)),
     )  # fmt: skip
     if both is not None:
         for aln, evalue, bitscore in zip(built, both[0].tolist(), both[1].tolist()):
@@ -204,7 +205,7 @@ def _align_pair_set(
     # a pair took 0.39 s of 100,000 pairs, bench/RESULTS.md, thirty-second session)
     subject_of = np.asarray(pairs.subject_index, np.int64)
     score_of = np.zeros(len(pairs), np.int32)
-    score_of[found.aligned] = found.paths.score  # the records' scores: build_alignments checked each
+    score_of[found.aligned] = found.paths.score
     records = iter(built)
     hits = [QueryHits(q, subject_of[k : k + h], score_of[k : k + h]) for k, (q, h) in enumerate(zip(pairs.queries, found.mask.tolist()))]
     alignments = [[next(records)] if len(h) else [] for h in hits]
