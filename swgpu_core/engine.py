@@ -107,14 +107,14 @@ def _probe() -> tuple[int, str | None]:
 def warm_up(devices: Sequence[int] | None = None, *, scan: bool = True, seed_params: SeedParams | None = None) -> None:
     """Begin, in a background thread, what a process's first GPU operation would wait for.
 
-    That is importing CuPy, CUDA's initialisation (``cuInit``: 0.44 s on an H200 host) and, for
-    each of ``devices`` (None: every visible one) in turn, its context, or with ``scan`` (a
+    That is importing CuPy, CUDA's initialisation (``cuInit``: 0.44 s on an H200 host) and the
+    context of each of ``devices`` (None: every visible one), or with ``scan`` (a
     database search) only the first device's context, scan kernels and the routines of the
     candidate selection (:func:`swgpu_core.gpu.search.warm_up_device`; the search sets up the
     others once the first one scans), and with ``seed_params`` (a fast search) its candidate
     stage's kernel and routines. The CUDA calls release the GIL, so they run
-    while the command reads its database and queries (``cuInit`` and the first device's
-    context are made through :mod:`swgpu_core.cuda_driver`: CuPy's device count keeps the GIL,
+    while the command reads its database and queries (``cuInit`` and those contexts
+    are made through :mod:`swgpu_core.cuda_driver`: CuPy's device count keeps the GIL,
     and its contexts wait for its import); the operation then finds them done (or
     waits for them, never doing them twice). Once per process; nothing is reported from the
     thread: a GPU that fails fails again, loudly, in the operation that needs it.
@@ -127,12 +127,15 @@ def warm_up(devices: Sequence[int] | None = None, *, scan: bool = True, seed_par
 
 
 def _warm(devices: Sequence[int] | None, scan: bool, seed_params: SeedParams | None = None) -> None:
-    # the first GPU's context in a thread of its own while CuPy is imported below. A search
-    # (scan) warms only that GPU: it starts on it as soon as it is ready, and sets up the
+    # the contexts in threads of their own while CuPy is imported below. A search (scan)
+    # opens only the first GPU's: it starts on it as soon as it is ready, and sets up the
     # others itself once its first queries are queued (CudaBackend), because while the driver
     # makes a context it does little else for the process (2 x H200: the first GPU's kernels
-    # took 0.2 s instead of 0.08 s beside the second's context, bench/RESULTS.md)
-    cuda_driver.open_contexts([devices[0]] if devices else [0])
+    # took 0.2 s instead of 0.08 s beside the second's context, bench/RESULTS.md). Other
+    # commands (align-long) start every GPU at once, after reading their input: the driver
+    # is idle meanwhile, and a context made after CuPy's import (0.10-0.14 s on an H200)
+    # came too late for the second GPU's section.
+    cuda_driver.open_contexts(([devices[0]] if devices else [0]) if scan else (list(devices) if devices is not None else None))
     count, _why = probe_gpu()
     if not count:
         return

@@ -286,17 +286,22 @@ def test_the_warm_up_makes_the_contexts_before_it_imports_cupy(monkeypatch):
     assert order == ["contexts [1]", "probe"]
 
 
-@pytest.mark.parametrize(("devices", "first"), [([1, 0], [1]), (None, [0])])
-def test_the_warm_up_makes_only_the_first_gpus_context_ahead(monkeypatch, devices, first):
-    """Only the first GPU's context is made ahead; the other GPUs' are made later (a search
-    starts on the first one meanwhile, and the driver does little else while it makes one)."""
+@pytest.mark.parametrize(
+    ("devices", "scan", "ahead"), [([1, 0], True, [1]), (None, True, [0]), ([1, 0], False, [1, 0]), (None, False, None)]
+)
+def test_the_warm_up_makes_a_searchs_first_context_ahead_and_every_other_commands(monkeypatch, devices, scan, ahead):
+    """A search gets only its first GPU's context ahead; its other GPUs' are made later (it
+    starts on the first one meanwhile, and the driver does little else while it makes one).
+    Other commands (align-long) get every context ahead (None: every visible GPU's), made
+    while they read their input: one made after CuPy's import came too late for the second
+    GPU's section (bench/RESULTS.md, thirty-fourth session)."""
     from swgpu_core import cuda_driver
 
     order: list[str] = []
     monkeypatch.setattr(cuda_driver, "open_contexts", lambda devices: order.append(f"contexts {devices}"))
     monkeypatch.setattr(eng, "probe_gpu", lambda: order.append("probe") or (0, "no CUDA device"))
-    eng._warm(devices, True)
-    assert order == [f"contexts {first}", "probe"]
+    eng._warm(devices, scan)
+    assert order == [f"contexts {ahead}", "probe"]
 
 
 def test_the_driver_initialisation_is_harmless_without_a_driver():
