@@ -139,3 +139,24 @@ def test_scan_sections_auto_parts_on_devices(kernel):
     assert sum(r.owned_cells for r in results) == q.size * t.size < sum(r.cells for r in results)
     cpu = merge([scan_section(q, t, s, rule, DNA_SCORING)[0] for s in sections])
     _same(merge([r.found for r in results]), cpu)
+
+
+@pytest.mark.parametrize("locked", [False, True])
+def test_device_columns_equal_the_host_buffers(locked):
+    """The scan's columns, made on the device from one upload of the parts' span (page-locked
+    or not), are the host build's byte for byte: a section away from the target's start (its
+    span starts inside the target), parts whose columns overlap, the padding code at each end."""
+    import cupy as cp
+
+    from swgpu_core.gpu.long_scan import device_columns, page_locked
+
+    target = np.random.default_rng(5).integers(0, 4, 300_000).astype(np.uint8)
+    parts = split(layout(target.size, 3, 2_000)[1], 5)
+    table = gpu_plan.part_table(parts)
+    with page_locked(target) as ok:
+        assert ok
+        with page_locked(target) as again:  # memory registered already: refused, not an error
+            assert not again
+        columns = device_columns(target, table, 15, locked)
+        cp.cuda.Device().synchronize()
+    assert np.array_equal(columns.get(), gpu_plan.PartBuffers.build(target, parts, 15).columns)

@@ -10,16 +10,18 @@ align-long scan).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import cupy as cp
 import numpy as np
 
 from .. import kernel_abi
+from ..kernel_abi import PartField
 from ..long.endpoints import GROUP, BandKeys, BandRule
-from ..long.gpu_plan import WARPS_PER_BLOCK, PartBuffers, gpu_parts, launch_warps
+from ..long.gpu_plan import COLS_PER_WARP, WARPS_PER_BLOCK, gpu_parts, launch_warps, part_table
 from ..long.sections import Section, SectionResult
 from ..scoring import Scoring
 from .device import geometry
@@ -79,21 +81,24 @@ class LongScanKernel:
         self.sms = geometry(cp.cuda.Device().id).sms
 
     def scan(
-        self, query: np.ndarray, target: np.ndarray, parts: Sequence[Section], rule: BandRule, scoring: Scoring
+        self, query: np.ndarray, target: np.ndarray, parts: Sequence[Section], rule: BandRule, scoring: Scoring, locked: bool = False
     ) -> tuple[BandKeys, ScanTiming]:
-        """Band keys of the cells ``parts`` own, in one launch (the same as :func:`.cpu_scan.scan_section` on each, merged)."""
+        """Band keys of the cells ``parts`` own, in one launch (the same as :func:`.cpu_scan.scan_section` on each, merged).
+
+        ``locked``: ``target`` is page-locked (:func:`page_locked`) until this returns."""
         m = int(query.size)
         parts = [p for p in parts if p.own_hi > p.own_lo]
         if not parts:
             return BandKeys(np.empty(0, np.int64), np.empty(0, np.uint64)), ScanTiming(0.0, 0, 0)
-        buffers = PartBuffers.build(target, parts, self.shape.pad)
-        warps = launch_warps(m, int(buffers.blocks.sum()), len(parts), self.sms)
+        table = part_table(parts)
+        blocks = table[:, PartField.BLOCKS]
+        warps = launch_warps(m, int(blocks.sum()), len(parts), self.sms)
         n_slots = max(1, warps // len(parts))  # any n_slots >= 1 is safe (kernel comment); this keeps m * 8 bytes per warp
         slots = cp.zeros(len(parts) * n_slots * m, cp.uint64)
         counter = cp.zeros(1, cp.int32)
         keys = cp.zeros(rule.n_bands(target.size), cp.uint64)
         args = (
-            cp.asarray(buffers.columns), cp.asarray(buffers.table), np.int32(len(parts)), np.int32(buffers.blocks.max()),
+            device_columns(target, table, self.shape.pad, locked), cp.asarray(table), np.int32(len(parts)), np.int32(blocks.max()),
             cp.asarray(padded_query(query, self.shape.pad)), np.int32(m), cp.asarray(kernel_matrix(scoring, self.shape)),
             np.int32(scoring.first_gap_cost), np.int32(scoring.gap_extend), np.int32(rule.width), np.int32(n_slots),
             slots, counter, keys,
@@ -108,6 +113,53 @@ class LongScanKernel:
         return BandKeys.from_dense(keys.get()), ScanTiming(seconds, cells, len(parts))
 
 
+def device_columns(target: np.ndarray, table: np.ndarray, pad: int, locked: bool = False) -> cp.ndarray:
+    """The parts' columns as :meth:`swgpu_core.long.gpu_plan.PartBuffers.build` lays them out, made on the
+    current device: the target's span that ``table``'s parts scan is uploaded once (they
+    overlap), then each part's columns are copied to their place in a buffer of ``pad``.
+
+    Why not upload the host's buffers: building them took 0.03 s for a 10^8-column section on
+    an H200's host, and their upload 0.064 s, most of it CuPy's first page-locked staging
+    buffer of that size (bench/long_scan_steps.py, thirty-fourth session). ``locked``: the
+    target is page-locked (:func:`page_locked`), so the span goes up in one DMA straight
+    from it, queued on the current stream (the caller synchronises before it unlocks)."""
+    f = PartField
+    lo = int(table[:, f.COL0].min())
+    hi = int((table[:, f.COL0] + table[:, f.COLUMNS]).max())
+    host = target[lo:hi]
+    if locked:
+        span = cp.empty(host.size, cp.uint8)
+        kind = cp.cuda.runtime.memcpyHostToDevice
+        cp.cuda.runtime.memcpyAsync(span.data.ptr, host.ctypes.data, host.nbytes, kind, cp.cuda.get_current_stream().ptr)
+    else:
+        span = cp.asarray(host)
+    columns = cp.full(int(table[:, f.BLOCKS].sum()) * COLS_PER_WARP, pad, cp.uint8)
+    for off, n, col0 in table[:, [f.OFFSET, f.COLUMNS, f.COL0]].tolist():
+        columns[off : off + n] = span[col0 - lo : col0 - lo + n]
+    return columns
+
+
+#: cudaHostRegisterPortable: the registered memory counts as page-locked for every GPU
+HOST_REGISTER_PORTABLE = 1
+
+
+@contextmanager
+def page_locked(host: np.ndarray) -> Iterator[bool]:
+    """``host`` (C-contiguous) page-locked in place for every GPU while the block runs
+    (``cudaHostRegister``: 0.005 s for 10^8 bytes on an H200's host), where the driver
+    allows it (True); else False (memory it refuses, such as a read-only mapping, or memory
+    already registered), and the uploads take CuPy's staging."""
+    try:
+        cp.cuda.runtime.hostRegister(host.ctypes.data, host.nbytes, HOST_REGISTER_PORTABLE)
+    except cp.cuda.runtime.CUDARuntimeError:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        cp.cuda.runtime.hostUnregister(host.ctypes.data)
+
+
 def scan_sections(
     query: np.ndarray, target: np.ndarray, sections: Sequence[Section], rule: BandRule, scoring: Scoring,
     devices: Sequence[int] = (0,), parts: int | None = None,
@@ -116,17 +168,21 @@ def scan_sections(
     each section cut into ``parts`` parts (None: :func:`.gpu_plan.auto_parts`) scanned side
     by side in one launch; results in section order."""
     m = int(query.size)
+    target = np.ascontiguousarray(target)
 
-    def on_device(k: int) -> list[SectionResult]:
+    def on_device(k: int, locked: bool) -> list[SectionResult]:
         device = devices[k % len(devices)]
-        with cp.cuda.Device(device):
-            kernel = LongScanKernel(scoring)
-            out = []
-            for s in sections[k :: len(devices)]:
-                found, timing = kernel.scan(query, target, gpu_parts(m, s, kernel.sms, parts), rule, scoring)
-                out.append(SectionResult(s, found, timing.seconds, device, timing.cells, m * s.owned, timing.parts))
-            return out
+        with cp.cuda.Device(device) as gpu:
+            try:
+                kernel = LongScanKernel(scoring)
+                out = []
+                for s in sections[k :: len(devices)]:
+                    found, timing = kernel.scan(query, target, gpu_parts(m, s, kernel.sms, parts), rule, scoring, locked)
+                    out.append(SectionResult(s, found, timing.seconds, device, timing.cells, m * s.owned, timing.parts))
+                return out
+            finally:  # no upload from the target left in flight when it is unlocked, even after an error
+                gpu.synchronize()
 
-    with ThreadPoolExecutor(len(devices)) as pool:
-        done = list(pool.map(on_device, range(min(len(devices), len(sections)))))
+    with cp.cuda.Device(devices[0]), page_locked(target) as locked, ThreadPoolExecutor(len(devices)) as pool:
+        done = list(pool.map(on_device, range(min(len(devices), len(sections))), [locked] * len(devices)))
     return sorted((r for d in done for r in d), key=lambda r: r.section.index)

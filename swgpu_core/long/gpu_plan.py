@@ -90,33 +90,41 @@ def gpu_parts(m: int, section: Section, sms: int, count: int | None = None) -> l
     return split(section, auto_parts(m, section, sms) if count is None else count)
 
 
-@dataclass(frozen=True)
-class PartBuffers:
-    """What the kernel reads about the parts: their columns and a table of their geometry.
+def part_table(parts: Sequence[Section]) -> np.ndarray:
+    """The kernel's table of ``parts``: one int64 row of :class:`~swgpu_core.kernel_abi.PartField`
+    values per part: offset of its columns in the columns buffer, column count, first (global)
+    column, owned ``[own_lo, own_hi)``, column blocks.
 
     Each part's columns start at a multiple of a block (the kernel loads 16 bytes at a
     time) and are padded to whole blocks with the padding code (cells right of a part's
-    columns never feed back into them, and are not recorded). ``table`` has one row per
-    part, its columns the :class:`~swgpu_core.kernel_abi.PartField` values: offset in ``columns``, column
-    count, first (global) column, owned ``[own_lo, own_hi)``, column blocks.
-    """
+    columns never feed back into them, and are not recorded): the buffer holds
+    ``BLOCKS.sum() * COLS_PER_WARP`` columns."""
+    ncols = np.array([p.scanned for p in parts], np.int64)
+    blocks = -(-ncols // COLS_PER_WARP)
+    offsets = np.concatenate([[0], np.cumsum(blocks * COLS_PER_WARP)])
+    f = PartField
+    fields = [f.OFFSET, f.COLUMNS, f.COL0, f.OWN_LO, f.OWN_HI, f.BLOCKS]
+    rows = np.array([(off, n, p.scan_lo, p.own_lo, p.own_hi, b) for p, off, n, b in zip(parts, offsets[:-1], ncols, blocks)], np.int64)
+    table = np.zeros((len(parts), len(f)), np.int64)
+    table[:, fields] = rows.reshape(-1, len(fields))
+    return table
+
+
+@dataclass(frozen=True)
+class PartBuffers:
+    """What the kernel reads about the parts, made on the host: their columns, laid out as
+    :func:`part_table` says, and that table. The GPU's scan makes the same columns on the
+    device (:func:`swgpu_core.gpu.long_scan.device_columns`, tested equal to these)."""
 
     columns: np.ndarray  # uint8
     table: np.ndarray  # int64, one row of PartField values per part
 
     @classmethod
     def build(cls, target: np.ndarray, parts: Sequence[Section], pad: int) -> PartBuffers:
-        ncols = np.array([p.scanned for p in parts], np.int64)
-        blocks = -(-ncols // COLS_PER_WARP)
-        offsets = np.concatenate([[0], np.cumsum(blocks * COLS_PER_WARP)])
-        columns = np.full(int(offsets[-1]), pad, np.uint8)
-        for p, off, n in zip(parts, offsets[:-1], ncols):
-            columns[off : off + n] = target[p.scan_lo : p.own_hi]
-        f = PartField
-        fields = [f.OFFSET, f.COLUMNS, f.COL0, f.OWN_LO, f.OWN_HI, f.BLOCKS]
-        rows = np.array([(off, n, p.scan_lo, p.own_lo, p.own_hi, b) for p, off, n, b in zip(parts, offsets[:-1], ncols, blocks)], np.int64)
-        table = np.zeros((len(parts), len(f)), np.int64)
-        table[:, fields] = rows.reshape(-1, len(fields))
+        table = part_table(parts)
+        columns = np.full(int(table[:, PartField.BLOCKS].sum()) * COLS_PER_WARP, pad, np.uint8)
+        for off, n, col0 in table[:, [PartField.OFFSET, PartField.COLUMNS, PartField.COL0]].tolist():
+            columns[off : off + n] = target[col0 : col0 + n]
         return cls(columns, table)
 
     @property
