@@ -443,3 +443,55 @@ def test_merge_and_select_equal_the_sorting_reference(seed):
         assert select(merged, rule, top) == _select_reference(want, rule, top)
     single = merge(parts[:1])
     assert single is parts[0]
+
+
+def _sections_keys(rng, lengths_and_overlaps):
+    """Band keys of consecutive sections (random bands, few scores), each overlapping the one before by the given bands."""
+    from swgpu_core.long.endpoints import BandKeys
+
+    parts, start = [], 0
+    for length, overlap in lengths_and_overlaps:
+        start = max(0, start - overlap)
+        bands = np.unique(rng.integers(start, start + length, max(1, length // 3)))
+        score = rng.integers(1, 12, bands.size).astype(np.uint64)
+        parts.append(BandKeys(bands.astype(np.int64), (score << np.uint64(32)) | rng.integers(0, 1 << 32, bands.size).astype(np.uint64)))
+        start += length
+    return parts
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_sections_in_order_merge_without_the_sort(seed):
+    """Sections in target order, each overlapping only the one before (by 0 to a whole short
+    section): the in-order merge takes them, and gives the sorting reference's keys."""
+    from swgpu_core.long.endpoints import _merge_in_order, merge
+
+    rng = np.random.default_rng(seed)
+    spec = [(int(rng.integers(50, 3000)), int(rng.integers(0, 40))) for _ in range(int(rng.integers(2, 7)))]
+    parts = _sections_keys(rng, spec)
+    fast, want = _merge_in_order(parts), _merge_reference(parts)
+    assert fast is not None
+    assert np.array_equal(fast.bands, want.bands) and np.array_equal(fast.keys, want.keys)
+    merged = merge(parts)
+    assert np.array_equal(merged.bands, want.bands) and np.array_equal(merged.keys, want.keys)
+
+
+def test_parts_out_of_order_go_to_the_sort():
+    """A part that reaches into bands already taken (those of a part before the one before it)
+    or one that does not ascend is not the in-order case: the sort merges them. Parts given in
+    reverse order meet in one zone, which the sort merges: the result is the same."""
+    from swgpu_core.long.endpoints import BandKeys, _merge_in_order, merge
+
+    def keys(*bands):
+        b = np.asarray(bands, np.int64)
+        return BandKeys(b, (b.astype(np.uint64) % np.uint64(7) + np.uint64(1)) << np.uint64(32))
+
+    cases = [
+        ([keys(0, 5, 100), keys(200, 300), keys(50, 400)], False),  # the third reaches back into the first
+        ([keys(0, 10), keys(10, 20), keys(10, 30)], False),  # the third starts on the band the first two shared
+        ([keys(0, 9, 5), keys(20, 30)], False),  # not ascending
+        ([keys(200, 300), keys(0, 5)], True),  # in reverse: one zone
+    ]
+    for parts, taken in cases:
+        assert (_merge_in_order(parts) is not None) == taken
+        merged, want = merge(parts), _merge_reference(parts)
+        assert np.array_equal(merged.bands, want.bands) and np.array_equal(merged.keys, want.keys)
