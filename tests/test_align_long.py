@@ -156,6 +156,25 @@ def test_cli_sections_merge_equals_whole_run(tmp_path, swgpu):
     assert rc == 2 and "band_width" in err
 
 
+def test_cli_checksums_the_inputs_only_for_saved_sections(tmp_path, swgpu, monkeypatch):
+    """A plain run does not checksum its inputs (a pass over the whole target); --save-ends
+    and --ends do, to refuse sections saved for other inputs."""
+    from swgpu_core.commands import align_long
+
+    sums: list[int] = []
+    real = align_long._checksum
+    monkeypatch.setattr(align_long, "_checksum", lambda codes: sums.append(codes.size) or real(codes))
+    q, t, _ = planted(3_000, 200, 1_400)
+    qf, tf = fasta(tmp_path / "q.fa", "q", q), fasta(tmp_path / "t.fa", "t", t)
+    common = ("--query", qf, "--target", tf, "--backend", "cpu", "--max-alignment-length", "600")
+    rc, _, _ = swgpu("align-long", *common)
+    assert rc == 0 and sums == []
+    rc, _, _ = swgpu("align-long", *common, "--section", "0/1", "--save-ends", tmp_path / "s.npz")
+    assert rc == 0 and sums == [200, 3_000]
+    rc, _, _ = swgpu("align-long", *common, "--ends", tmp_path / "s.npz")
+    assert rc == 0 and sums == [200, 3_000] * 2
+
+
 def test_cli_several_outputs_from_one_traceback(tmp_path, swgpu, monkeypatch):
     """`--out a.tsv --out a.jsonl` traces the end points once and writes both (the workflow's merge job)."""
     from swgpu_core import engine
