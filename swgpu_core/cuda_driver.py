@@ -58,7 +58,27 @@ def initialise() -> None:
     _driver()
 
 
-def open_contexts(devices: Sequence[int] | None) -> None:
+#: a search's upload ring (:mod:`swgpu_core.gpu.search`): how many page-locked staging buffers,
+#: and the bytes of each; :func:`open_contexts` can make them ahead, beside the first context
+UPLOAD_RING = (2, 32 << 20)
+#: ``cuMemHostAlloc``'s flag CU_MEMHOSTALLOC_PORTABLE: page-locked for every context of the process
+_HOST_ALLOC_PORTABLE = 1
+
+
+class _Pinned:
+    """Page-locked host buffers that a context's thread makes (:func:`open_contexts`), and
+    the event set once it is done with them, made or not."""
+
+    def __init__(self, count: int, nbytes: int) -> None:
+        self.shape = (count, nbytes)
+        self.buffers: list = []  # ctypes arrays over the driver's memory, kept to the process's end
+        self.done = threading.Event()
+
+
+_PINNED: dict[int, _Pinned] = {}  # per device, the buffers made ahead, until take_pinned takes them
+
+
+def open_contexts(devices: Sequence[int] | None, *, ring: bool = False) -> None:
     """Create the primary context of each of ``devices`` (None: every visible one) in daemon
     threads, one per device, GIL released; returns at once.
 
@@ -67,26 +87,69 @@ def open_contexts(devices: Sequence[int] | None) -> None:
     context is ready when CuPy asks for it, because the CUDA runtime that CuPy uses adopts
     the device's primary context. The reference taken here is kept to the end of the process,
     as CuPy keeps its own. Only the devices the command will use: a context costs GPU memory,
-    and on a shared machine another user's device must not get one."""
-    threading.Thread(target=_open, args=(None if devices is None else list(devices),), name="swgpu-contexts", daemon=True).start()
+    and on a shared machine another user's device must not get one.
+
+    ``ring``: the first device's thread then also makes the :data:`UPLOAD_RING`'s page-locked
+    buffers (``cuMemHostAlloc``, portable), for :func:`take_pinned`. The driver takes 0.02-0.03 s
+    to pin them, which made through CuPy came after the first worker's set-up, on the way to
+    the search's first launch (bench/RESULTS.md, thirty-fourth session); here it falls within
+    CuPy's import."""
+    devices = None if devices is None else list(devices)
+    pinned = None
+    if ring:
+        pinned = _PINNED[devices[0] if devices else 0] = _Pinned(*UPLOAD_RING)
+    threading.Thread(target=_open, args=(devices, pinned), name="swgpu-contexts", daemon=True).start()
 
 
-def _open(devices: list[int] | None) -> None:
-    lib = _driver()
-    if lib is None:
-        return
-    if devices is None:
-        count = ctypes.c_int(0)
-        lib.cuDeviceGetCount(ctypes.byref(count))
-        devices = list(range(count.value))
-    for ordinal in devices:
-        threading.Thread(target=_retain, args=(lib, ordinal), name=f"swgpu-context-{ordinal}", daemon=True).start()
+def _open(devices: list[int] | None, pinned: _Pinned | None) -> None:
+    started = False
+    try:
+        lib = _driver()
+        if lib is None:
+            return
+        if devices is None:
+            count = ctypes.c_int(0)
+            lib.cuDeviceGetCount(ctypes.byref(count))
+            devices = list(range(count.value))
+        for k, ordinal in enumerate(devices):
+            threading.Thread(
+                target=_retain, args=(lib, ordinal, pinned if k == 0 else None), name=f"swgpu-context-{ordinal}", daemon=True
+            ).start()
+            started = started or k == 0
+    finally:
+        if pinned is not None and not started:  # no thread will make them: a taker must not wait
+            pinned.done.set()
 
 
-def _retain(lib: ctypes.CDLL, ordinal: int) -> None:
+def _retain(lib: ctypes.CDLL, ordinal: int, pinned: _Pinned | None = None) -> None:
     device, context = ctypes.c_int(0), ctypes.c_void_p()
-    if lib.cuDeviceGet(ctypes.byref(device), ordinal) == 0:
-        lib.cuDevicePrimaryCtxRetain(ctypes.byref(context), device)
+    try:
+        made = lib.cuDeviceGet(ctypes.byref(device), ordinal) == 0 and lib.cuDevicePrimaryCtxRetain(ctypes.byref(context), device) == 0
+        if pinned is not None and made and lib.cuCtxSetCurrent(context) == 0:
+            count, nbytes = pinned.shape
+            for _ in range(count):
+                pointer = ctypes.c_void_p()
+                if (
+                    lib.cuMemHostAlloc(ctypes.byref(pointer), ctypes.c_size_t(nbytes), ctypes.c_uint(_HOST_ALLOC_PORTABLE)) != 0
+                    or not pointer.value
+                ):
+                    break
+                pinned.buffers.append((ctypes.c_ubyte * nbytes).from_address(pointer.value))
+    finally:
+        if pinned is not None:
+            pinned.done.set()
+
+
+def take_pinned(ordinal: int, count: int, nbytes: int) -> list | None:
+    """The page-locked buffers that :func:`open_contexts` made ahead for device ``ordinal``
+    (waiting while they are made): ``count`` buffers of ``nbytes`` each, each with the buffer
+    protocol, kept to the end of the process. Once: a second taker, a device without them,
+    another shape or a failed allocation get None (the caller then makes its own)."""
+    pinned = _PINNED.pop(ordinal, None)
+    if pinned is None:
+        return None
+    pinned.done.wait()
+    return pinned.buffers if pinned.shape == (count, nbytes) and len(pinned.buffers) == count else None
 
 
 def start(devices: Sequence[int] | None = None) -> None:

@@ -135,7 +135,9 @@ def _warm(devices: Sequence[int] | None, scan: bool, seed_params: SeedParams | N
     # commands (align-long) start every GPU at once, after reading their input: the driver
     # is idle meanwhile, and a context made after CuPy's import (0.10-0.14 s on an H200)
     # came too late for the second GPU's section.
-    cuda_driver.open_contexts(([devices[0]] if devices else [0]) if scan else (list(devices) if devices is not None else None))
+    # A search's first context also gets its upload ring's page-locked buffers, pinned by the
+    # driver while CuPy is imported (gpu.search's _pinned_ring takes them).
+    cuda_driver.open_contexts(([devices[0]] if devices else [0]) if scan else (list(devices) if devices is not None else None), ring=scan)
     count, _why = probe_gpu()
     if not count:
         return

@@ -5,6 +5,7 @@ needs a GPU to be seen); ``test_gpu_engine.py`` compares the two engines on a de
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import sys
 import threading
 import time
@@ -144,7 +145,7 @@ def test_a_fast_search_warms_its_candidate_stage_too(monkeypatch, tmp_path, mode
     from swgpu_core import cuda_driver
 
     done: list = []
-    monkeypatch.setattr(cuda_driver, "open_contexts", lambda devices: None)
+    monkeypatch.setattr(cuda_driver, "open_contexts", lambda devices, ring=False: None)
     monkeypatch.setattr(eng, "probe_gpu", lambda: (1, None))
     monkeypatch.setitem(
         sys.modules, "swgpu_core.gpu.search", types.SimpleNamespace(warm_up_device=lambda d, seed=None: done.append((d, seed)))
@@ -238,8 +239,11 @@ def test_the_probe_initialises_the_driver_without_the_gil_before_asking_cupy(mon
 class FakeDriver:
     """libcuda through ctypes, as far as :mod:`swgpu_core.cuda_driver` calls it: two devices."""
 
-    def __init__(self) -> None:
+    def __init__(self, fail_alloc: bool = False) -> None:
         self.retained: list[int] = []
+        self.calls: list[str] = []
+        self.host: list = []
+        self.fail_alloc = fail_alloc
         self.lock = threading.Lock()
 
     def cuInit(self, flags):  # noqa: N802 -- the driver's names
@@ -256,6 +260,23 @@ class FakeDriver:
     def cuDevicePrimaryCtxRetain(self, context, device):  # noqa: N802
         with self.lock:
             self.retained.append(device.value)
+            context._obj.value = 0x1000 + device.value
+        return 0
+
+    def cuCtxSetCurrent(self, context):  # noqa: N802
+        with self.lock:
+            self.calls.append(f"current {context.value - 0x1000}")
+        return 0
+
+    def cuMemHostAlloc(self, pointer, nbytes, flags):  # noqa: N802
+        """Host memory that Python owns (kept here), its address given back as the driver's would be."""
+        with self.lock:
+            if self.fail_alloc:
+                return 2  # CUDA_ERROR_OUT_OF_MEMORY
+            buf = ctypes.create_string_buffer(nbytes.value)
+            self.host.append(buf)
+            self.calls.append(f"pin {nbytes.value} flags {flags.value}")
+            pointer._obj.value = ctypes.addressof(buf)
         return 0
 
 
@@ -276,11 +297,66 @@ def test_contexts_are_made_for_the_commands_devices_only(monkeypatch, devices, w
     assert sorted(fake.retained) == want
 
 
+def _pinned_in_thread(cuda_driver, *args):
+    """take_pinned(*args) in a thread, awaited at most 5 s (a taker must never hang)."""
+    out: list = []
+    t = threading.Thread(target=lambda: out.append(cuda_driver.take_pinned(*args)))
+    t.start()
+    t.join(5)
+    assert not t.is_alive(), "take_pinned hung"
+    return out[0]
+
+
+def test_the_first_contexts_thread_pins_the_upload_ring(monkeypatch):
+    """With ``ring``, the first device's context thread makes the upload ring's buffers in that
+    context (portable), for one taker of that shape; the other devices' threads pin nothing."""
+    import ctypes
+
+    from swgpu_core import cuda_driver
+
+    fake = FakeDriver()
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: fake)
+    monkeypatch.setattr(cuda_driver, "UPLOAD_RING", (2, 4096))
+    monkeypatch.setattr(cuda_driver, "_PINNED", {})
+    cuda_driver.open_contexts([1, 0], ring=True)
+    ring = _pinned_in_thread(cuda_driver, 1, 2, 4096)
+    assert ring is not None and len(ring) == 2
+    for k, buf in enumerate(ring):  # each a writable buffer of its size, as the upload stages into it
+        view = np.frombuffer(buf, np.uint8, 4096)
+        view[:] = k + 1
+    assert [bytes(b.raw[:3]) for b in fake.host] == [b"\x01\x01\x01", b"\x02\x02\x02"]
+    assert fake.calls == ["current 1", "pin 4096 flags 1", "pin 4096 flags 1"]
+    assert _pinned_in_thread(cuda_driver, 1, 2, 4096) is None  # taken once
+    assert _pinned_in_thread(cuda_driver, 0, 2, 4096) is None  # only the first device's
+
+
+@pytest.mark.parametrize("case", ["no driver", "allocation fails", "another shape", "no ring asked"])
+def test_a_ring_not_made_ahead_is_none_at_once(monkeypatch, case):
+    """Without a driver, after a failed allocation, for another shape or where no ring was
+    asked for, the taker gets None at once (and makes its own through CuPy)."""
+    import ctypes
+
+    from swgpu_core import cuda_driver
+
+    fake = FakeDriver(fail_alloc=case == "allocation fails")
+
+    def cdll(name):
+        if case == "no driver":
+            raise OSError("libcuda.so.1: cannot open shared object file")
+        return fake
+
+    monkeypatch.setattr(ctypes, "CDLL", cdll)
+    monkeypatch.setattr(cuda_driver, "UPLOAD_RING", (2, 4096))
+    monkeypatch.setattr(cuda_driver, "_PINNED", {})
+    cuda_driver.open_contexts([0], ring=case != "no ring asked")
+    assert _pinned_in_thread(cuda_driver, 0, 2, 1024 if case == "another shape" else 4096) is None
+
+
 def test_the_warm_up_makes_the_contexts_before_it_imports_cupy(monkeypatch):
     from swgpu_core import cuda_driver
 
     order: list[str] = []
-    monkeypatch.setattr(cuda_driver, "open_contexts", lambda devices: order.append(f"contexts {devices}"))
+    monkeypatch.setattr(cuda_driver, "open_contexts", lambda devices, ring=False: order.append(f"contexts {devices}"))
     monkeypatch.setattr(eng, "probe_gpu", lambda: order.append("probe") or (0, "no CUDA device"))
     eng._warm([1], True)
     assert order == ["contexts [1]", "probe"]
@@ -298,10 +374,10 @@ def test_the_warm_up_makes_a_searchs_first_context_ahead_and_every_other_command
     from swgpu_core import cuda_driver
 
     order: list[str] = []
-    monkeypatch.setattr(cuda_driver, "open_contexts", lambda devices: order.append(f"contexts {devices}"))
+    monkeypatch.setattr(cuda_driver, "open_contexts", lambda devices, ring=False: order.append(f"contexts {devices} ring {ring}"))
     monkeypatch.setattr(eng, "probe_gpu", lambda: order.append("probe") or (0, "no CUDA device"))
     eng._warm(devices, scan)
-    assert order == [f"contexts {ahead}", "probe"]
+    assert order == [f"contexts {ahead} ring {scan}", "probe"]  # a search's upload ring made beside its context
 
 
 def test_the_driver_initialisation_is_harmless_without_a_driver():
@@ -385,7 +461,7 @@ def test_a_search_warms_only_its_first_gpu(monkeypatch, scan, warmed):
     from swgpu_core import cuda_driver
 
     done: list[str] = []
-    monkeypatch.setattr(cuda_driver, "open_contexts", lambda devices: None)
+    monkeypatch.setattr(cuda_driver, "open_contexts", lambda devices, ring=False: None)
     monkeypatch.setattr(eng, "probe_gpu", lambda: (2, None))
     monkeypatch.setitem(
         sys.modules, "swgpu_core.gpu.search", types.SimpleNamespace(warm_up_device=lambda d, seed=None: done.append(f"scan {d}"))

@@ -102,6 +102,32 @@ def test_streamed_batches_equal_the_cpu(bundled_db, queries, cpu_scores, scoring
     assert worker.kernel_seconds > 0 and worker.cells == sum(len(q) for q in queries) * bundled_db.n_residues
 
 
+def test_batches_go_up_through_the_ring_the_driver_pinned(bundled_db, queries, cpu_scores, scoring, monkeypatch):
+    """The upload ring that the driver pins beside the first context (``open_contexts(ring=True)``,
+    ``cuMemHostAlloc``) is the one the first worker stages its batches through, and they arrive
+    intact: streamed batches' candidates equal the CPU's."""
+    import ctypes
+
+    from swgpu_core import cuda_driver
+    from swgpu_core.gpu import search as gpu_search
+    from swgpu_core.per_device import PerDevice
+
+    monkeypatch.setattr(cuda_driver, "_PINNED", {})
+    monkeypatch.setattr(gpu_search, "_RINGS", PerDevice())
+    cuda_driver.open_contexts([0], ring=True)
+    gpu_search._RINGS.offer(0, lambda: gpu_search._pinned_ring(0))  # as the warm-up offers it
+    backend = gpu_search.CudaBackend(scoring, memory_budget=gpu_search.BYTES_PER_RESIDUE * bundled_db.n_residues // 8)
+    ring = backend.workers[0]._staging
+    assert len(ring) == gpu_search.STAGING_BUFFERS and all(isinstance(b, ctypes.Array) for b in ring)
+    assert all(ctypes.sizeof(b) == gpu_search.STAGING_BYTES for b in ring)
+    batches = backend.batches(bundled_db, bundled_db.chunks)
+    results = backend.scan(bundled_db, bundled_db.chunks, queries, 25)
+    for batch, got in zip(batches, results):
+        subjects = batch.sequences()
+        want = [(subjects[i], v) for i, v in (candidates(s[subjects], 0, 25) for s in cpu_scores)]
+        _same(got, want, f"batch {batch.key}")
+
+
 def test_kernels_load_by_recorded_names(tmp_path, monkeypatch):
     """The first load records the lowered names; the next loads by them; a wrong record falls
     back to compiling (and is rewritten). The scan kernels' own name list, so that CuPy's

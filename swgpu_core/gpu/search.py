@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 import cupy as cp
 import numpy as np
 
-from .. import kernel_abi
+from .. import cuda_driver, kernel_abi
 from ..database import Chunk, Database
 from ..device_batches import Batch, device_batches, device_parts, pipeline_runs, streamed_query_order
 from ..fasta import EncodedSequence
@@ -54,7 +54,7 @@ STREAMED_BYTES_PER_RESIDUE = 2 * RESIDUE_BYTES + BOUNDARY_BYTES
 #: rescored subjects whose list comes back with their count (more: one more copy, awaited)
 RESCORE_LISTED = 256
 #: the upload ring: pinned staging buffers and their size (a batch is copied in pieces)
-STAGING_BUFFERS, STAGING_BYTES = 2, 32 << 20
+STAGING_BUFFERS, STAGING_BYTES = cuda_driver.UPLOAD_RING
 #: per GPU: the selection routines loaded (:meth:`DeviceWorker.prepare`), and the upload ring the
 #: warm-up pins for the search's first worker (:func:`warm_up_device`), each done by whichever
 #: thread comes first while the other waits (:mod:`swgpu_core.per_device` says why)
@@ -985,7 +985,12 @@ def _finish(steps: Generator, event) -> Generator:
 
 
 def _pinned_ring(device_id: int) -> list:
-    """A new ring of :data:`STAGING_BUFFERS` pinned buffers of :data:`STAGING_BYTES` for ``device_id``."""
+    """A ring of :data:`STAGING_BUFFERS` pinned buffers of :data:`STAGING_BYTES` for ``device_id``:
+    those the driver pinned ahead beside its context (:func:`swgpu_core.cuda_driver.take_pinned`),
+    else new ones from CuPy's pool."""
+    ahead = cuda_driver.take_pinned(device_id, STAGING_BUFFERS, STAGING_BYTES)
+    if ahead is not None:
+        return ahead
     with cp.cuda.Device(device_id):
         return [cp.cuda.alloc_pinned_memory(STAGING_BYTES) for _ in range(STAGING_BUFFERS)]
 
