@@ -1002,7 +1002,8 @@ def warm_up_device(device_id: int, seed_params: SeedParams | None = None) -> Non
     selection routines CuPy loads on first use (:meth:`DeviceWorker.prepare`; CuPy keeps
     them per device for the process), so that the search's own workers find them loaded; and
     the pinned buffers of the upload ring, offered to the search's first worker on this GPU
-    (:data:`_RINGS`; the driver takes 0.03 s to pin 64 MB). Where the search's thread comes
+    (:data:`_RINGS`: those the driver pinned beside the context while CuPy was imported,
+    :func:`_pinned_ring`, else pinned here, which takes the driver 0.03 s for 64 MB). Where the search's thread comes
     to a step first, the warm-up waits for it and does not repeat it. With
     ``seed_params`` (``--mode fast``), the candidate stage's too (:func:`swgpu_core.gpu.seed.warm_up`)."""
     scoring = Scoring.protein()
