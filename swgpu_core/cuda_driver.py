@@ -115,7 +115,7 @@ def _open(devices: list[int] | None, pinned: _Pinned | None) -> None:
             threading.Thread(
                 target=_retain, args=(lib, ordinal, pinned if k == 0 else None), name=f"swgpu-context-{ordinal}", daemon=True
             ).start()
-            started = started or k == 0
+            started = True  # the first device's thread, which sets the event, is on its way
     finally:
         if pinned is not None and not started:  # no thread will make them: a taker must not wait
             pinned.done.set()

@@ -137,7 +137,7 @@ def _warm(devices: Sequence[int] | None, scan: bool, seed_params: SeedParams | N
     # came too late for the second GPU's section.
     # A search's first context also gets its upload ring's page-locked buffers, pinned by the
     # driver while CuPy is imported (gpu.search's _pinned_ring takes them).
-    cuda_driver.open_contexts(([devices[0]] if devices else [0]) if scan else (list(devices) if devices is not None else None), ring=scan)
+    cuda_driver.open_contexts(([devices[0]] if devices else [0]) if scan else devices, ring=scan)
     count, _why = probe_gpu()
     if not count:
         return

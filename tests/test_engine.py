@@ -239,11 +239,12 @@ def test_the_probe_initialises_the_driver_without_the_gil_before_asking_cupy(mon
 class FakeDriver:
     """libcuda through ctypes, as far as :mod:`swgpu_core.cuda_driver` calls it: two devices."""
 
-    def __init__(self, fail_alloc: bool = False) -> None:
+    def __init__(self, fail_alloc: bool = False, pin_seconds: float = 0.0) -> None:
         self.retained: list[int] = []
         self.calls: list[str] = []
         self.host: list = []
         self.fail_alloc = fail_alloc
+        self.pin_seconds = pin_seconds  # how long each page-locked allocation takes
         self.lock = threading.Lock()
 
     def cuInit(self, flags):  # noqa: N802 -- the driver's names
@@ -270,6 +271,7 @@ class FakeDriver:
 
     def cuMemHostAlloc(self, pointer, nbytes, flags):  # noqa: N802
         """Host memory that Python owns (kept here), its address given back as the driver's would be."""
+        time.sleep(self.pin_seconds)
         with self.lock:
             if self.fail_alloc:
                 return 2  # CUDA_ERROR_OUT_OF_MEMORY
@@ -314,7 +316,7 @@ def test_the_first_contexts_thread_pins_the_upload_ring(monkeypatch):
 
     from swgpu_core import cuda_driver
 
-    fake = FakeDriver()
+    fake = FakeDriver(pin_seconds=0.1)  # slow enough that a taker woken too soon would find none
     monkeypatch.setattr(ctypes, "CDLL", lambda name: fake)
     monkeypatch.setattr(cuda_driver, "UPLOAD_RING", (2, 4096))
     monkeypatch.setattr(cuda_driver, "_PINNED", {})
