@@ -3,6 +3,7 @@ of the GPU path driven by a CPU stand-in for the kernels (so CI checks its bookk
 
 from __future__ import annotations
 
+import dataclasses
 from types import SimpleNamespace
 
 import numpy as np
@@ -54,6 +55,46 @@ def test_window_rule():
     with pytest.raises(TracebackError, match="no alignment of score 100 ends at query 50000, target 90000"):
         trace.grown_window(end, 90_000, 100_000)  # the window held the table's corner
     assert trace.window_cap(10) == trace.FIRST_WINDOW
+
+
+def test_first_window_rule():
+    """Windows whose rows or columns cannot hold score / best-entry pairs are skipped; the skip
+    stops at the table's corner and at the cap, where the full sequence stops growing."""
+    dna = DNA_SCORING  # best entry 5
+    assert trace.first_window(EndPoint(1_280, 50_000, 90_000), dna, 10**6) == 256  # 256 pairs reach 1,280
+    assert trace.first_window(EndPoint(1_285, 50_000, 90_000), dna, 10**6) == 1_024
+    assert trace.first_window(EndPoint(42_000, 50_000, 90_000), dna, 10**6) == 16_384  # a 10^4 alignment
+    assert trace.first_window(EndPoint(420_000, 100_000, 10**8), dna, 10**6) == 262_144  # a 10^5 one
+    assert trace.first_window(EndPoint(12_000, 3_000, 90_000), dna, 10**6) == 4_096  # 2,400 pairs: the 3,000 rows of 4,096
+    assert trace.first_window(EndPoint(42_000, 3_000, 90_000), dna, 10**6) == 262_144  # none can: on to the corner
+    assert trace.first_window(EndPoint(42_000, 900, 1_000), dna, 10**6) == 1_024  # the corner
+    assert trace.first_window(EndPoint(42_000, 50_000, 90_000), dna, 1_000) == 2_000  # the cap
+    no_gain = dataclasses.replace(dna, matrix=np.full_like(dna.matrix, -1))
+    assert trace.first_window(EndPoint(42_000, 50_000, 90_000), no_gain, 10**6) == 256
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_skipped_windows_hold_no_start(seed):
+    """The rule's premise, on the reference: every window before the first one finds no start
+    (so the traceback from 256 would have grown past it); alignments with indels, end points of
+    several bands, ties in the score rows."""
+    q, t, _ = planted(6_000, 900, 2_500, seed=seed)
+    mat = np.require(DNA_SCORING.matrix, np.int32, ["C", "W"])
+    skipped = 0
+    for end in _ends(q, t, DNA_SCORING, 6):
+        first = trace.first_window(end, DNA_SCORING, 10_000)
+        window = trace.FIRST_WINDOW
+        while window < first:
+            i_lo, j_lo = max(0, end.qend - window), max(0, end.send - window)
+            got = reverse_start(
+                np.ascontiguousarray(q[i_lo : end.qend]), np.ascontiguousarray(t[j_lo : end.send]), mat,
+                DNA_SCORING.gap_open, DNA_SCORING.gap_extend, end.qend - i_lo, end.send - j_lo, end.score,
+            )  # fmt: skip
+            assert got == (-1, -1)
+            window *= 4
+            skipped += 1
+        assert first > trace.FIRST_WINDOW or end.score <= 5 * trace.FIRST_WINDOW
+    assert skipped
 
 
 def _with_above(q, t):
@@ -113,7 +154,7 @@ def test_gpu_rounds_equal_the_cpu(long_copy):
     want = trace.trace_end_points(q, t, ends, DNA_SCORING, 10_000, threads=2)
     got = trace.trace_on_gpu(kernels, q, t, ends, DNA_SCORING, 10_000)
     assert [_key(g) for g in got] == [_key(w) for w in want]
-    assert kernels.rounds >= 3  # windows 256, 1,024, 4,096, ...
+    assert kernels.rounds >= 2  # windows from 256 for the weakest end points, from 4,096 for the best
     q2, t2, above = _with_above(q, t)
     for order in ([end, above], [above, end]):
         with pytest.raises(InputError) as cpu_err:
