@@ -142,6 +142,42 @@ def test_budget_fallback(gpu, scoring):
     _same([res.trace(k) for k in range(len(tasks))], want)
 
 
+def test_default_pair_budget_is_half_a_launch(gpu, scoring):
+    """Without ``pair_budget`` a rectangle goes to the CPU only where it exceeds half of
+    ``launch_bytes``: the same pairs as an explicit budget of that size, none with a large
+    launch (the 256 MiB default of old sent every alignment over ~23,000 x 23,000 to the CPU)."""
+    rng = np.random.default_rng(6)
+    pairs = []
+    for _ in range(40):
+        q = _random(rng, int(rng.integers(50, 900)))
+        pairs.append((q, _mutant(rng, q)))
+    tasks = _tasks(pairs, scoring)
+    want = cpu.traceback_pairs(tasks, scoring)
+    packed = gpu.pack_sequences([t.query for t in tasks], [t.subject for t in tasks])
+    expected = np.array([t.score for t in tasks], np.int32)
+    small = gpu.align_packed(*packed, scoring, expected, launch_bytes=100_000)
+    explicit = gpu.align_packed(*packed, scoring, expected, pair_budget=50_000, launch_bytes=100_000)
+    assert 0 < small.on_cpu == explicit.on_cpu < len(tasks)
+    assert gpu.align_packed(*packed, scoring, expected, launch_bytes=1 << 30).on_cpu == 0
+    _same([small.trace(k) for k in range(len(tasks))], want)
+
+
+def test_team_launches_read_in_turns(gpu, scoring, monkeypatch):
+    """Team launches whose nibbles together exceed a launch's budget are read (and let go of)
+    before the next is queued; the paths are the CPU's."""
+    rng = np.random.default_rng(7)
+    pairs = [(q, _mutant(rng, q)) for q in (_random(rng, int(rng.integers(100, 300))) for _ in range(24))]
+    tasks = _tasks(pairs, scoring)
+    packed = gpu.pack_sequences([t.query for t in tasks], [t.subject for t in tasks])
+    reads = []
+    finish = gpu._finish
+    monkeypatch.setattr(gpu, "_finish", lambda k, pending, out: (reads.append(len(pending)), finish(k, pending, out)))
+    res = gpu.align_packed(*packed, scoring, np.array([t.score for t in tasks], np.int32), launch_bytes=200_000, team_warps=4)
+    _same([res.trace(k) for k in range(len(tasks))], cpu.traceback_pairs(tasks, scoring))
+    assert res.on_cpu == 0
+    assert len(reads) >= 2  # a turn read before the next launch was queued, and the last
+
+
 def test_errors_match_cpu(gpu, scoring):
     """A wrong search score, and a pair without a positive alignment, fail as on the CPU."""
     q, s = PROTEIN.encode("MKWVTFISLL"), PROTEIN.encode("MKWVTFISLL")

@@ -16,10 +16,11 @@ bit for bit: the kernels run the same int32 recurrences and tie rules (see
    ``end_cells`` (align-long's end points, whose scores its own scan found) the forward
    scan is skipped and the reverse scan is anchored at the given cell.
 2. On the host, each rectangle's direction nibbles are counted exactly. A rectangle over
-   the per-pair budget is traced by the CPU reference's pass 3 (checkpointed strips) from
-   the GPU's ends, so a large pair costs time, never a wrong answer or an out-of-memory.
-   The others go in launches of at most ``launch_bytes`` of nibbles (by default half the
-   device memory available).
+   the per-pair budget (by default half a launch: a quarter of the device memory
+   available) is traced by the CPU reference's pass 3 (checkpointed strips) from the GPU's
+   ends, so a huge pair costs time, never a wrong answer or an out-of-memory. The others go
+   in launches of at most ``launch_bytes`` of nibbles (by default half the device memory
+   available).
 3. ``tb_region`` (one warp per pair, or ``tb_region_team``) stores the nibbles, ``tb_walk``
    (one thread per pair) follows them and writes each path.
 
@@ -55,8 +56,6 @@ from .kernels import load_functions
 WARPS = kernel_abi.TB_WARPS
 #: Pairs per ``tb_ends`` launch: about ten waves of an H100 at full occupancy.
 PAIRS_PER_LAUNCH = 1 << 15
-#: Default device budget of one pair's nibbles; larger rectangles are traced on the CPU.
-DEFAULT_PAIR_BUDGET = 256 << 20
 
 
 @functools.cache
@@ -177,7 +176,7 @@ def align_packed(
     expected: np.ndarray | None = None,
     *,
     end_cells: np.ndarray | None = None,
-    pair_budget: int = DEFAULT_PAIR_BUDGET,
+    pair_budget: int | None = None,
     launch_bytes: int | None = None,
     team_warps: int | None = None,
 ) -> PackedTraces:
@@ -194,6 +193,11 @@ def align_packed(
 
     Rows per lane, teams and the launches' size follow :mod:`swgpu_core.align.gpu_plan` (a call
     of few pairs is latency-bound; ``launch_bytes`` None: half the device memory available).
+    ``pair_budget``: the most nibble bytes of one rectangle traced on the GPU; larger ones
+    run pass 3 on the CPU. None: half of ``launch_bytes``, which holds such a rectangle
+    whether the launches of teams and of one-warp pairs run side by side (each then has half)
+    or not. Until 2026-11-28 it was 256 MiB, which sent every alignment longer than about
+    23,000 x 23,000 to one CPU core: one 10^5 DNA alignment of align-long took 70 s there.
     ``team_warps`` (tests and benchmarks): every pair on a team of that many warps (1: every
     pair on one warp), at the planned R for that team size, instead of the plan's choice.
     """
@@ -243,7 +247,7 @@ def align_packed(
     _ends(k, qoff, qlen, soff, slen, expected, end_cells, ends)
     if launch_bytes is None:  # what the device has free, and what CuPy's pool holds unused
         launch_bytes = planned_launch_bytes(cp.cuda.runtime.memGetInfo()[0] + cp.get_default_memory_pool().free_bytes())
-    _regions(k, residues, qoff, qlen, soff, slen, out, pair_budget, launch_bytes)
+    _regions(k, residues, qoff, qlen, soff, slen, out, launch_bytes // 2 if pair_budget is None else pair_budget, launch_bytes)
     out.kernel_seconds = timer.totals()
     return out
 
@@ -375,23 +379,30 @@ def _regions(k: _Kernels, residues, qoff, qlen, soff, slen, out: PackedTraces, p
     both = bool((w_reg[order] > 1).any() and (w_reg[order] == 1).any())
     budget = launch_bytes // 2 if both else launch_bytes
     base = 0
-    pending = []
+    pending: list[_RegionLaunch] = []  # the teams' launches, read once their side streams are joined
+    pending_bytes = 0
     for r, w, mine in launch_groups(r_reg, w_reg, order):
         start = 0
         while start < mine.size:
             total = np.cumsum(nbytes[mine[start:]])
             stop = start + max(1, int(np.searchsorted(total, budget, side="right")))
             part = mine[start:stop]
+            part_bytes = int(nbytes[part].sum())
+            if w > 1 and pending and pending_bytes + part_bytes > budget:
+                # the nibbles of queued team launches stay allocated until they are read: at most
+                # one budget of them at a time (200 alignments of 10^5 x 10^5, 5 GB each, ran
+                # out of an H200's memory otherwise)
+                _finish(k, pending, out)
+                pending_bytes = 0
             launch = _RegionLaunch(k, ok[part], heights[part], widths[part], r, w, nbytes[part], out, qoff, soff, base)
             base += launch.size
             if w == 1:
                 launch.finish(out)
             else:
-                pending.append(launch)  # read once their side stream has been joined
+                pending.append(launch)
+                pending_bytes += part_bytes
             start = stop
-    k.join()
-    for launch in pending:
-        launch.finish(out)
+    _finish(k, pending, out)
     for p in ok[~on_gpu].tolist():
         q = residues[qoff[p] : qoff[p] + qlen[p]]
         s = residues[soff[p] : soff[p] + slen[p]]
@@ -404,6 +415,15 @@ def _regions(k: _Kernels, residues, qoff, qlen, soff, slen, out: PackedTraces, p
         out.ops_start[p], out.ops_len[p] = base, t.ops.size
         base += t.ops.size
     out.on_cpu = int(np.count_nonzero(~on_gpu))
+
+
+def _finish(k: _Kernels, pending: list[_RegionLaunch], out: PackedTraces) -> None:
+    """Join the side streams, read the ``pending`` launches' paths, and let go of them (their
+    memory goes back to CuPy's pool once everything that used it has run)."""
+    k.join()
+    for launch in pending:
+        launch.finish(out)
+    pending.clear()
 
 
 class _RegionLaunch:
