@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: the GPU tests (skips fail), where the command line's time goes, and the
 # side-by-side scoreboard against CUDASW++4.0; logs and JSON lines under $OUT.
-#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [longpairs] [seedab] [seedparams] [fastprofile] [cliprofile] [abfast] [subsetncu] [timeline] [seedsrc] [fastcli] [long] [profile] [stream] [side[=REPS]] [abscan] [peers] [calibration] [calsense] [plansense] [calreplay] [u20kvar] [slowhost]   (default: tests profile)
+#   run: bash bench/device_check.sh [tests] [ab] [startup] [shapes] [intra] [intraprobe] [racecheck] [select] [memory] [seedsweep] [longpairs] [seedab] [seedparams] [fastprofile] [cliprofile] [abfast] [subsetncu] [timeline] [seedsrc] [fastcli] [long] [longquery] [profile] [stream] [side[=REPS]] [abscan] [peers] [calibration] [calsense] [plansense] [calreplay] [u20kvar] [slowhost]   (default: tests profile)
 # Expects the wheels the device's python lacks under .whl/ (bash bench/fetch_wheels.sh) and a
 # copy of shared/ (data/, tools/, anchors/) under .carry/ (both carried, both git-ignored).
 set -uo pipefail
@@ -368,6 +368,28 @@ print(json.dumps({'kind': 'fast-cli', 'commit': '$SWGPU_COMMIT', 'mode': sys.arg
         echo "$(basename "$tree") wall $(python3 -c "print(round($EPOCHREALTIME - $s, 3))")" | tee -a "$OUT/long_walls.txt"
       done; done
       [ -d ab_old ] && cmp "$L/al_ab_old.tsv" "$L/al_$(basename "$PWD").tsv" && echo "alignments identical" ;;
+    longquery)
+      # align-long's cost as the query grows (LONGQ_LENGTHS, default 10^4 3*10^4 10^5) against the same 10^8 of random
+      # DNA with the query's mutated copy planted, for LONGQ_TOPS end points (default 1 and 200), in each tree of
+      # LONGQ_TREES (default this one; ab_old: an earlier tree, outputs compared), each run cut off after LONGQ_LIMIT
+      # seconds (default 120): one line per run in $OUT/longquery.txt as it ends, wall and the summary
+      L=/tmp/mg; mkdir -p $L; source <(sed -n '/^long_data() {/,/^}/p' bench/device_multigpu.sh)
+      for n in ${LONGQ_LENGTHS:-10000 30000 100000}; do
+        W=$L long_data "$n"; sfx=; [ "$n" = 10000 ] || sfx=$n
+        for top in ${LONGQ_TOPS:-1 200}; do
+          outs=()
+          for tree in ${LONGQ_TREES:-.}; do
+            tag=$(basename "$(cd "$tree" && pwd)"); o=$L/lq_${tag}_${n}_$top.tsv; outs+=("$o"); s=$EPOCHREALTIME
+            line=$(cd "$tree" && PYTHONPATH=/tmp/site:$PWD timeout "${LONGQ_LIMIT:-120}" python3 -m swgpu_core align-long \
+              --query "$L/long_q$sfx.fa" --target "$L/long_t$sfx.fa" --alphabet dna --backend cuda --top "$top" --out "$o" \
+              --format tsv 2>&1 | tail -1; echo "rc ${PIPESTATUS[0]}")
+            echo "$tag query $n top $top wall $(python3 -c "print(round($EPOCHREALTIME - $s, 3))") $(tr '\n' ' ' <<< "$line")" \
+              | tee -a "$OUT/longquery.txt"
+          done
+          [ ${#outs[@]} -lt 2 ] || { cmp -s "${outs[@]:0:2}" && echo "query $n top $top: outputs identical" || echo "query $n top $top: outputs DIFFER"; } \
+            | tee -a "$OUT/longquery.txt"
+        done
+      done ;;
     phases)
       # where one `swgpu search` of bench200M x 20 spends its wall time (bench/phase_times.py), twice
       bench200M

@@ -187,15 +187,17 @@ ab_rounds() {  # ab_rounds NAME COMMAND: COMMAND (a string, $TAG in it) run in a
     done
   done
 }
-long_data() {  # a 10^4 query and a 10^8 target (random DNA, a planted mutated copy of the query)
-  [ -f "$W/long_t.fa" ] && return
-  python3 - "$W" <<'PY'
+long_data() {  # long_data [QLEN]: a QLEN query (default 10^4: long_q.fa, long_t.fa; else long_qQLEN.fa, long_tQLEN.fa)
+  # and a 10^8 target (random DNA, a planted mutated copy of the query)
+  local n=${1:-10000} sfx=; [ "$n" = 10000 ] || sfx=$n
+  [ -f "$W/long_t$sfx.fa" ] && return
+  python3 - "$W" "$n" "$sfx" <<'PY'
 import numpy as np, sys
-w = sys.argv[1]; rng = np.random.default_rng(16); acgt = np.frombuffer(b"ACGT", np.uint8)
-q = acgt[rng.integers(0, 4, 10_000)]; t = acgt[rng.integers(0, 4, 100_000_000)]
+w, n, sfx = sys.argv[1], int(sys.argv[2]), sys.argv[3]; rng = np.random.default_rng(16); acgt = np.frombuffer(b"ACGT", np.uint8)
+q = acgt[rng.integers(0, 4, n)]; t = acgt[rng.integers(0, 4, 100_000_000)]
 copy = q.copy(); flip = rng.random(q.size) < 0.1; copy[flip] = acgt[rng.integers(0, 4, int(flip.sum()))]
 t[61_234_567:61_234_567 + q.size] = copy
-for name, seq in (("long_q.fa", q), ("long_t.fa", t)):
+for name, seq in ((f"long_q{sfx}.fa", q), (f"long_t{sfx}.fa", t)):
     with open(f"{w}/{name}", "wb") as fh:
         fh.write(b">" + name.encode() + b"\n"); fh.write(seq.tobytes()); fh.write(b"\n")
 PY
