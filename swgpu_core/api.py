@@ -357,10 +357,12 @@ def trace_long(
     backend: str = "auto",
     threads: int = 0,
     target_path: str = "-",
+    devices: Sequence[int] = (0,),
 ) -> Results:
     """The ``top`` best distinct end points of scanned sections (``found``, every section once), traced into alignments.
 
     The target is the writers' one-sequence database (``target_path`` names it in headers).
+    ``devices``: the GPUs of a GPU traceback, which share the end points.
     """
     from .engine import get_engine
     from .long.endpoints import DEFAULT_BAND_WIDTH, BandRule
@@ -373,7 +375,7 @@ def trace_long(
         raise InputError(f"--top must be >= 1 (got {top})")
     rule = BandRule(len(query), DEFAULT_BAND_WIDTH if band_width is None else band_width)
     ends = end_points(list(found), rule, top)
-    return long_results(query, target, target_path, ends, scoring, max_alignment_length, threads, get_engine(backend))
+    return long_results(query, target, target_path, ends, scoring, max_alignment_length, threads, get_engine(backend), devices)
 
 
 def align_long(
@@ -406,19 +408,19 @@ def align_long(
     )  # fmt: skip
     results = trace_long(
         query, target, scan.found, scoring, top=top, band_width=band_width, max_alignment_length=max_alignment_length,
-        backend=scan.backend, threads=threads, target_path=target_path,
+        backend=scan.backend, threads=threads, target_path=target_path, devices=devices,
     )  # fmt: skip
     return LongResult(results, scan)
 
 
 def long_results(
     query: EncodedSequence, target: EncodedSequence, target_path: str, ends: Sequence, scoring: Scoring, max_alignment_length: int,
-    threads: int = 0, backend: str | Engine = "cpu",
+    threads: int = 0, backend: str | Engine = "cpu", devices: Sequence[int] = (0,),
 ) -> Results:  # fmt: skip
     """Trace the chosen end points of an align-long scan into :class:`Results` (the target as a one-sequence database)."""
     from .long.run import TargetView, alignments
 
-    alns = alignments(query, target, ends, scoring, max_alignment_length, threads, backend)
+    alns = alignments(query, target, ends, scoring, max_alignment_length, threads, backend, devices)
     hits = [QueryHits(query, np.zeros(len(alns), np.int64), np.array([a.score for a in alns], np.int32))]
     view = TargetView(target_path, target, scoring.alphabet)
     none = NoStatistics("no E-values: align-long reports raw scores of one query against one target (no database statistics)")

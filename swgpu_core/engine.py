@@ -233,8 +233,9 @@ class Engine(Protocol):
     ) -> list[SectionResult]: ...  # fmt: skip
 
     def trace_end_points(
-        self, query: np.ndarray, target: np.ndarray, ends: Sequence[EndPoint], scoring: Scoring, max_length: int, *, threads: int = 0
-    ) -> list[PairTrace]: ...
+        self, query: np.ndarray, target: np.ndarray, ends: Sequence[EndPoint], scoring: Scoring, max_length: int, *,
+        threads: int = 0, devices: Sequence[int] = (0,),
+    ) -> list[PairTrace]: ...  # fmt: skip
 
     def device_model(self) -> DeviceModel: ...
 
@@ -282,7 +283,8 @@ class CpuEngine:
         m = int(query.size)
         return [SectionResult(s, *scan_section(query, target, s, rule, scoring), None, m * s.scanned, m * s.owned, 1) for s in sections]
 
-    def trace_end_points(self, query, target, ends, scoring, max_length, *, threads: int = 0) -> list[PairTrace]:
+    def trace_end_points(self, query, target, ends, scoring, max_length, *, threads: int = 0, devices=(0,)) -> list[PairTrace]:
+        """On ``threads`` cores (``devices`` concern the GPU only)."""
         from .long.trace import trace_end_points
 
         return trace_end_points(query, target, ends, scoring, max_length, threads)
@@ -354,13 +356,14 @@ class CudaEngine:
 
         return scan_sections(query, target, sections, rule, scoring, devices, parts)
 
-    def trace_end_points(self, query, target, ends, scoring, max_length, *, threads: int = 0) -> list[PairTrace]:
+    def trace_end_points(self, query, target, ends, scoring, max_length, *, threads: int = 0, devices=(0,)) -> list[PairTrace]:
+        """On ``devices``, which share the end points (on the CPU where the kernels cannot hold the matrix)."""
         from .gpu import traceback as gpu
         from .long.trace import trace_end_points, trace_on_gpu
 
         if not gpu.kernels_fit(scoring):
             return trace_end_points(query, target, ends, scoring, max_length, threads)
-        return trace_on_gpu(gpu, query, target, ends, scoring, max_length)
+        return trace_on_gpu(gpu, query, target, ends, scoring, max_length, devices)
 
     def device_model(self) -> DeviceModel:
         """GPU 0's calibrated model (measured once per GPU model and kernel build, then cached)."""

@@ -30,19 +30,19 @@ def _ends(q, t, scoring, top, sections=1, overlap=0):
     return select(merge([scan_section(q, t, s, rule, scoring)[0] for s in layout(t.size, sections, overlap)]), rule, top)
 
 
-def _outcome(q, t, ends, scoring, max_length, backend):
+def _outcome(q, t, ends, scoring, max_length, backend, devices=(0,)):
     """The traces as comparable tuples, or the error as (type, message)."""
     try:
-        traces = get_engine(backend).trace_end_points(q, t, ends, scoring, max_length)
+        traces = get_engine(backend).trace_end_points(q, t, ends, scoring, max_length, devices=devices)
     except (InputError, TracebackError) as exc:
         return type(exc).__name__, str(exc)
     return [(x.score, x.qstart, x.qend, x.sstart, x.send, x.ops.tobytes()) for x in traces]
 
 
-def _same(q, t, ends, scoring, max_length=10_000):
+def _same(q, t, ends, scoring, max_length=10_000, devices=(0,)):
     """GPU and CPU outcomes for ``ends``; returns the CPU's."""
     want = _outcome(q, t, ends, scoring, max_length, "cpu")
-    got = _outcome(q, t, ends, scoring, max_length, "cuda")
+    got = _outcome(q, t, ends, scoring, max_length, "cuda", devices)
     if isinstance(want, tuple) or isinstance(got, tuple):
         assert got == want
         return want
@@ -104,3 +104,19 @@ def test_errors(dna):
     assert "scores more" in _same(q2, t2, [above, ends[0]], DNA_SCORING, 300)[1]
     assert _same(q, t, [ends[3], EndPoint(10_000, 50, 60)], DNA_SCORING)[0] == "TracebackError"
     _same(q, t, _ends(q, t, DNA_SCORING, 40, sections=4, overlap=300), DNA_SCORING, 300)
+
+
+def test_devices_share_the_end_points(dna):
+    """Every visible GPU (GPU 0 twice on a machine of one) traces a share of the end points,
+    each in a thread of its own; the traces and the first error are the CPU's."""
+    import cupy as cp
+
+    count = cp.cuda.runtime.getDeviceCount()
+    devices = list(range(count)) if count > 1 else [0, 0]
+    q, t, ends = dna
+    _same(q, t, ends, DNA_SCORING, devices=devices)
+    seg = random_dna(300, 13)
+    q2, t2 = np.concatenate([q, seg[:200]]), np.concatenate([t, seg])
+    above = EndPoint(999, q.size + 200, t.size + 200)
+    assert "is longer than --max-alignment-length 300" in _same(q2, t2, [ends[0], above], DNA_SCORING, 300, devices)[1]
+    assert "scores more" in _same(q2, t2, [above, ends[0]], DNA_SCORING, 300, devices)[1]

@@ -3,7 +3,9 @@ of the GPU path driven by a CPU stand-in for the kernels (so CI checks its bookk
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import threading
 from types import SimpleNamespace
 
 import numpy as np
@@ -124,13 +126,24 @@ class _CpuKernels:
 
     def __init__(self) -> None:
         self.rounds = 0
+        self.first: dict[int, int] = {}  # per device: the end points of its first round
+        self._current = threading.local()
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def on_device(self, device):
+        self._current.device = device
+        yield
+        del self._current.device
 
     @staticmethod
     def pack_sequences(queries, subjects):
         return list(queries), list(subjects)
 
     def align_packed(self, queries, subjects, scoring, expected, *, end_cells):
-        self.rounds += 1
+        with self._lock:
+            self.rounds += 1
+            self.first.setdefault(self._current.device, len(queries))
         mat = np.require(scoring.matrix, np.int32, ["C", "W"])
         status, traces = [], []
         for q, s, best, (ie, je) in zip(queries, subjects, expected.tolist(), end_cells.tolist()):
@@ -161,4 +174,23 @@ def test_gpu_rounds_equal_the_cpu(long_copy):
             trace.trace_end_points(q2, t2, order, DNA_SCORING, 300, threads=2)
         with pytest.raises(InputError) as gpu_err:
             trace.trace_on_gpu(kernels, q2, t2, order, DNA_SCORING, 300)
+        assert str(gpu_err.value) == str(cpu_err.value)
+
+
+def test_gpu_rounds_share_the_devices(long_copy):
+    """With several devices the end points are dealt round robin, one thread per device; the traces are one device's, and of two errors the first in order
+    is raised whichever device found it."""
+    q, t, end = long_copy
+    ends = _ends(q, t, DNA_SCORING, 40)
+    want = trace.trace_end_points(q, t, ends, DNA_SCORING, 10_000, threads=2)
+    kernels = _CpuKernels()
+    got = trace.trace_on_gpu(kernels, q, t, ends, DNA_SCORING, 10_000, devices=[1, 0])
+    assert [_key(g) for g in got] == [_key(w) for w in want]
+    assert kernels.first == {1: -(-len(ends) // 2), 0: len(ends) // 2}
+    q2, t2, above = _with_above(q, t)
+    for order in ([end, above], [above, end]):
+        with pytest.raises(InputError) as cpu_err:
+            trace.trace_end_points(q2, t2, order, DNA_SCORING, 300, threads=2)
+        with pytest.raises(InputError) as gpu_err:
+            trace.trace_on_gpu(_CpuKernels(), q2, t2, order, DNA_SCORING, 300, devices=[0, 1])
         assert str(gpu_err.value) == str(cpu_err.value)

@@ -163,8 +163,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     # with --ends nothing was scanned here: the traceback still resolves its own backend
     results = api.trace_long(
-        query, target, found, scoring, top=args.top, **shape, backend=args.backend, threads=args.threads, target_path=args.target
-    )
+        query, target, found, scoring, top=args.top, **shape, backend=args.backend, threads=args.threads, target_path=args.target,
+        devices=devices,
+    )  # fmt: skip
     gpus_done(args)
     for output in outputs:
         write_output(output, results)

@@ -59,14 +59,22 @@ PAIRS_PER_LAUNCH = 1 << 15
 
 
 @functools.cache
-def _functions() -> dict[str, cp.RawKernel]:
+def _functions(device_id: int) -> dict[str, cp.RawKernel]:
+    """The kernels, loaded once per device (a loaded module belongs to one device's context)."""
     source = kernel_abi.kernel_source("traceback.cu")
     names = [f"{k}<{r}>" for k in ("tb_ends", "tb_ends_team", "tb_region", "tb_region_team") for r in ROWS_PER_LANE] + ["tb_walk"]
-    return load_functions(source, ("-std=c++17", *kernel_abi.compile_options()), names)
+    with cp.cuda.Device(device_id):
+        return load_functions(source, ("-std=c++17", *kernel_abi.compile_options()), names)
 
 
 def _kernel(name: str) -> cp.RawKernel:
-    return _functions()[name]
+    """Kernel ``name`` of the current device."""
+    return _functions(cp.cuda.Device().id)[name]
+
+
+def on_device(device: int) -> cp.cuda.Device:
+    """The context manager under which :func:`align_packed` runs on GPU ``device``."""
+    return cp.cuda.Device(device)
 
 
 @dataclass

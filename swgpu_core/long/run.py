@@ -102,8 +102,9 @@ def alignments(
     max_length: int,
     threads: int = 0,
     engine: str | Engine = "cpu",
+    devices: Sequence[int] = (0,),
 ) -> list[Alignment]:
-    """Full alignments of ``ends``, ranked as given (rank 1 = best), traced on ``engine``."""
-    traces = get_engine(engine).trace_end_points(query.codes, target.codes, ends, scoring, max_length, threads=threads)
+    """Full alignments of ``ends``, ranked as given (rank 1 = best), traced on ``engine`` (its GPUs: ``devices``)."""
+    traces = get_engine(engine).trace_end_points(query.codes, target.codes, ends, scoring, max_length, threads=threads, devices=devices)
     n = len(traces)
     return build_alignments(traces, [query] * n, [target] * n, [0] * n, range(1, n + 1), scoring, threads=threads)

@@ -13,7 +13,7 @@ the sections assumed, which is reported, never silently truncated.
 The CPU traces one end point per thread (:func:`trace_end_points`); the GPU
 (:func:`trace_on_gpu`, which the CUDA engine of :mod:`swgpu_core.engine` calls) traces all
 end points' windows in one batch of the kernels of ``kernels/traceback.cu`` in anchored
-mode, then re-runs only the windows that must grow. Both give the same traces and raise
+mode, then re-runs only the windows that must grow; several GPUs share the end points. Both give the same traces and raise
 the same error (that of the first failing end point).
 """
 
@@ -142,21 +142,62 @@ def trace_end_points(
 
 
 def trace_on_gpu(
-    gpu: ModuleType, query: np.ndarray, target: np.ndarray, ends: Sequence[EndPoint], scoring: Scoring, max_length: int
+    gpu: ModuleType,
+    query: np.ndarray,
+    target: np.ndarray,
+    ends: Sequence[EndPoint],
+    scoring: Scoring,
+    max_length: int,
+    devices: Sequence[int] = (0,),
 ) -> list[PairTrace]:
     """:func:`trace_end_point` for all ``ends`` in rounds: each round packs the current window
     of every end point still open and traces them in one anchored batch (reverse scan from
     the end cell, then the region pass of those whose start was found); the rest go to the
     next round with 4-fold windows. Errors are kept per end point and the first in order is
     raised, as the CPU's ordered map raises it. ``gpu`` is :mod:`swgpu_core.gpu.traceback`
-    (or a stand-in with its ``pack_sequences`` and ``align_packed``)."""
+    (or a stand-in with its ``pack_sequences``, ``align_packed`` and ``on_device``).
+
+    With several ``devices`` the end points are dealt to them round robin (ranked by score,
+    so each GPU gets a like share) and each GPU runs its rounds in a thread of its own: a
+    long query's alignments are large (200 of about 10^5 x 10^5 cells took 98.8 s on one
+    H200), and each end point's trace is the same whichever GPU makes it."""
+    devices = list(devices) or [0]
+    shares = [s for s in (np.arange(k, len(ends), len(devices)) for k in range(len(devices))) if s.size]
+    traces: list[PairTrace | None] = [None] * len(ends)
+    errors: dict[int, Exception] = {}
+
+    def run(device: int, share: np.ndarray) -> None:
+        with gpu.on_device(device):
+            _rounds(gpu, query, target, ends, share, scoring, max_length, traces, errors)
+
+    if len(shares) == 1:
+        run(devices[0], shares[0])
+    else:
+        with ThreadPoolExecutor(len(shares), thread_name_prefix="swgpu-trace") as pool:
+            list(pool.map(run, devices, shares))  # each share's own slots of traces and errors; raises a thread's exception
+    if errors:
+        raise errors[min(errors)]
+    return traces  # type: ignore[return-value]  # all set when no error was kept
+
+
+def _rounds(
+    gpu: ModuleType,
+    query: np.ndarray,
+    target: np.ndarray,
+    ends: Sequence[EndPoint],
+    todo: np.ndarray,
+    scoring: Scoring,
+    max_length: int,
+    traces: list[PairTrace | None],
+    errors: dict[int, Exception],
+) -> None:
+    """:func:`trace_on_gpu`'s rounds for the end points ``todo`` (indices into ``ends``) on the
+    current device: their traces into ``traces``, their errors into ``errors``."""
     qend = np.fromiter((e.qend for e in ends), np.int64, len(ends))
     send = np.fromiter((e.send for e in ends), np.int64, len(ends))
     score = np.fromiter((e.score for e in ends), np.int64, len(ends))
-    window = np.fromiter((first_window(e, scoring, max_length) for e in ends), np.int64, len(ends))
-    traces: list[PairTrace | None] = [None] * len(ends)
-    errors: dict[int, Exception] = {}
-    todo = np.arange(len(ends))
+    window = np.zeros(len(ends), np.int64)
+    window[todo] = [first_window(ends[p], scoring, max_length) for p in todo.tolist()]
     while todo.size:
         i_lo = np.maximum(0, qend[todo] - window[todo])
         j_lo = np.maximum(0, send[todo] - window[todo])
@@ -186,6 +227,3 @@ def trace_on_gpu(
             else:
                 errors[p] = res.error(k, ends[p].score)
         todo = np.asarray(grow, np.int64)
-    if errors:
-        raise errors[min(errors)]
-    return traces  # type: ignore[return-value]  # all set when no error was kept
