@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
-#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [envphases] [order] [search] [searchvar] [ctxprobe] [release] [envab] [exitab] [conns] [abworkflow] [abwall] [concstart] [plan] [absavehits] [cuinit] [visible] [abvisible] [split] [smallexact] [workflow] [wfprofile] [long] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
+#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [envphases] [order] [search] [searchvar] [ctxprobe] [release] [envab] [exitab] [conns] [abworkflow] [abwall] [concstart] [plan] [absavehits] [cuinit] [visible] [abvisible] [split] [smallexact] [workflow] [wfprofile] [long] [longq] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
 #   WF_SLURM=1: SLURM's executor plugin installed too (extra `slurm`; every Snakemake start imports it)
 #   WF_TRACE=1 (workflow): each search job traced by bench/phase_times.py on the run's time line ($OUT/wf_trace.jsonl)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`; both from bench/fetch_wheels.sh), .carry (a copy of shared/)
@@ -235,7 +235,7 @@ for what in "${steps[@]}"; do
   case $what in
     tests)
       # the multi-device and slot tests, with every device visible (a skip fails)
-      timeout 300 python3 -m pytest -q -m gpu tests/test_gpu_scores.py tests/test_gpu_slots.py tests/test_gpu_align_long.py tests/test_gpu_traceback.py \
+      timeout 300 python3 -m pytest -q -m gpu tests/test_gpu_scores.py tests/test_gpu_slots.py tests/test_gpu_align_long.py tests/test_gpu_traceback.py tests/test_gpu_align_long_trace.py \
         -p no:cacheprovider -rs 2>&1 | tee "$OUT/multigpu_tests.log" | tail -8 || rc=1 ;;
     jobstart)
       # what a workflow GPU job pays before its command's work, alone and two at once, with and
@@ -989,6 +989,12 @@ PY
       long_data
       scaling long "align-long, DNA, 10^4 query x 10^8 target" end_points_identical \
         'swgpu align-long --query "$W/long_q.fa" --target "$W/long_t.fa" --alphabet dna --backend cuda --devices "$DEVS"' \
+        '--out "$OUTFILE" --format tsv' ;;
+    longq)
+      # the same with a longer query (LONG_Q residues, default 3 x 10^4), whose 200 alignments' traceback the GPUs share
+      n=${LONG_Q:-30000}; long_data "$n"
+      scaling "long$n" "align-long, DNA, $n query x 10^8 target, top 200" end_points_identical \
+        "swgpu align-long --query \"\$W/long_q$n.fa\" --target \"\$W/long_t$n.fa\" --alphabet dna --backend cuda --devices \"\$DEVS\"" \
         '--out "$OUTFILE" --format tsv' ;;
   esac
 done
