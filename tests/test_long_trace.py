@@ -194,3 +194,7 @@ def test_gpu_rounds_share_the_devices(long_copy):
         with pytest.raises(InputError) as gpu_err:
             trace.trace_on_gpu(_CpuKernels(), q2, t2, order, DNA_SCORING, 300, devices=[0, 1])
         assert str(gpu_err.value) == str(cpu_err.value)
+    for devices in ([0], [0, 1]):  # no end point (a scan that found no alignment): no trace, no GPU asked
+        idle = _CpuKernels()
+        assert trace.trace_on_gpu(idle, q, t, [], DNA_SCORING, 10_000, devices=devices) == []
+        assert idle.rounds == 0

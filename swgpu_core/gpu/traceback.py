@@ -205,7 +205,8 @@ def align_packed(
     run pass 3 on the CPU. None: half of ``launch_bytes``, which holds such a rectangle
     whether the launches of teams and of one-warp pairs run side by side (each then has half)
     or not. Until 2026-11-28 it was 256 MiB, which sent every alignment longer than about
-    23,000 x 23,000 to one CPU core: one 10^5 DNA alignment of align-long took 70 s there.
+    23,000 x 23,000 to one CPU core: align-long with one 10^5 DNA alignment took 78.9 s
+    instead of 14.2 s (one H200, bench/RESULTS.md, thirty-fifth session).
     ``team_warps`` (tests and benchmarks): every pair on a team of that many warps (1: every
     pair on one warp), at the planned R for that team size, instead of the plan's choice.
     """

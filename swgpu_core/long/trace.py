@@ -13,8 +13,8 @@ the sections assumed, which is reported, never silently truncated.
 The CPU traces one end point per thread (:func:`trace_end_points`); the GPU
 (:func:`trace_on_gpu`, which the CUDA engine of :mod:`swgpu_core.engine` calls) traces all
 end points' windows in one batch of the kernels of ``kernels/traceback.cu`` in anchored
-mode, then re-runs only the windows that must grow; several GPUs share the end points. Both give the same traces and raise
-the same error (that of the first failing end point).
+mode, then re-runs only the windows that must grow; several GPUs share the end points.
+Both give the same traces and raise the same error (that of the first failing end point).
 """
 
 from __future__ import annotations
@@ -163,6 +163,8 @@ def trace_on_gpu(
     H200), and each end point's trace is the same whichever GPU makes it."""
     devices = list(devices) or [0]
     shares = [s for s in (np.arange(k, len(ends), len(devices)) for k in range(len(devices))) if s.size]
+    if not shares:  # no end point: nothing to trace, no GPU to ask
+        return []
     traces: list[PairTrace | None] = [None] * len(ends)
     errors: dict[int, Exception] = {}
 
