@@ -178,8 +178,9 @@ def test_gpu_rounds_equal_the_cpu(long_copy):
 
 
 def test_gpu_rounds_share_the_devices(long_copy):
-    """With several devices the end points are dealt round robin, one thread per device; the traces are one device's, and of two errors the first in order
-    is raised whichever device found it."""
+    """With several devices the end points are dealt round robin, one thread per device; the
+    traces are one device's, and of two errors the first in order is raised whichever device
+    found it."""
     q, t, end = long_copy
     ends = _ends(q, t, DNA_SCORING, 40)
     want = trace.trace_end_points(q, t, ends, DNA_SCORING, 10_000, threads=2)
