@@ -80,6 +80,10 @@ def main(argv: Sequence[str] | None = None, *, process_ends: bool = False) -> in
         return 130
     except BrokenPipeError:
         return 0
+    except MemoryError as exc:  # the host's (numpy) or a GPU's (CuPy's OutOfMemoryError is one): what ran out, on one line
+        detail = " ".join(str(exc).split()) or "the host's memory"
+        print(f"swgpu {args.command}: error: out of memory: {detail}", file=sys.stderr)
+        return 2
     except OSError as exc:  # a full disk or failing device where no command caught it (pysam, numpy writes)
         if exc.errno not in WRITE_ERRORS:
             raise

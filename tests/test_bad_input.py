@@ -311,6 +311,24 @@ def test_full_disk_during_makedb(tmp_path: Path, swgpu, monkeypatch) -> None:
     assert leftovers(tmp_path, {"a.fa"}) == []
 
 
+@pytest.mark.parametrize("message", ["Out of memory allocating 73,048,027,136 bytes\n(allocated so far: 147,253,282,304 bytes).", ""])
+def test_out_of_memory_is_one_line(tmp_path: Path, swgpu, monkeypatch, message) -> None:
+    """A GPU's (CuPy raises a MemoryError) or the host's exhausted memory: one line, exit 2,
+    nothing half-written."""
+    import swgpu_core.database as database
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError(message)
+
+    monkeypatch.setattr(database, "_gather", exhausted)
+    (tmp_path / "a.fa").write_text(">a\nMKV\n")
+    rc, _, err = swgpu("makedb", tmp_path / "a.fa", tmp_path / "db", "--quiet")
+    assert_one_line_error(
+        rc, err, "out of memory: " + ("Out of memory allocating 73,048,027,136 bytes (allocated" if message else "the host's memory")
+    )
+    assert leftovers(tmp_path, {"a.fa"}) == []
+
+
 @pytest.mark.parametrize(
     ("args", "fragment"), [(("--gap-open", "2147483647"), "gap costs must be"), (("--gap-extend", "99999"), "gap costs must be")]
 )
