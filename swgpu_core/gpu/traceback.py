@@ -48,6 +48,7 @@ from ..align.gpu_plan import launch_bytes as planned_launch_bytes
 from ..align.traceback import AlignedPairs, PairTask, PairTasks, PairTrace, TracebackError, TracedPaths, trace_region
 from ..errors import BackendUnavailable
 from ..kernel_abi import MAX_CODES, EndField, Status
+from ..per_device import PerDevice
 from ..scoring import Scoring
 from .device import geometry
 from .kernels import load_functions
@@ -58,13 +59,20 @@ WARPS = kernel_abi.TB_WARPS
 PAIRS_PER_LAUNCH = 1 << 15
 
 
-@functools.cache
+_LOADED: PerDevice[dict[str, cp.RawKernel]] = PerDevice()  # per device; align-long's GPUs trace from threads of their own
+
+
 def _functions(device_id: int) -> dict[str, cp.RawKernel]:
-    """The kernels, loaded once per device (a loaded module belongs to one device's context)."""
-    source = kernel_abi.kernel_source("traceback.cu")
-    names = [f"{k}<{r}>" for k in ("tb_ends", "tb_ends_team", "tb_region", "tb_region_team") for r in ROWS_PER_LANE] + ["tb_walk"]
-    with cp.cuda.Device(device_id):
-        return load_functions(source, ("-std=c++17", *kernel_abi.compile_options()), names)
+    """The kernels, loaded once per device (a loaded module belongs to one device's context);
+    a thread that comes while another loads them waits for that one (:class:`PerDevice`)."""
+
+    def load() -> dict[str, cp.RawKernel]:
+        source = kernel_abi.kernel_source("traceback.cu")
+        names = [f"{k}<{r}>" for k in ("tb_ends", "tb_ends_team", "tb_region", "tb_region_team") for r in ROWS_PER_LANE] + ["tb_walk"]
+        with cp.cuda.Device(device_id):
+            return load_functions(source, ("-std=c++17", *kernel_abi.compile_options()), names)
+
+    return _LOADED.once(device_id, load)
 
 
 def _kernel(name: str) -> cp.RawKernel:
