@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a machine with two or more GPUs (issue 16): how search, the workflow's
 # GPU slots and align-long scale from one GPU to all of them. Results under $OUT.
-#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [envphases] [order] [search] [searchvar] [ctxprobe] [release] [envab] [exitab] [conns] [abworkflow] [abwall] [concstart] [plan] [absavehits] [cuinit] [visible] [abvisible] [split] [smallexact] [workflow] [wfprofile] [long] [longq] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
+#   run: bash bench/device_multigpu.sh [tests] [fast] [fastdefault] [abfast] [jobstart] [concphases] [probe] [phases] [envphases] [order] [search] [searchvar] [ctxprobe] [release] [envab] [exitab] [conns] [abworkflow] [abwall] [concstart] [plan] [absavehits] [cuinit] [visible] [abvisible] [split] [smallexact] [workflow] [wfprofile] [long] [longq] [longdefault] [longphases] [teardown] [search_primed]   (default: tests search workflow long)
 #   WF_SLURM=1: SLURM's executor plugin installed too (extra `slurm`; every Snakemake start imports it)
 #   WF_TRACE=1 (workflow): each search job traced by bench/phase_times.py on the run's time line ($OUT/wf_trace.jsonl)
 #   carry: .whl (wheels), .whl_sm (Snakemake's wheels, for `workflow`; both from bench/fetch_wheels.sh), .carry (a copy of shared/)
@@ -642,6 +642,27 @@ PY
       done; done
       for f in "$W"/fastdefault_*.out; do cmp -s "$W/fastdefault_0.out" "$f" || { echo "fastdefault: $f differs"; rc=1; }; done
       cp "$W/fastdefault.txt" "$OUT/" ;;
+    longdefault)
+      # align-long where no GPUs are named (as many as the scan's size pays for, gpu_choice.long_device_count)
+      # beside each GPU count, interleaved, 2 rounds, for queries of LONGD_LENGTHS residues (default 10^4 and
+      # 3 x 10^4; 10^8 target residues, top 200): wall, the GPUs the command took (its summary line) and its scan;
+      # outputs compared
+      : > "$W/longdefault.txt"
+      for n in ${LONGD_LENGTHS:-10000 30000}; do
+        long_data "$n"; sfx=; [ "$n" = 10000 ] || sfx=$n
+        rm -f "$W"/longdefault_"$n"_*.out
+        for round in 1 2; do for devs in default "${SETS[@]}"; do
+          opt=(--devices "$devs"); [ "$devs" = default ] && opt=()
+          t0=$(now)
+          swgpu align-long --query "$W/long_q$sfx.fa" --target "$W/long_t$sfx.fa" --alphabet dna --backend cuda "${opt[@]}" \
+            --format tsv --out "$W/longdefault_${n}_${devs//,/_}.out" 2> "$W/longdefault.log"
+          t1=$(now)
+          echo "$n $devs $(python3 -c "print(round($t1 - $t0, 3))") $(grep -o 'on [0-9]* GPU(s)' "$W/longdefault.log" | tr ' ' _) $(summary "$W/longdefault.log")" \
+            | tee -a "$W/longdefault.txt"
+        done; done
+        for f in "$W"/longdefault_"$n"_*.out; do cmp -s "$W/longdefault_${n}_0.out" "$f" || { echo "longdefault: $f differs"; rc=1; }; done
+      done
+      cp "$W/longdefault.txt" "$OUT/" ;;
     abfast)
       # the fast mode on each GPU count, A/B on one machine: the trees of AB_TREES (default
       # ab_old: other swgpu_core trees, copied there untracked for the call) against this one,

@@ -33,7 +33,7 @@ from .device_batches import seeded_order
 from .errors import InputError
 from .fasta import EncodedSequence
 from .formats import FORMATS, Results, choose_format, write_results
-from .gpu_choice import device_count
+from .gpu_choice import device_count, long_device_count
 from .outfmt import DEFAULT_OUTFMT, FIELDS, STANDARD_FIELDS, parse_outfmt
 from .progress import load as load_progress
 from .scoring import Scoring
@@ -280,6 +280,7 @@ class LongScan:
     extra_cells: int  # cells scanned twice where sections overlap
     parts: int  # GPU parts per section (1 on the CPU)
     sections: list
+    devices: list[int]  # the GPUs that scanned, one section each (none on the CPU); the traceback takes them too
 
 
 @dataclass
@@ -308,8 +309,8 @@ def scan_long(
     *,
     band_width: int | None = None,
     max_alignment_length: int | None = None,
-    backend: str = "auto",
-    devices: Sequence[int] = (0,),
+    backend: str | Engine = "auto",
+    devices: Sequence[int] | None = None,
     gpu_sections: int | None = None,
     section: tuple[int, int] | None = None,
 ) -> LongScan:
@@ -319,8 +320,10 @@ def scan_long(
     on the GPU (one on the CPU), or, with ``section=(i, n)``, only section ``i`` of ``n``
     (for scans spread over processes and merged by :func:`trace_long`). Default: the
     longest a positive-scoring alignment of the query can be (:func:`~.long.sections.max_alignment_span`).
+    ``devices`` None: as many of the visible GPUs as the scan's size pays for
+    (:func:`~swgpu_core.gpu_choice.long_device_count`), the first one for a ``section``.
     """
-    from .engine import get_engine
+    from .engine import CudaEngine, get_engine
     from .long.endpoints import DEFAULT_BAND_WIDTH, BandRule
     from .long.run import check_inputs, scan_sections
     from .long.sections import layout, max_alignment_span
@@ -332,16 +335,23 @@ def scan_long(
     check_inputs(query, target, scoring, rule)
     engine = get_engine(backend)
     used = engine.kind
+    if not isinstance(engine, CudaEngine):
+        device_list = []
+    elif devices is not None:
+        device_list = list(devices)
+    else:  # as many GPUs as the work pays for
+        visible = engine.devices(None)
+        device_list = visible[: 1 if section is not None else long_device_count(len(query) * len(target), len(visible))]
     if section is not None:
         index, count = section
         sections = [layout(len(target), count, max_alignment_length)[index]]
     else:
-        sections = layout(len(target), len(devices) if used == "cuda" else 1, max_alignment_length)
-    scanned = scan_sections(query.codes, target.codes, sections, rule, scoring, engine, list(devices), gpu_sections)
+        sections = layout(len(target), max(len(device_list), 1), max_alignment_length)
+    scanned = scan_sections(query.codes, target.codes, sections, rule, scoring, engine, device_list or [0], gpu_sections)
     cells = sum(r.owned_cells for r in scanned)
     return LongScan(
         [r.found for r in scanned], used, max(r.seconds for r in scanned), cells, sum(r.cells for r in scanned) - cells,
-        max(r.parts for r in scanned), sections,
+        max(r.parts for r in scanned), sections, device_list[: len(sections)],
     )  # fmt: skip
 
 
@@ -354,15 +364,16 @@ def trace_long(
     top: int = 10,
     band_width: int | None = None,
     max_alignment_length: int | None = None,
-    backend: str = "auto",
+    backend: str | Engine = "auto",
     threads: int = 0,
     target_path: str = "-",
-    devices: Sequence[int] = (0,),
+    devices: Sequence[int] | None = None,
 ) -> Results:
     """The ``top`` best distinct end points of scanned sections (``found``, every section once), traced into alignments.
 
     The target is the writers' one-sequence database (``target_path`` names it in headers).
-    ``devices``: the GPUs of a GPU traceback, which share the end points.
+    ``devices``: the GPUs of a GPU traceback, which share the end points (None: the first
+    visible one; :func:`align_long` passes those of its scan).
     """
     from .engine import get_engine
     from .long.endpoints import DEFAULT_BAND_WIDTH, BandRule
@@ -375,7 +386,7 @@ def trace_long(
         raise InputError(f"--top must be >= 1 (got {top})")
     rule = BandRule(len(query), DEFAULT_BAND_WIDTH if band_width is None else band_width)
     ends = end_points(list(found), rule, top)
-    return long_results(query, target, target_path, ends, scoring, max_alignment_length, threads, get_engine(backend), devices)
+    return long_results(query, target, target_path, ends, scoring, max_alignment_length, threads, get_engine(backend), devices or (0,))
 
 
 def align_long(
@@ -386,29 +397,33 @@ def align_long(
     top: int = 10,
     band_width: int | None = None,
     max_alignment_length: int | None = None,
-    backend: str = "auto",
-    devices: Sequence[int] = (0,),
+    backend: str | Engine = "auto",
+    devices: Sequence[int] | None = None,
     gpu_sections: int | None = None,
     threads: int = 0,
 ) -> LongResult:
     """One long query against one long target: the ``top`` best distinct local alignments.
 
     ``query``/``target`` are records or one-record FASTA paths (alphabet of ``scoring``);
-    :func:`scan_long` then :func:`trace_long`. See ``docs/align_long.md`` for the
-    end-point rule and ``band_width``.
+    :func:`scan_long` then :func:`trace_long`, on the GPUs the scan took (``devices``, or
+    None: as many as its size pays for). See ``docs/align_long.md`` for the end-point rule
+    and ``band_width``.
     """
+    from .engine import get_engine
+
     target_path = os.fspath(target) if isinstance(target, (str, os.PathLike)) else "-"
     if isinstance(query, (str, os.PathLike)):
         query = read_sequence(query, scoring.alphabet, "query")
     if isinstance(target, (str, os.PathLike)):
         target = read_sequence(target, scoring.alphabet, "target")
+    engine = get_engine(backend)  # resolved once: the traceback runs where the scan ran
     scan = scan_long(
-        query, target, scoring, band_width=band_width, max_alignment_length=max_alignment_length, backend=backend, devices=devices,
+        query, target, scoring, band_width=band_width, max_alignment_length=max_alignment_length, backend=engine, devices=devices,
         gpu_sections=gpu_sections,
     )  # fmt: skip
     results = trace_long(
         query, target, scan.found, scoring, top=top, band_width=band_width, max_alignment_length=max_alignment_length,
-        backend=scan.backend, threads=threads, target_path=target_path, devices=devices,
+        backend=engine, threads=threads, target_path=target_path, devices=scan.devices,
     )  # fmt: skip
     return LongResult(results, scan)
 

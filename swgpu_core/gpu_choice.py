@@ -1,10 +1,11 @@
-"""Which GPUs a search runs on where none are named: pure rules, standard library only.
+"""Which GPUs a search or align-long runs on where none are named: pure rules, standard library only.
 
 Light on purpose: ``swgpu`` applies them before CUDA is initialised, to show CUDA only the
-GPUs a search may take (:func:`swgpu_core.commands.devices_in`), where an import of numpy
+GPUs a command may take (:func:`swgpu_core.commands.devices_in`), where an import of numpy
 would hold ``cuInit`` back; it can then only bound the work from file sizes
-(:func:`cells_bound`). :func:`swgpu_core.api.search` applies them to the work itself. Both
-rules grow with the work, so the GPUs the search takes are among those shown.
+(:func:`cells_bound`, :func:`long_cells_bound`). :func:`swgpu_core.api.search` and
+:func:`swgpu_core.api.scan_long` apply them to the work itself. The rules grow with the work,
+so the GPUs a command takes are among those shown.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ FAST_MAX_GPUS = 2
 #: an exact search's work that one GPU scans in the time a further GPU costs it
 #: (:func:`exact_device_count`)
 EXACT_GPU_COST_CELLS = 1.4e12
+#: align-long's scan: the cells one GPU scans in the time a further GPU costs the command
+#: (:func:`long_device_count`)
+LONG_GPU_COST_CELLS = 3e11
 
 
 def fast_device_count(cells: float, visible: int) -> int:
@@ -62,8 +66,37 @@ def exact_device_count(cells: float, visible: int) -> int:
     * bench200M x 125 of them (1.4e13): 4.11 / 2.80 / 2.46 / 2.53 s; three;
     * bench200M x 500 queries (4.9e13, two H200s): 13.08 / 7.25 s; six where there are.
     """
+    return _paying_count(cells, visible, EXACT_GPU_COST_CELLS)
+
+
+def long_device_count(cells: float, visible: int) -> int:
+    """How many of the ``visible`` GPUs align-long's scan of ``cells`` (query residues x target
+    residues) runs on where its GPUs are not named: the rule of :func:`exact_device_count`
+    with :data:`LONG_GPU_COST_CELLS`.
+
+    Why that constant: align-long's scan runs about ``R`` = 1.23e12 cells per second on an
+    H200 (DNA); its GPUs' contexts are opened while the target is read, so a second GPU cost
+    only 0.05-0.10 s, but a third and a fourth 0.25 s each (CUDA's start of four GPUs, about
+    1 s). With ``c`` = 0.25 s, ``c R`` is 3e11, and the rule takes two GPUs for 10^12 cells and
+    six for 10^13. Measured (bench/RESULTS.md, thirty-sixth session; DNA, 10^8 target residues,
+    a planted copy of the query, 200 alignments; process wall on 1 / 2 / 4 H200s, medians of 2):
+
+    * a 10^4 query (1e12 cells): 2.03 / 1.68 / 1.99 s; the rule takes two;
+    * a 3 x 10^4 query (3e12): 5.44 / 3.63 / 3.56 s; three;
+    * a 10^5 query (1e13): 101.4 / 55.4 s on another host (the traceback of its 200 alignments
+      divides too); six where there are.
+
+    Only the scan counts here, so a traceback that dominates (a long query's many long
+    alignments) gains more than the rule assumes, never less: it may take too few GPUs, not
+    too many. A slower GPU (an H100) scans fewer cells in ``c``, so the rule is cautious there too."""
+    return _paying_count(cells, visible, LONG_GPU_COST_CELLS)
+
+
+def _paying_count(cells: float, visible: int, cost_cells: float) -> int:
+    """The most ``k`` of ``visible`` whose ``k``-th GPU still pays for itself: ``cells >= cost_cells
+    * k * (k - 1)``; at least one."""
     k = 1
-    while k < visible and cells >= EXACT_GPU_COST_CELLS * (k + 1) * k:
+    while k < visible and cells >= cost_cells * (k + 1) * k:
         k += 1
     return k
 
@@ -81,13 +114,29 @@ def cells_bound(db: str, query: str) -> float | None:
     residue. None where that cannot be known: a gzip or streamed query, a missing file."""
     try:
         residues = os.stat(os.path.join(db, "residues.u8")).st_size
-        info = os.stat(query)
-        if not stat.S_ISREG(info.st_mode):
-            return None
-        with open(query, "rb") as fh:
-            compressed = fh.read(2) == b"\x1f\x8b"  # gzip or bgzip, as swgpu_core.fasta reads them
     except OSError:
         return None
-    if compressed:
+    size = _plain_size(query)
+    return None if size is None else float(residues) * size
+
+
+def long_cells_bound(query: str, target: str) -> float | None:
+    """At least the cells of align-long's scan of the FASTA files ``query`` and ``target``
+    from their sizes alone (a plain FASTA file takes at least one byte per residue); None where
+    either cannot tell."""
+    sizes = [_plain_size(path) for path in (query, target)]
+    return None if None in sizes else float(sizes[0]) * sizes[1]  # type: ignore[operator]
+
+
+def _plain_size(path: str) -> int | None:
+    """The size of the plain (not compressed) regular file ``path``: at least its residues;
+    None for a gzip or bgzip file (as swgpu_core.fasta reads them), a stream or a missing file."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        with open(path, "rb") as fh:
+            compressed = fh.read(2) == b"\x1f\x8b"
+    except OSError:
         return None
-    return float(residues) * info.st_size
+    return None if compressed else info.st_size

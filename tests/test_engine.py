@@ -122,7 +122,9 @@ def test_commands_start_the_gpu_first_unless_the_cpu_is_asked_for(monkeypatch, t
         "pairs": ["pairs", "--query", missing, "--subject", missing],
         "align-long": ["align-long", "--query", missing, "--target", missing],
     }[command]
-    for backend, want in (("cpu", []), ("auto", [(None, True)] if command == "search" else [([0], False)])):
+    # search and align-long name no GPU by default: every visible one, of which they take as many as their work pays for
+    first = {"search": (None, True), "align-long": (None, False)}.get(command, ([0], False))
+    for backend, want in (("cpu", []), ("auto", [first])):
         started.clear()
         assert cli.main([*args, "--backend", backend, "--out", str(tmp_path / "o")]) == 2
         assert started == want, backend

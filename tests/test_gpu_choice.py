@@ -1,5 +1,5 @@
-"""Which GPUs a search takes where none are named (:mod:`swgpu_core.gpu_choice`), and that
-api.search follows it; without a GPU."""
+"""Which GPUs a search or align-long takes where none are named (:mod:`swgpu_core.gpu_choice`),
+and that api.search and api.align_long follow it; without a GPU."""
 
 from __future__ import annotations
 
@@ -10,9 +10,12 @@ from swgpu_core.gpu_choice import (
     EXACT_GPU_COST_CELLS,
     FAST_CELLS_PER_GPU,
     FAST_MAX_GPUS,
+    LONG_GPU_COST_CELLS,
     cells_bound,
     exact_device_count,
     fast_device_count,
+    long_cells_bound,
+    long_device_count,
 )
 
 
@@ -128,3 +131,83 @@ def test_a_search_traces_its_hits_on_a_gpu_it_searched_with(bundled_db, resource
         rc, _, err = swgpu("search", *args, "--devices", devices, "--out", tmp_path / "a.tsv", "--outfmt", "6 qseqid sseqid pident")
         assert rc == 0, err
         assert traced.pop() == want
+
+
+def test_long_device_count_takes_a_gpu_while_it_saves_more_than_it_costs():
+    c = LONG_GPU_COST_CELLS
+    assert long_device_count(0, 8) == 1
+    assert long_device_count(2 * c - 1, 8) == 1 and long_device_count(2 * c, 8) == 2
+    assert long_device_count(1e11, 4) == 1  # a 10^4 query against 10^7 residues: one GPU
+    assert long_device_count(1e12, 4) == 2  # against 10^8: two were the fastest (docstring)
+    assert long_device_count(1e13, 16) == 6 and long_device_count(1e13, 2) == 2  # a 10^5 query: every GPU of two
+
+
+def test_the_long_bound_from_file_sizes_is_at_least_the_work(tmp_path):
+    """long_cells_bound reads sizes only: never less than the scan's cells, None where a file cannot tell."""
+    from swgpu_core import api
+    from swgpu_core.alphabet import DNA
+
+    q, t = tmp_path / "q.fa", tmp_path / "t.fa"
+    q.write_text(">q query\n" + "ACGT" * 50 + "\n")
+    t.write_text(">t\n" + "\n".join(["ACGTTGCA" * 10] * 30) + "\n")
+    cells = len(api.read_sequence(q, DNA)) * len(api.read_sequence(t, DNA))
+    bound = long_cells_bound(str(q), str(t))
+    assert bound is not None and cells <= bound <= 1.2 * cells
+    packed = tmp_path / "t.fa.gz"
+    packed.write_bytes(gzip.compress(t.read_bytes()))
+    assert long_cells_bound(str(q), str(packed)) is None
+    assert long_cells_bound(str(q), str(tmp_path / "missing.fa")) is None
+
+
+def test_align_long_scans_and_traces_on_the_gpus_its_work_pays_for(monkeypatch):
+    """api.align_long takes long_device_count of the visible GPUs where none are named, one
+    section per GPU, and traces on the GPUs that scanned; a ``section`` scan takes the first;
+    named GPUs are followed (an engine of four GPUs that records what it is asked for and
+    computes on the CPU, whose results the choice must not change)."""
+    import numpy as np
+
+    from swgpu_core import api
+    from swgpu_core.alphabet import DNA
+    from swgpu_core.engine import CpuEngine, CudaEngine, EngineChoice
+    from swgpu_core.fasta import EncodedSequence
+    from swgpu_core.scoring import Scoring
+
+    asked: list[tuple[str, list[int]]] = []
+
+    class FourGpus(CudaEngine):
+        def scan_sections(self, query, target, sections, rule, scoring, *, devices=(0,), parts=None):
+            asked.append(("scan", list(devices)))
+            assert len(sections) <= len(devices)  # one section per GPU
+            return CpuEngine().scan_sections(query, target, sections, rule, scoring)
+
+        def trace_end_points(self, query, target, ends, scoring, max_length, *, threads=0, devices=(0,)):
+            asked.append(("trace", list(devices)))
+            return CpuEngine().trace_end_points(query, target, ends, scoring, max_length, threads=1)
+
+    rng = np.random.default_rng(5)
+    q = rng.integers(0, 4, 300).astype(np.uint8)
+    t = rng.integers(0, 4, 6000).astype(np.uint8)
+    t[2000:2300] = q
+    query, target = EncodedSequence("q", "", q), EncodedSequence("t", "", t)
+    scoring = Scoring.nucleotide()
+    engine = FourGpus(EngineChoice("cuda", None, 4))
+    cells = len(q) * len(t)
+
+    def run(**kwargs) -> tuple[list, list]:
+        asked.clear()
+        result = api.align_long(query, target, scoring, top=3, backend=engine, max_alignment_length=400, **kwargs)
+        assert result.scan.devices == asked[0][1][: len(result.scan.sections)]
+        return asked[:], [(a.score, a.qstart, a.sstart) for a in result.alignments]
+
+    assert DNA is scoring.alphabet
+    got, best = run()
+    assert got == [("scan", [0]), ("trace", [0])]  # a small scan: one GPU
+    monkeypatch.setattr(gpu_choice, "LONG_GPU_COST_CELLS", cells / 6)  # three GPUs pay: 3 * 2 * cells / 6
+    got, same = run()
+    assert got == [("scan", [0, 1, 2]), ("trace", [0, 1, 2])] and same == best
+    monkeypatch.setattr(gpu_choice, "LONG_GPU_COST_CELLS", cells / 100)
+    assert run()[0] == [("scan", [0, 1, 2, 3]), ("trace", [0, 1, 2, 3])]  # no more than are visible
+    assert run(devices=[1, 3])[0] == [("scan", [1, 3]), ("trace", [1, 3])]
+    asked.clear()
+    scan = api.scan_long(query, target, scoring, backend=engine, max_alignment_length=400, section=(1, 3))
+    assert asked == [("scan", [0])] and scan.devices == [0]  # one section per process: the first GPU

@@ -115,7 +115,9 @@ def gpus_asked(monkeypatch) -> list:
     ("argv", "shown", "used"),
     [
         (["align-long", "--devices", "2,3"], "2,3", [0, 1]),
-        (["align-long"], "0", [0]),  # its default, GPU 0
+        (["align-long"], None, None),  # files of unknown size: every GPU, of which the scan takes as many as it pays for
+        (["align-long", "--section", "0/2", "--save-ends", "s.npz"], "0", None),  # one section per process: the first GPU
+        (["align-long", "--ends", "a.npz", "b.npz"], "0", None),  # no scan: the traceback on the first GPU
         (["search", "--devices=1"], "1", [0]),
         (["search", "--dev", "3"], "3", [0]),  # abbreviated, as argparse takes it
         (["search", "--devices", "0", "--devices", "2"], "2", [0]),  # the last one, as argparse
@@ -167,6 +169,33 @@ def test_a_search_that_names_no_gpus_is_shown_those_its_files_can_pay_for(
     query.write_bytes(b">q\n" + b"A" * (query_bytes - 3))
     with contextlib.suppress(SystemExit):
         cli.main(["search", "--db", str(db), "--query", str(query), *extra], process_ends=True)
+    _started()
+    assert fresh_driver == [shown]
+
+
+@pytest.mark.parametrize(
+    ("query_bytes", "target_bytes", "extra", "shown"),
+    [
+        (10**4, 10**7, [], "0"),  # 1e11 cells at most: one GPU pays
+        (10**4, 10**8, [], "0,1"),  # 1e12: two (one GPU's scan of it is 0.8 s)
+        (3 * 10**4, 10**8, [], "0,1,2"),  # 3e12: three
+        (10**5, 10**8, [], None),  # 1e13: more than the four there are, so every one (nothing hidden)
+        (10**4, 10**8, ["--devices", "3"], "3"),  # named GPUs are followed
+        (10**5, 10**8, ["--section", "1/4", "--save-ends", "s.npz"], "0"),  # one section per process
+    ],
+)
+def test_align_long_naming_no_gpus_is_shown_those_its_files_can_pay_for(
+    fresh_driver, gpus_asked, tmp_path, query_bytes, target_bytes, extra, shown
+):
+    """As a search: from the two files' sizes (gpu_choice.long_cells_bound) CUDA is shown the
+    GPUs the most work they can hold pays for (long_device_count), and api.scan_long takes as
+    many of those as its own work pays for."""
+    query, target = tmp_path / "q.fa", tmp_path / "t.fa"
+    query.write_bytes(b">q\n" + b"A" * (query_bytes - 3))
+    with open(target, "wb") as fh:  # sparse: only its size is read
+        fh.truncate(target_bytes)
+    with contextlib.suppress(SystemExit):
+        cli.main(["align-long", "--query", str(query), "--target", str(target), *extra], process_ends=True)
     _started()
     assert fresh_driver == [shown]
 

@@ -20,13 +20,15 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import InputError
-from ..gpu_choice import FAST_MAX_GPUS, cells_bound, device_count
+from ..gpu_choice import FAST_MAX_GPUS, cells_bound, device_count, long_cells_bound, long_device_count
 
 GPU_COMMANDS = frozenset({"search", "align", "pairs", "align-long", "plan"})
 
 #: the GPUs each of :data:`GPU_COMMANDS` uses where ``--devices`` names none (None: every visible one,
-#: of which a search takes as many as its size pays for, ``gpu_choice.device_count``)
-DEFAULT_DEVICES: dict[str, list[int] | None] = {"search": None, "align": [0], "pairs": [0], "align-long": [0], "plan": [0]}
+#: of which a search or align-long's scan takes as many as its size pays for, ``gpu_choice``)
+DEFAULT_DEVICES: dict[str, list[int] | None] = {"search": None, "align": [0], "pairs": [0], "align-long": None, "plan": [0]}
+#: options of each command that :func:`devices_in` reads, besides ``--devices``
+_SIZE_OPTIONS = {"search": ("--mode", "--db", "--query"), "align-long": ("--query", "--target", "--section")}
 
 
 def parse_index_list(spec: str, option: str, limit: int | None = None) -> list[int]:
@@ -57,25 +59,36 @@ def devices(command: str, spec: str | None) -> list[int] | None:
 
 def devices_in(argv: Sequence[str]) -> list[int] | None:
     """The GPUs the command line ``argv`` (``argv[0]`` the command) may use, for CUDA to be
-    shown only those: its :func:`devices`; for a search that names none, the first
-    :func:`~swgpu_core.gpu_choice.device_count` GPUs for the most work its files can hold
-    (:func:`~swgpu_core.gpu_choice.cells_bound`; the search then takes as many of them as its
-    work pays for), and where that is unknown every GPU, or for a fast search the first
-    :data:`~swgpu_core.gpu_choice.FAST_MAX_GPUS`. Read before the command's parser exists
-    (building it imports the command, numpy with it: 0.1-0.2 s that ``cuInit`` would wait
-    for), as argparse reads the options (the last value, ``=`` or not, abbreviated or not);
-    None (every GPU) where they cannot be read, which the command's parser then reports."""
+    shown only those: its :func:`devices`; for a search or an align-long scan that names none,
+    the first GPUs that the most work its files can hold pays for
+    (:func:`~swgpu_core.gpu_choice.device_count` of :func:`~swgpu_core.gpu_choice.cells_bound`,
+    :func:`~swgpu_core.gpu_choice.long_device_count` of
+    :func:`~swgpu_core.gpu_choice.long_cells_bound`; the command then takes as many of them as
+    its work pays for), and where that is unknown every GPU, or for a fast search the first
+    :data:`~swgpu_core.gpu_choice.FAST_MAX_GPUS`. align-long with ``--section`` (one section
+    per process) or ``--ends`` (no scan) takes the first GPU. Read before the command's parser
+    exists (building it imports the command, numpy with it: 0.1-0.2 s that ``cuInit`` would
+    wait for), as argparse reads the options (the last value, ``=`` or not, abbreviated or
+    not); None (every GPU) where they cannot be read, which the command's parser then reports."""
     if not argv or argv[0] not in GPU_COMMANDS:
         return None
+    command = argv[0]
     parser = argparse.ArgumentParser(add_help=False, exit_on_error=False)
-    for option in ("--devices", "--mode", "--db", "--query") if argv[0] == "search" else ("--devices",):
-        parser.add_argument(option)  # only a search's own options: an abbreviation is read as its parser reads it
+    for option in ("--devices", *_SIZE_OPTIONS.get(command, ())):
+        parser.add_argument(option)  # only the command's own options: an abbreviation is read as its parser reads it
+    if command == "align-long":
+        parser.add_argument("--ends", nargs="+")
     try:
         known, _rest = parser.parse_known_args(list(argv[1:]))
-        if argv[0] != "search" or known.devices:
-            return devices(argv[0], known.devices)
+        if command not in _SIZE_OPTIONS or known.devices:
+            return devices(command, known.devices)
     except (InputError, argparse.ArgumentError):
         return None
+    if command == "align-long":
+        if known.section or known.ends:
+            return [0]
+        bound = long_cells_bound(known.query, known.target) if known.query and known.target else None
+        return None if bound is None else list(range(long_device_count(bound, sys.maxsize)))
     mode = known.mode or "exact"
     bound = cells_bound(known.db, known.query) if known.db and known.query else None
     if bound is not None:

@@ -74,8 +74,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--devices",
-        help="comma-separated CUDA devices; the target is cut into one section per device (default 0). CUDA is shown only these, "
-        "which it then initialises faster (about 0.2 s less per GPU left out)",
+        help="comma-separated CUDA devices; the target is cut into one section per device, and they share the traceback "
+        "(default: as many as the scan's size pays for, 2 for 10^12 cells, 6 for 10^13; the first with --section or --ends). "
+        "CUDA is shown only these, which it then initialises faster (about 0.2 s less per GPU left out)",
     )
     parser.add_argument(
         "--gpu-sections",
@@ -142,19 +143,20 @@ def run(args: argparse.Namespace) -> int:
     shape = {"band_width": args.band_width, "max_alignment_length": max_length}
 
     started = time.perf_counter()
+    traced_on = devices  # the traceback's GPUs: those of the scan, where there is one
     if args.ends:
         found = _load_sections(args.ends, meta())
     else:
         scan = api.scan_long(
             query, target, scoring, **shape, backend=args.backend, devices=devices, gpu_sections=gpu_sections, section=section
         )
-        found = scan.found
+        found, traced_on = scan.found, scan.devices
         if args.save_ends:
             index, count = section if section else (0, 1)
             endpoints.save(args.save_ends, endpoints.merge(found), {**meta(), "section_index": index, "section_count": count})
         if not args.quiet and scan.cells:
             rate = scan.cells / scan.seconds / 1e9 if scan.seconds > 0 else float("inf")
-            where = f"{scan.backend}, {scan.parts} part(s) per section" if scan.backend == "cuda" else scan.backend
+            where = f"{len(scan.devices)} GPU(s), {scan.parts} part(s) per section" if scan.backend == "cuda" else scan.backend
             print(
                 f"swgpu align-long: {scan.cells:,} cells (+{scan.extra_cells:,} overlap) on {where} in {scan.seconds:.3f} s ({rate:.2f} GCUPS)",
                 file=sys.stderr,
@@ -164,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
     # with --ends nothing was scanned here: the traceback still resolves its own backend
     results = api.trace_long(
         query, target, found, scoring, top=args.top, **shape, backend=args.backend, threads=args.threads, target_path=args.target,
-        devices=devices,
+        devices=traced_on,
     )  # fmt: skip
     gpus_done(args)
     for output in outputs:
