@@ -296,6 +296,11 @@ def show_only(devices: Sequence[int]) -> bool:
     return True
 
 
+def hid_gpus() -> bool:
+    """Whether :func:`show_only` hid GPUs from CUDA in this process."""
+    return bool(_SHOWN)
+
+
 def local(devices: Sequence[int] | None) -> list[int] | None:
     """``devices`` (numbered as the process started) in the process's numbering: unchanged
     unless :func:`show_only` hid GPUs, else their places among those it showed."""

@@ -122,9 +122,9 @@ def test_commands_start_the_gpu_first_unless_the_cpu_is_asked_for(monkeypatch, t
         "pairs": ["pairs", "--query", missing, "--subject", missing],
         "align-long": ["align-long", "--query", missing, "--target", missing],
     }[command]
-    # search and align-long name no GPU by default: every visible one, of which they take as many as their work pays for
-    first = {"search": (None, True), "align-long": (None, False)}.get(command, ([0], False))
-    for backend, want in (("cpu", []), ("auto", [first])):
+    # a search names every visible GPU (it takes as many as its work pays for); align-long starts those its files
+    # can pay for (here missing: the first, commands.align_long_devices)
+    for backend, want in (("cpu", []), ("auto", [(None, True)] if command == "search" else [([0], False)])):
         started.clear()
         assert cli.main([*args, "--backend", backend, "--out", str(tmp_path / "o")]) == 2
         assert started == want, backend
@@ -473,3 +473,25 @@ def test_a_search_warms_only_its_first_gpu(monkeypatch, scan, warmed):
     monkeypatch.setitem(sys.modules, "swgpu_core.gpu.device", types.SimpleNamespace(open_context=lambda d: done.append(f"context {d}")))
     eng._warm([1, 0], scan)
     assert done == warmed
+
+
+def test_align_long_starts_the_gpus_its_files_can_pay_for(monkeypatch, tmp_path):
+    """Without --devices, align-long starts (in the background, while it reads) the GPUs that its
+    files' sizes can pay for (commands.align_long_devices), not every GPU of the node: in process
+    that list; where the executable hid the others from CUDA, every one left visible (None)."""
+    from swgpu_core import cli, cuda_driver
+    from swgpu_core.commands import _options
+
+    started: list = []
+    monkeypatch.setattr(_options, "warm_up", lambda devices, scan=False, seed_params=None: started.append(devices))
+    query, target = tmp_path / "q.fa", tmp_path / "t.fa"
+    query.write_bytes(b">q\n" + b"A" * (10**4 - 3))
+    with open(target, "wb") as fh:  # sparse: only its size is read before the command fails on it
+        fh.truncate(10**8)
+    argv = ["align-long", "--query", str(query), "--target", str(target), "--out", str(tmp_path / "o")]
+    assert cli.main(argv) == 2 and started == [[0, 1]]  # 10^12 cells at most: two GPUs
+    started.clear()
+    assert cli.main([*argv, "--devices", "1"]) == 2 and started == [[1]]  # named: followed
+    started.clear()
+    monkeypatch.setattr(cuda_driver, "hid_gpus", lambda: True)
+    assert cli.main(argv) == 2 and started == [None]  # the executable showed CUDA only those two

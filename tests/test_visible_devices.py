@@ -115,7 +115,7 @@ def gpus_asked(monkeypatch) -> list:
     ("argv", "shown", "used"),
     [
         (["align-long", "--devices", "2,3"], "2,3", [0, 1]),
-        (["align-long"], None, None),  # files of unknown size: every GPU, of which the scan takes as many as it pays for
+        (["align-long"], "0", None),  # files of unknown size: the first GPU (every one would cost cuInit 0.2 s each)
         (["align-long", "--section", "0/2", "--save-ends", "s.npz"], "0", None),  # one section per process: the first GPU
         (["align-long", "--ends", "a.npz", "b.npz"], "0", None),  # no scan: the traceback on the first GPU
         (["search", "--devices=1"], "1", [0]),
@@ -238,6 +238,8 @@ def test_devices_in_reads_the_arguments_as_each_commands_parser_does():
             want = commands.devices(command, getattr(args, "devices", None))
             if want is None and getattr(args, "mode", None) == "fast":  # a fast search takes at most FAST_MAX_GPUS
                 want = list(range(FAST_MAX_GPUS))
+            if want is None and command == "align-long":  # the GPUs its files can pay for (here unknown: the first)
+                want = commands.align_long_devices(args.query, args.target, args.section, args.ends)
             assert commands.devices_in(argv) == want, argv
             checked += 1
     # every spelling for search, those without --mode for align-long; align, pairs and plan have no --devices

@@ -57,17 +57,28 @@ def devices(command: str, spec: str | None) -> list[int] | None:
     return parse_index_list(spec, "--devices") if spec else DEFAULT_DEVICES[command]
 
 
+def align_long_devices(query: str | None, target: str | None, section: object, ends: object) -> list[int]:
+    """The GPUs align-long may take where ``--devices`` names none, from its arguments alone:
+    the first GPU with ``--section`` (one section per process) or ``--ends`` (no scan); else
+    the first GPUs that the most work its two files can hold pays for
+    (:func:`~swgpu_core.gpu_choice.long_device_count` of
+    :func:`~swgpu_core.gpu_choice.long_cells_bound`; its scan then takes as many of them as its
+    work pays for), and where a file cannot tell (gzip, a stream) the first GPU: starting every
+    GPU of a node would cost a one-GPU scan 0.2 s per GPU of ``cuInit`` and a context each."""
+    if section or ends or not (query and target):
+        return [0]
+    bound = long_cells_bound(query, target)
+    return [0] if bound is None else list(range(long_device_count(bound, sys.maxsize)))
+
+
 def devices_in(argv: Sequence[str]) -> list[int] | None:
     """The GPUs the command line ``argv`` (``argv[0]`` the command) may use, for CUDA to be
-    shown only those: its :func:`devices`; for a search or an align-long scan that names none,
-    the first GPUs that the most work its files can hold pays for
-    (:func:`~swgpu_core.gpu_choice.device_count` of :func:`~swgpu_core.gpu_choice.cells_bound`,
-    :func:`~swgpu_core.gpu_choice.long_device_count` of
-    :func:`~swgpu_core.gpu_choice.long_cells_bound`; the command then takes as many of them as
-    its work pays for), and where that is unknown every GPU, or for a fast search the first
-    :data:`~swgpu_core.gpu_choice.FAST_MAX_GPUS`. align-long with ``--section`` (one section
-    per process) or ``--ends`` (no scan) takes the first GPU. Read before the command's parser
-    exists (building it imports the command, numpy with it: 0.1-0.2 s that ``cuInit`` would
+    shown only those: its :func:`devices`; for a search that names none, the first
+    :func:`~swgpu_core.gpu_choice.device_count` GPUs for the most work its files can hold
+    (:func:`~swgpu_core.gpu_choice.cells_bound`; the search then takes as many of them as its
+    work pays for), and where that is unknown every GPU, or for a fast search the first
+    :data:`~swgpu_core.gpu_choice.FAST_MAX_GPUS`; for align-long that names none,
+    :func:`align_long_devices`. Read before the command's parser exists (building it imports the command, numpy with it: 0.1-0.2 s that ``cuInit`` would
     wait for), as argparse reads the options (the last value, ``=`` or not, abbreviated or
     not); None (every GPU) where they cannot be read, which the command's parser then reports."""
     if not argv or argv[0] not in GPU_COMMANDS:
@@ -85,10 +96,7 @@ def devices_in(argv: Sequence[str]) -> list[int] | None:
     except (InputError, argparse.ArgumentError):
         return None
     if command == "align-long":
-        if known.section or known.ends:
-            return [0]
-        bound = long_cells_bound(known.query, known.target) if known.query and known.target else None
-        return None if bound is None else list(range(long_device_count(bound, sys.maxsize)))
+        return align_long_devices(known.query, known.target, known.section, known.ends)
     mode = known.mode or "exact"
     bound = cells_bound(known.db, known.query) if known.db and known.query else None
     if bound is not None:

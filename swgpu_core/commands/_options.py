@@ -25,16 +25,21 @@ if TYPE_CHECKING:  # the seeding module is imported by the commands that search,
     from ..seed import SeedParams
 
 
-def start_gpu(args: argparse.Namespace, *, scan: bool = False, seed_params: SeedParams | None = None) -> list[int] | None:
+def start_gpu(
+    args: argparse.Namespace, *, scan: bool = False, seed_params: SeedParams | None = None, warm: list[int] | None = None
+) -> list[int] | None:
     """The GPUs the command uses, in this process's numbering (None: every visible one): its
     ``--devices`` or its default (:func:`swgpu_core.commands.devices`), renumbered where
     ``swgpu`` showed CUDA only those (:func:`swgpu_core.cuda_driver.local`). Unless the CPU
     backend was asked for, CUDA's start-up on them begins in the background
     (:func:`swgpu_core.engine.warm_up`; ``scan``: a database search's, ``seed_params``: a fast
-    search's). Called first thing in a command, so that it runs while the command reads its inputs."""
+    search's; ``warm``: the GPUs to start where the command uses every visible one, of which it
+    will take only some, as align-long's :func:`swgpu_core.commands.align_long_devices`, and
+    ``swgpu`` did not show CUDA only those already). Called first thing in a command, so that
+    it runs while the command reads its inputs."""
     used = cuda_driver.local(devices(args.command, getattr(args, "devices", None)))
     if args.backend != "cpu":
-        warm_up(used, scan=scan, seed_params=seed_params)
+        warm_up(warm if used is None and warm is not None and not cuda_driver.hid_gpus() else used, scan=scan, seed_params=seed_params)
     return used
 
 
