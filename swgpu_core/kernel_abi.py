@@ -106,6 +106,21 @@ class EndField(enum.IntEnum):
     S_END = 5
 
 
+class WalkField(enum.IntEnum):
+    """Columns of ``tb_walk_strip``'s per-pair walk state (int32), kept between the strips of a
+    region: where the path is (1-based row and column of the region), in which matrix (0 H, 1 E,
+    2 F) and how many operations it has written."""
+
+    I = 0  # noqa: E741 (the recurrences' name for the row)
+    J = 1
+    STATE = 2
+    LENGTH = 3
+
+
+#: ``tb_walk_strip``'s path length of a pair whose walk goes on in the strip above.
+TB_WALKING = -2
+
+
 # ---------------------------------------------------------------- sw_long.cu
 #: Warps per block of ``sw_long`` (its ``__launch_bounds__`` is 32 times this).
 LONG_WARPS_PER_BLOCK = 4
@@ -190,6 +205,8 @@ def compile_options() -> tuple[str, ...]:
         f"-DSWGPU_TB_TEAM_MAX_WARPS={TB_TEAM_MAX_WARPS}",
         *_enum_defines("STATUS", Status),
         *_enum_defines("END", EndField),
+        *_enum_defines("WALK", WalkField),
+        f"-DSWGPU_TB_WALKING={TB_WALKING}",
         f"-DSWGPU_LONG_WARPS_PER_BLOCK={LONG_WARPS_PER_BLOCK}",
         f"-DSWGPU_LONG_SLOT_BITS={LONG_SLOT_BITS}",
         *_enum_defines("PART", PartField),

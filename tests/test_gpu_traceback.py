@@ -178,6 +178,35 @@ def test_team_launches_read_in_turns(gpu, scoring, monkeypatch):
     assert len(reads) >= 2  # a turn read before the next launch was queued, and the last
 
 
+def test_strips_equal_the_whole_region(gpu, scoring):
+    """Every rectangle in strips (``strip_nibbles=0``: checkpoints, then each team pass's nibbles
+    again and the walk through them, kernels/traceback.cu "strips"), on one warp, on teams and
+    as planned: the CPU's paths. Among them a path that crosses strips inside a long query gap,
+    where a walk that forgot its matrix at a strip's top would turn (tests/test_tb_kernel.py
+    checks that on the reference's nibbles), and pairs of thousands of rows (many strips)."""
+    rng = np.random.default_rng(8)
+    pairs = []
+    for n in (40, 300, 900, 2500, 6000):
+        q = _random(rng, n)
+        pairs += [(q, _mutant(rng, q)), (q, _mutant(rng, q, 0.1))]
+    gap = np.random.default_rng(0)  # the query gap of tests/test_tb_kernel.py
+    a, b = gap.integers(0, 20, 700).astype(np.uint8), gap.integers(0, 20, 700).astype(np.uint8)
+    s = np.concatenate([a, b])
+    x = np.where(gap.random(1500) < 0.5, s[699], gap.integers(0, 20, 1500)).astype(np.uint8)
+    pairs.append((np.concatenate([a, x, b]), s))
+    tasks = _tasks(pairs, scoring)
+    want = cpu.traceback_pairs(tasks, scoring)
+    packed = gpu.pack_sequences([t.query for t in tasks], [t.subject for t in tasks])
+    expected = np.array([t.score for t in tasks], np.int32)
+    for team in (None, 1, 2, 8):
+        res = gpu.align_packed(*packed, scoring, expected, team_warps=team, strip_nibbles=0)
+        assert res.in_strips == len(tasks) and res.on_cpu == 0, team
+        _same([res.trace(k) for k in range(len(tasks))], want)
+    whole = gpu.align_packed(*packed, scoring, expected)
+    assert whole.in_strips == 0  # below STRIP_NIBBLES: the whole region at once
+    _same([whole.trace(k) for k in range(len(tasks))], want)
+
+
 def test_errors_match_cpu(gpu, scoring):
     """A wrong search score, and a pair without a positive alignment, fail as on the CPU."""
     q, s = PROTEIN.encode("MKWVTFISLL"), PROTEIN.encode("MKWVTFISLL")

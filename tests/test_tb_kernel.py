@@ -5,7 +5,8 @@ emulation of their source, ``tests/cuda_emu/traceback_main.cpp``), equal to the 
 
 Every pair is traced on one warp (``team_warps=1``), on teams of 2, 4 and 8 warps, and as
 :func:`swgpu_core.align.gpu_plan.layout` plans it (the emulated GPU has 4 SMs, so a call of up
-to 16 pairs is latency-bound and takes teams). The teams' barriers and rings are checked under
+to 16 pairs is latency-bound and takes teams), and in strips (``tb_strip``, ``tb_walk_strip``),
+with a path that crosses from strip to strip inside a long gap. The teams' barriers and rings are checked under
 two interleavings of the emulated threads (a missing barrier shows as a difference between
 them, or from the reference). The engine's entry (``traceback_pairs``) takes a search's hits
 packed (``PairTasks``) and returns the paths as arrays (``TracedPaths``). The GPU tests (``test_gpu_traceback.py``) compare the kernels on
@@ -131,6 +132,66 @@ for team in (None, 1, 8):
         assert res.status[k] == status, (team, k, int(res.status[k]), status)
         if status == Status.OK:
             assert (res.qstart[k], res.sstart[k]) == (i0, j0), (team, k)
+
+# in strips (every rectangle, strip_nibbles=0): the same paths, on one warp and on teams
+for team in (None, 1, 8):
+    res = gpu.align_packed(*sub, protein, np.array([w.score for w in (cpu.align_pairs(queries, subjects, protein)[k] for k in tasks)],
+                           np.int32), team_warps=team, strip_nibbles=0)  # fmt: skip
+    assert res.in_strips == len(tasks) and res.on_cpu == 0, (team, res.in_strips)
+    want = cpu.align_pairs([queries[k] for k in tasks], [subjects[k] for k in tasks], protein)
+    for j in range(len(tasks)):
+        same(res, want, j, ("strips", team))
+# a path that crosses from strip to strip inside a long query gap (state F), at rows where H came
+# from elsewhere: a walk that forgot its matrix at a strip's top would turn there (checked on
+# the reference's nibbles for every strip height of one warp, so the test can fail)
+from swgpu_core.align.traceback import NEG, _strip
+
+gap = np.random.default_rng(0)  # one of the seeds where it does (most of them)
+a, b = gap.integers(0, 20, 700).astype(np.uint8), gap.integers(0, 20, 700).astype(np.uint8)
+s = np.concatenate([a, b])
+x = np.where(gap.random(1500) < 0.5, s[699], gap.integers(0, 20, 1500)).astype(np.uint8)  # half of it the residue where the gap opens
+q = np.concatenate([a, x, b])
+ref = cpu.align_pair(q, s, protein)
+h, w = ref.qend - ref.qstart + 1, ref.send - ref.sstart + 1
+hrow, frow = np.full(w + 1, NEG, np.int32), np.full(w + 1, NEG, np.int32)
+hrow[0] = 0
+nib = np.zeros((h, (w + 1) >> 1), np.uint8)
+_strip(q, s, np.require(protein.matrix, np.int32, ["C", "W"]), protein.gap_open + protein.gap_extend, protein.gap_extend, ref.qstart,
+       ref.qend, ref.sstart, w, hrow, frow, nib, True)  # fmt: skip
+
+
+def walk(top_every):
+    i, j, state, ops, came = h, w, 0, [], h
+    while i >= 1 and j >= 1:
+        if top_every and i != came and i % top_every == 0:  # entered a strip's last row: forget the matrix
+            state = 0
+        came = i
+        bits = (nib[i - 1, (j - 1) >> 1] >> (((j - 1) & 1) * 4)) & 15
+        if state == 0:
+            if bits & 3 == 0:
+                ops.append(0)
+                i, j = i - 1, j - 1
+            else:
+                state = bits & 3
+        elif state == 1:
+            ops.append(1)
+            j, state = j - 1, (1 if bits & 4 else 0)
+        else:
+            ops.append(2)
+            i, state = i - 1, (2 if bits & 8 else 0)
+    return ops[::-1]
+
+
+assert walk(0) == ref.ops.tolist()
+assert all(walk(32 * r) != walk(0) for r in (4, 8, 16)), "no strip crossing that a forgotten matrix would change"
+one = gpu.pack_sequences([q], [s])
+for team in (1, 4):
+    res = gpu.align_packed(*one, protein, np.array([ref.score], np.int32), team_warps=team, strip_nibbles=0)
+    same(res, [ref], 0, ("strips across a gap", team))
+    assert res.in_strips == 1
+res = gpu.align_packed(*one, protein, np.array([ref.score], np.int32), strip_nibbles=0, pair_budget=10_000)
+assert res.on_cpu == 1 and res.in_strips == 0  # strips that do not fit the budget: the CPU's pass 3
+same(res, [ref], 0, "strips over the budget")
 print("ok", cupy.CALLS)
 """
 

@@ -11,6 +11,7 @@ from swgpu_core.align.gpu_plan import (
     MIN_LAUNCH_BYTES,
     ROWS_PER_LANE,
     STEP_COST,
+    STRIP_NIBBLES,
     TEAM_SIZES,
     TEAM_STEP_COST,
     TEAM_WARPS_PER_SM,
@@ -24,6 +25,7 @@ from swgpu_core.align.gpu_plan import (
     nibble_bytes,
     passes,
     rows_per_lane,
+    strip_bytes,
     team_cap,
     team_fits,
     team_shared_bytes,
@@ -156,3 +158,20 @@ def test_align_longs_rectangles_go_in_one_launch_on_a_large_gpu():
     assert total > 6 * MIN_LAUNCH_BYTES
     assert total <= launch_bytes(70 << 30)
     assert launch_bytes(1 << 30) == MIN_LAUNCH_BYTES
+
+
+def test_strips_hold_checkpoints_and_one_team_pass():
+    """A rectangle in strips holds (H, F) of w + 1 columns after each team pass but the last, and
+    one team pass of nibbles; so a 10^5 x 10^5 alignment (5 GB of nibbles, over STRIP_NIBBLES)
+    takes about 0.2 GB on teams of four warps of R = 16."""
+    assert strip_bytes(np.array([100]), np.array([50]), 4, 1)[0] == nibble_bytes(np.array([100]), np.array([50]), 4)[0]  # one pass
+    h, w = np.array([1000, 1000, 4096, 4097]), np.array([300, 300, 10, 10])
+    r, team = np.array([4, 16, 16, 16]), np.array([2, 1, 8, 8])
+    span = 32 * r * team
+    want = (-(-h // span) - 1) * (w + 1) * 8 + nibble_bytes(np.minimum(h, span), w, r)
+    assert strip_bytes(h, w, r, team).tolist() == want.tolist()
+    assert strip_bytes(h, w, r, team)[2] == nibble_bytes(h[2:3], w[2:3], 16)[0]  # 4,096 rows: one team pass, no checkpoint
+    assert strip_bytes(h, w, r, team)[3] == 11 * 8 + nibble_bytes(np.array([4096]), np.array([10]), 16)[0]
+    big = np.array([100_000])
+    assert nibble_bytes(big, big, 16)[0] > 4 * STRIP_NIBBLES
+    assert strip_bytes(big, big, 16, 4)[0] < 0.25e9

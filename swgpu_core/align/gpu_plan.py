@@ -72,6 +72,14 @@ TEAM_STEP_COST = {1: 1.0, 2: 1.5, 4: 1.5, 8: 1.9}
 TEAM_WARPS_PER_SM = 8
 #: Nibble bytes per ``tb_region`` launch at least (and the cap before it followed the memory).
 MIN_LAUNCH_BYTES = 2 << 30
+#: A rectangle with more nibble bytes than this is traced in strips (``kernels/traceback.cu``,
+#: "strips"): one team pass of nibbles at a time after a pass that keeps a checkpoint row per
+#: team pass, at the price of computing the rectangle twice and two launches per team pass.
+#: Over this size (about 46,000 x 46,000 cells) a launch's budget (35-70 GB on an H200) held
+#: only a few dozen rectangles at once: align-long's 200 alignments of 10^5 x 10^5 (5 GB each)
+#: ran about a dozen at a time and took 98.8 s on one H200 (bench/RESULTS.md, thirty-fifth
+#: session), where in strips each needs a few hundred MB and all of them run at once.
+STRIP_NIBBLES = 1 << 30
 
 
 def passes(rows: np.ndarray, r: int) -> np.ndarray:
@@ -189,6 +197,16 @@ def nibble_bytes(heights: np.ndarray, widths: np.ndarray, r: np.ndarray) -> np.n
     """Bytes of direction nibbles per rectangle: whole passes of 32 * R rows, 8-byte aligned."""
     padded = passes(heights, r) * (32 * np.asarray(r, np.int64))
     return -(-(padded * np.asarray(widths, np.int64) // 2) // 8) * 8
+
+
+def strip_bytes(heights: np.ndarray, widths: np.ndarray, r: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Device bytes of a rectangle traced in strips with ``r`` rows per lane on teams of ``w``
+    warps: a checkpoint row of (H, F), 8 bytes per column and one more, after every team pass
+    but the last, and the nibbles of one team pass."""
+    heights, widths = np.asarray(heights, np.int64), np.asarray(widths, np.int64)
+    span = 32 * np.asarray(r, np.int64) * np.asarray(w, np.int64)
+    checkpoints = (passes(heights, span // 32) - 1) * (widths + 1) * 8
+    return checkpoints + nibble_bytes(np.minimum(heights, span), widths, r)
 
 
 def launch_bytes(available: int) -> int:

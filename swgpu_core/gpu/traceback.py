@@ -20,9 +20,12 @@ bit for bit: the kernels run the same int32 recurrences and tie rules (see
    available) is traced by the CPU reference's pass 3 (checkpointed strips) from the GPU's
    ends, so a huge pair costs time, never a wrong answer or an out-of-memory. The others go
    in launches of at most ``launch_bytes`` of nibbles (by default half the device memory
-   available).
+   available); a rectangle traced in strips counts its checkpoints and one strip.
 3. ``tb_region`` (one warp per pair, or ``tb_region_team``) stores the nibbles, ``tb_walk``
-   (one thread per pair) follows them and writes each path.
+   (one thread per pair) follows them and writes each path. A rectangle of more nibbles than
+   :data:`~swgpu_core.align.gpu_plan.STRIP_NIBBLES` is traced in strips instead
+   (``tb_strip``, ``tb_walk_strip``: the kernel source derives why the paths are the same),
+   holding one team pass of nibbles at a time, so that many huge rectangles run at once.
 
 :func:`align_packed` is the low-level entry (residues back to back, offsets, optional
 expected scores; results as flat arrays, no Python object per pair);
@@ -43,11 +46,23 @@ import numpy as np
 
 from .. import kernel_abi
 from ..align import traceback as cpu
-from ..align.gpu_plan import ROWS_PER_LANE, latency, launch_groups, launch_order, layout, nibble_bytes, team_fits, team_shared_bytes
+from ..align.gpu_plan import (
+    ROWS_PER_LANE,
+    STRIP_NIBBLES,
+    latency,
+    launch_groups,
+    launch_order,
+    layout,
+    nibble_bytes,
+    passes,
+    strip_bytes,
+    team_fits,
+    team_shared_bytes,
+)
 from ..align.gpu_plan import launch_bytes as planned_launch_bytes
 from ..align.traceback import AlignedPairs, PairTask, PairTasks, PairTrace, TracebackError, TracedPaths, trace_region
 from ..errors import BackendUnavailable
-from ..kernel_abi import MAX_CODES, EndField, Status
+from ..kernel_abi import MAX_CODES, TB_WALKING, EndField, Status, WalkField
 from ..per_device import PerDevice
 from ..scoring import Scoring
 from .device import geometry
@@ -68,7 +83,8 @@ def _functions(device_id: int) -> dict[str, cp.RawKernel]:
 
     def load() -> dict[str, cp.RawKernel]:
         source = kernel_abi.kernel_source("traceback.cu")
-        names = [f"{k}<{r}>" for k in ("tb_ends", "tb_ends_team", "tb_region", "tb_region_team") for r in ROWS_PER_LANE] + ["tb_walk"]
+        kinds = ("tb_ends", "tb_ends_team", "tb_region", "tb_region_team", "tb_strip", "tb_strip_team")
+        names = [f"{k}<{r}>" for k in kinds for r in ROWS_PER_LANE] + ["tb_walk", "tb_walk_strip"]
         with cp.cuda.Device(device_id):
             return load_functions(source, ("-std=c++17", *kernel_abi.compile_options()), names)
 
@@ -91,7 +107,8 @@ class PackedTraces:
 
     ``ops[ops_start[k] : ops_start[k] + ops_len[k]]`` is pair ``k``'s path (OP_* codes,
     start to end) when ``status[k] == Status.OK``; ``region_score`` explains a
-    ``Status.BAD_REGION``. ``on_cpu`` counts pairs whose pass 3 ran on the CPU.
+    ``Status.BAD_REGION``. ``on_cpu`` counts pairs whose pass 3 ran on the CPU, ``in_strips``
+    those traced in strips.
     """
 
     status: np.ndarray
@@ -105,6 +122,7 @@ class PackedTraces:
     ops_start: np.ndarray
     ops_len: np.ndarray
     on_cpu: int = 0
+    in_strips: int = 0
     kernel_seconds: dict[str, float] = field(default_factory=dict)
 
     def __len__(self) -> int:
@@ -195,6 +213,7 @@ def align_packed(
     pair_budget: int | None = None,
     launch_bytes: int | None = None,
     team_warps: int | None = None,
+    strip_nibbles: int = STRIP_NIBBLES,
 ) -> PackedTraces:
     """Trace pair ``k`` = (residues[qoff[k]:+qlen[k]], residues[soff[k]:+slen[k]]) for all k.
 
@@ -209,12 +228,14 @@ def align_packed(
 
     Rows per lane, teams and the launches' size follow :mod:`swgpu_core.align.gpu_plan` (a call
     of few pairs is latency-bound; ``launch_bytes`` None: half the device memory available).
-    ``pair_budget``: the most nibble bytes of one rectangle traced on the GPU; larger ones
-    run pass 3 on the CPU. None: half of ``launch_bytes``, which holds such a rectangle
-    whether the launches of teams and of one-warp pairs run side by side (each then has half)
-    or not. Until 2026-11-28 it was 256 MiB, which sent every alignment longer than about
-    23,000 x 23,000 to one CPU core: align-long with one 10^5 DNA alignment took 78.9 s
-    instead of 14.2 s (one H200, bench/RESULTS.md, thirty-fifth session).
+    ``strip_nibbles``: a rectangle of more nibble bytes is traced in strips (0: every one, for
+    the tests). ``pair_budget``: the most device bytes of one rectangle traced on the GPU (its
+    nibbles, or in strips its checkpoints and one strip); larger ones run pass 3 on the CPU.
+    None: half of ``launch_bytes``, which holds such a rectangle whether the launches of teams
+    and of one-warp pairs run side by side (each then has half) or not. Until 2026-11-28 it
+    was 256 MiB, which sent every alignment longer than about 23,000 x 23,000 to one CPU
+    core: align-long with one 10^5 DNA alignment took 78.9 s instead of 14.2 s (one H200,
+    bench/RESULTS.md, thirty-fifth session).
     ``team_warps`` (tests and benchmarks): every pair on a team of that many warps (1: every
     pair on one warp), at the planned R for that team size, instead of the plan's choice.
     """
@@ -264,7 +285,8 @@ def align_packed(
     _ends(k, qoff, qlen, soff, slen, expected, end_cells, ends)
     if launch_bytes is None:  # what the device has free, and what CuPy's pool holds unused
         launch_bytes = planned_launch_bytes(cp.cuda.runtime.memGetInfo()[0] + cp.get_default_memory_pool().free_bytes())
-    _regions(k, residues, qoff, qlen, soff, slen, out, launch_bytes // 2 if pair_budget is None else pair_budget, launch_bytes)
+    pair_budget = launch_bytes // 2 if pair_budget is None else pair_budget
+    _regions(k, residues, qoff, qlen, soff, slen, out, pair_budget, launch_bytes, strip_nibbles)
     out.kernel_seconds = timer.totals()
     return out
 
@@ -298,7 +320,7 @@ class _Kernels:
         return np.asarray(fit, np.int64)[np.argmin(costs, axis=0)], np.full(np.size(rows), self.team_warps, np.int64)
 
     def launch(self, kind: str, r: int, w: int, n: int, args: tuple, apart: object = None) -> None:
-        """``kind`` ("tb_ends" or "tb_region") of ``n`` pairs: one warp per pair (w = 1), or a
+        """``kind`` ("tb_ends", "tb_region" or "tb_strip") of ``n`` pairs: one warp per pair (w = 1), or a
         block per pair with a team of ``w`` warps; on the current stream, or with ``apart`` on the
         side stream of that key, so that it runs beside the launches of other streams."""
         if w == 1:
@@ -309,9 +331,9 @@ class _Kernels:
         fn.max_dynamic_shared_size_bytes = shared
         self._run(apart, kind, fn, n, 32 * w, args, shared)
 
-    def walk(self, apart: object, n: int, args: tuple) -> None:
-        """``tb_walk`` of ``n`` pairs, on the stream of their region pass."""
-        self._run(apart, "tb_walk", _kernel("tb_walk"), -(-n // 128), 128, args)
+    def walk(self, apart: object, n: int, args: tuple, kind: str = "tb_walk") -> None:
+        """``kind`` (``tb_walk``, ``tb_walk_strip``) of ``n`` pairs, on the stream of their region pass."""
+        self._run(apart, kind, _kernel(kind), -(-n // 128), 128, args)
 
     def _run(self, apart: object, name: str, fn: cp.RawKernel, grid: int, block: int, args: tuple, shared: int = 0) -> None:
         if apart is None:
@@ -378,47 +400,54 @@ def _ends(k: _Kernels, qoff, qlen, soff, slen, expected, end_cells, ends: np.nda
     ends[perm] = d_ends.get()
 
 
-def _regions(k: _Kernels, residues, qoff, qlen, soff, slen, out: PackedTraces, pair_budget: int, launch_bytes: int) -> None:
+def _regions(
+    k: _Kernels, residues, qoff, qlen, soff, slen, out: PackedTraces, pair_budget: int, launch_bytes: int, strip_nibbles: int
+) -> None:
     """Pass 3 and the walk for the traced pairs: on the GPU in launches of at most
-    ``launch_bytes`` of nibbles (half each for the teams and the one-warp pairs when a call
-    has both: their launches run side by side), on the CPU for rectangles over
-    ``pair_budget``. The paths land in one host buffer (``out.ops``), each pair's in a slot of
-    height + width bytes."""
+    ``launch_bytes`` of device memory (half each for the teams and the one-warp pairs when a
+    call has both: their launches run side by side), rectangles of more than ``strip_nibbles``
+    nibble bytes in strips, on the CPU those whose device memory exceeds ``pair_budget``. The
+    paths land in one host buffer (``out.ops``), each pair's in a slot of height + width bytes."""
     ok = np.flatnonzero(out.status == Status.OK)
     heights = (out.qend[ok] - out.qstart[ok] + 1).astype(np.int64)
     widths = (out.send[ok] - out.sstart[ok] + 1).astype(np.int64)
     r_reg, w_reg = k.layout(heights, widths)
     nbytes = nibble_bytes(heights, widths, r_reg)
-    on_gpu = nbytes <= pair_budget
+    in_strips = nbytes > strip_nibbles
+    cost = np.where(in_strips, strip_bytes(heights, widths, r_reg, w_reg), nbytes)  # device bytes while traced
+    on_gpu = cost <= pair_budget
     out.ops = np.empty(int((heights + widths).sum()), np.uint8)
     order = launch_order(heights, widths, r_reg, w_reg)  # teams first, longest first within each group
     order = order[on_gpu[order]]
     both = bool((w_reg[order] > 1).any() and (w_reg[order] == 1).any())
     budget = launch_bytes // 2 if both else launch_bytes
     base = 0
-    pending: list[_RegionLaunch] = []  # the teams' launches, read once their side streams are joined
+    pending: list[_RegionLaunch | _StripLaunch] = []  # launches on side streams, read once those are joined
     pending_bytes = 0
-    for r, w, mine in launch_groups(r_reg, w_reg, order):
-        start = 0
-        while start < mine.size:
-            total = np.cumsum(nbytes[mine[start:]])
-            stop = start + max(1, int(np.searchsorted(total, budget, side="right")))
-            part = mine[start:stop]
-            part_bytes = int(nbytes[part].sum())
-            if w > 1 and pending and pending_bytes + part_bytes > budget:
-                # the nibbles of queued team launches stay allocated until they are read: at most
-                # one budget of them at a time (200 alignments of 10^5 x 10^5, 5 GB each, ran
-                # out of an H200's memory otherwise)
-                _finish(k, pending, out)
-                pending_bytes = 0
-            launch = _RegionLaunch(k, ok[part], heights[part], widths[part], r, w, nbytes[part], out, qoff, soff, base)
-            base += launch.size
-            if w == 1:
-                launch.finish(out)
-            else:
-                pending.append(launch)
-                pending_bytes += part_bytes
-            start = stop
+    for strips in (False, True):
+        for r, w, mine in launch_groups(r_reg, w_reg, order[in_strips[order] == strips]):
+            start = 0
+            while start < mine.size:
+                total = np.cumsum(cost[mine[start:]])
+                stop = start + max(1, int(np.searchsorted(total, budget, side="right")))
+                part = mine[start:stop]
+                part_bytes = int(cost[part].sum())
+                queued = strips or w > 1
+                if queued and pending and pending_bytes + part_bytes > budget:
+                    # the memory of queued launches stays allocated until they are read: at most
+                    # one budget of it at a time (200 alignments of 10^5 x 10^5, 5 GB of nibbles
+                    # each, ran out of an H200's memory otherwise)
+                    _finish(k, pending, out)
+                    pending_bytes = 0
+                kind = _StripLaunch if strips else _RegionLaunch
+                launch = kind(k, ok[part], heights[part], widths[part], r, w, cost[part], out, qoff, soff, base)
+                base += launch.size
+                if queued:
+                    pending.append(launch)
+                    pending_bytes += part_bytes
+                else:
+                    launch.finish(out)
+                start = stop
     _finish(k, pending, out)
     for p in ok[~on_gpu].tolist():
         q = residues[qoff[p] : qoff[p] + qlen[p]]
@@ -432,6 +461,7 @@ def _regions(k: _Kernels, residues, qoff, qlen, soff, slen, out: PackedTraces, p
         out.ops_start[p], out.ops_len[p] = base, t.ops.size
         base += t.ops.size
     out.on_cpu = int(np.count_nonzero(~on_gpu))
+    out.in_strips = int(np.count_nonzero(in_strips & on_gpu))
 
 
 def _finish(k: _Kernels, pending: list[_RegionLaunch], out: PackedTraces) -> None:
@@ -443,30 +473,20 @@ def _finish(k: _Kernels, pending: list[_RegionLaunch], out: PackedTraces) -> Non
     pending.clear()
 
 
-class _RegionLaunch:
-    """Pass 3 and the walk for ``pairs`` (all of rows per lane ``r`` and team size ``w``), queued
-    when made; their paths go to ``out.ops`` from ``base`` when :meth:`finish` reads them back."""
+class _Paths:
+    """The paths of one launch's ``pairs``: each pair's slot of height + width bytes in one device
+    buffer, read back into ``out.ops`` from ``base`` by :meth:`finish`."""
 
-    def __init__(self, k: _Kernels, pairs, heights, widths, r: int, w: int, nbytes, out: PackedTraces, qoff, soff, base: int) -> None:
+    def __init__(self, pairs, heights, widths, out: PackedTraces, base: int) -> None:
         m = pairs.size
-        d_rect = cp.asarray(np.stack([out.qstart[pairs], out.qend[pairs], out.sstart[pairs], out.send[pairs]], axis=1).astype(np.int32))
-        dirs_off = np.zeros(m, np.int64)
-        dirs_off[1:] = np.cumsum(nbytes)[:-1]
-        d_dirs_off = cp.asarray(dirs_off)
-        dirs = cp.empty(int(nbytes.sum()), np.uint8)
-        bnd, bnd_off = _boundary(heights, widths, r * w)
+        self.rect = cp.asarray(np.stack([out.qstart[pairs], out.qend[pairs], out.sstart[pairs], out.send[pairs]], axis=1).astype(np.int32))
         self.score = cp.empty(m, np.int32)
-        args = (k.residues, cp.asarray(qoff[pairs]), cp.asarray(soff[pairs]), d_rect, np.int32(m), k.matrix, *k.scalars, bnd, bnd_off, dirs,
-                d_dirs_off, self.score)  # fmt: skip
-        apart = (r, w) if w > 1 else None  # teams beside the one-warp launches, which read back as they go
-        k.launch("tb_region", r, w, m, args, apart)
         self.slots = heights + widths
         self.ops_off = np.zeros(m, np.int64)
         self.ops_off[1:] = np.cumsum(self.slots)[:-1]
         self.size = int(self.slots.sum())
         self.d_ops = cp.empty(self.size, np.uint8)
         self.n_ops = cp.empty(m, np.int32)
-        k.walk(apart, m, (d_rect, np.int32(m), np.int32(r), dirs, d_dirs_off, self.d_ops, cp.asarray(self.ops_off), self.n_ops))
         self.pairs, self.base = pairs, base
 
     def finish(self, out: PackedTraces) -> None:
@@ -480,6 +500,73 @@ class _RegionLaunch:
         out.status[pairs[bad]] = Status.BAD_REGION
         out.ops_len[pairs] = np.where(bad, 0, got_n)
         out.ops_start[pairs] = base + self.ops_off + self.slots - out.ops_len[pairs]
+
+
+def _offsets(sizes: np.ndarray) -> np.ndarray:
+    """Where each of ``sizes`` starts when they lie back to back."""
+    offs = np.zeros(sizes.size, np.int64)
+    offs[1:] = np.cumsum(sizes)[:-1]
+    return offs
+
+
+class _RegionLaunch(_Paths):
+    """Pass 3 and the walk for ``pairs`` (all of rows per lane ``r`` and team size ``w``, ``nbytes``
+    of nibbles each), queued when made."""
+
+    def __init__(self, k: _Kernels, pairs, heights, widths, r: int, w: int, nbytes, out: PackedTraces, qoff, soff, base: int) -> None:
+        super().__init__(pairs, heights, widths, out, base)
+        m = pairs.size
+        d_dirs_off = cp.asarray(_offsets(nbytes))
+        dirs = cp.empty(int(nbytes.sum()), np.uint8)
+        bnd, bnd_off = _boundary(heights, widths, r * w)
+        args = (k.residues, cp.asarray(qoff[pairs]), cp.asarray(soff[pairs]), self.rect, np.int32(m), k.matrix, *k.scalars, bnd, bnd_off,
+                dirs, d_dirs_off, self.score)  # fmt: skip
+        apart = (r, w) if w > 1 else None  # teams beside the one-warp launches, which read back as they go
+        k.launch("tb_region", r, w, m, args, apart)
+        walk = (self.rect, np.int32(m), np.int32(r), dirs, d_dirs_off, self.d_ops, cp.asarray(self.ops_off), self.n_ops)
+        k.walk(apart, m, walk)
+
+
+class _StripLaunch(_Paths):
+    """Pass 3 and the walk in strips for ``pairs`` (all of rows per lane ``r`` and team size ``w``),
+    queued when made: the checkpoints, then per team pass from the last, that pass's nibbles
+    and the walk through them (``kernels/traceback.cu``, "strips")."""
+
+    def __init__(self, k: _Kernels, pairs, heights, widths, r: int, w: int, nbytes, out: PackedTraces, qoff, soff, base: int) -> None:
+        super().__init__(pairs, heights, widths, out, base)
+        m = pairs.size
+        span = 32 * r * w
+        n_passes = passes(heights, r * w)
+        ckpt_rows = (n_passes - 1) * (widths + 1)
+        ckpt = cp.empty((max(int(ckpt_rows.sum()), 1), 2), np.int32)
+        strip = nibble_bytes(np.minimum(heights, span), widths, r)
+        d_dirs_off = cp.asarray(_offsets(strip))
+        dirs = cp.empty(int(strip.sum()), np.uint8)
+        common = (k.residues, cp.asarray(qoff[pairs]), cp.asarray(soff[pairs]), self.rect, np.int32(m), k.matrix, *k.scalars, ckpt,
+                  cp.asarray(_offsets(ckpt_rows)))  # fmt: skip
+        apart = ("strips", r, w)
+        k.launch("tb_strip", r, w, m, (*common, None, dirs, d_dirs_off, self.score), apart)  # every pass: checkpoints, H(ie, je)
+        state = np.zeros((m, len(WalkField)), np.int32)
+        state[:, WalkField.I], state[:, WalkField.J] = heights, widths
+        d_state, d_ops_off = cp.asarray(state), cp.asarray(self.ops_off)
+        self.n_ops = cp.full(m, TB_WALKING, np.int32)
+        for step in range(int(n_passes.max())):  # the strips from the last: pass n_passes - 1 - step of each pair
+            pass_of = cp.asarray((n_passes - 1 - step).astype(np.int32))
+            k.launch("tb_strip", r, w, m, (*common, pass_of, dirs, d_dirs_off, self.score), apart)
+            walk = (
+                self.rect,
+                np.int32(m),
+                np.int32(r),
+                np.int32(span),
+                pass_of,
+                dirs,
+                d_dirs_off,
+                self.d_ops,
+                d_ops_off,
+                d_state,
+                self.n_ops,
+            )
+            k.walk(apart, m, walk, "tb_walk_strip")
 
 
 def pack_sequences(queries: Sequence[np.ndarray], subjects: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:

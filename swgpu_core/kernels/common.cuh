@@ -62,6 +62,16 @@ enum EndField : int {
     kSEnd = SWGPU_END_S_END,
     kEndFields = SWGPU_END_COUNT,
 };
+// Per-pair walk state of tb_walk_strip between the strips of a region (1-based row and column,
+// matrix 0 H / 1 E / 2 F, operations written), and its path length of a walk not yet done.
+enum WalkField : int {
+    kWalkI = SWGPU_WALK_I,
+    kWalkJ = SWGPU_WALK_J,
+    kWalkState = SWGPU_WALK_STATE,
+    kWalkLength = SWGPU_WALK_LENGTH,
+    kWalkFields = SWGPU_WALK_COUNT,
+};
+enum : int { kWalking = SWGPU_TB_WALKING };
 // Warps (pairs) per block of the traceback kernels for R rows per lane.
 template <int R> struct Warps;
 template <> struct Warps<4> { static constexpr int value = SWGPU_TB_WARPS_4; };

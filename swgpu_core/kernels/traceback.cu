@@ -25,6 +25,8 @@
 //   tb_region<R>  pass 3: the global recurrences over the rectangle [is..ie] x [js..je] only,
 //                 storing each cell's 4-bit direction nibble in global memory, and H(ie, je).
 //   tb_walk       one thread per pair follows the nibbles from (ie, je) back to the corner.
+// And for a rectangle whose nibbles would hold too much memory, pass 3 in strips (tb_strip,
+// tb_strip_team, tb_walk_strip; "Strips" below).
 //
 // Nibble layout (differs from the CPU's row-major bytes; the bits are the same): for group p
 // of 32 * R rows (a warp's pass), column j (1-based in the region) and lane t, the R nibbles of
@@ -42,7 +44,7 @@ static constexpr unsigned kAll = 0xffffffffu;
 static constexpr int kBig = 0x7fffffff;
 
 // Modes of a scan pass.
-enum Mode : int { kForward = 0, kReverse = 1, kRegion = 2 };
+enum Mode : int { kForward = 0, kReverse = 1, kRegion = 2, kGlobal = 3 };
 
 template <int R> struct NibbleWord;
 template <> struct NibbleWord<4> { using T = uint16_t; };
@@ -165,7 +167,11 @@ __device__ __forceinline__ void load_weights(const uint8_t* p, int (&w)[R]) {
 //             diagonal term D reaches `target`, and that D (a[r], b[r]).
 //   kRegion:  global recurrences entered through the corner; the direction nibbles go to
 //             `dirs` (this pass's words).
-// After the pass h[r] holds H of the lane's rows in the last column.
+//   kGlobal:  the same recurrences, H only (kRegion's H: the larger of D, E and F whichever
+//             the tie rule names), for the strips' checkpoints.
+// The pass reads the row above it from `bnd_in` (unless `first`) and leaves its last row in
+// `bnd_out` (unless `last`); a pass that keeps no checkpoint gives one buffer for both, read
+// one column ahead of the write. After the pass h[r] holds H of the lane's rows in the last column.
 template <int R, int MODE, bool TEAM>
 struct Pass {
     int h[R];  // H(i, j-1) of the lane's rows
@@ -174,8 +180,8 @@ struct Pass {
     int b[R];
 
     __device__ __forceinline__ void run(const Seq& q, const Seq& s, int row_base, bool first, bool last, const uint8_t* prof,
-                                        int lane, int oe, int ge, int2* bnd, int target, typename NibbleWord<R>::T* dirs,
-                                        const Team& team) {
+                                        int lane, int oe, int ge, const int2* bnd_in, int2* bnd_out, int target,
+                                        typename NibbleWord<R>::T* dirs, const Team& team) {
         const int n = s.len;
         const int row0 = row_base + lane * R;  // the lane's first row (0-based): rows i = row0 + r + 1
         const int border = MODE == kForward ? 0 : kNeg;  // H(i, 0) and, below the corner, H(0, j)
@@ -214,7 +220,7 @@ struct Pass {
                             next_h = v.x;
                             next_f = v.y;
                         } else if (!first) {
-                            const int2 v = bnd[j + 1];
+                            const int2 v = bnd_in[j + 1];
                             next_h = v.x;
                             next_f = v.y;
                         }
@@ -245,6 +251,8 @@ struct Pass {
                                 a[r] = j;
                                 b[r] = d;
                             }
+                        } else if constexpr (MODE == kGlobal) {
+                            hn = max(max(d, en), f);
                         } else {
                             int bits;
                             if (d >= en && d >= f) {
@@ -270,7 +278,7 @@ struct Pass {
                     diag = in_h;
                     if (lane == 31) {
                         if (to_ring) below[j & (kTeamRing - 1)] = make_int2(up_h, up_f);
-                        else if (!last) bnd[j] = make_int2(up_h, up_f);
+                        else if (!last) bnd_out[j] = make_int2(up_h, up_f);
                     }
                     out_h = up_h;
                     out_f = up_f;
@@ -323,7 +331,7 @@ __device__ __forceinline__ int3 forward_end(const int8_t* smat, int n_codes, con
         const Team t = in_pass(team, k, rows, ps.q.len, &base);
         const int row0 = base + lane * R;
         if (t.active) build_profile<R>(smat, n_codes, ps.q, row0, prof, lane);
-        fwd.run(ps.q, ps.s, base, k == 0, k == n_passes - 1, prof, lane, oe, ge, bnd, 0, nullptr, t);
+        fwd.run(ps.q, ps.s, base, k == 0, k == n_passes - 1, prof, lane, oe, ge, bnd, bnd, 0, nullptr, t);
 #pragma unroll
         for (int r = 0; r < R; ++r)  // rows ascending: strictly greater keeps the smaller i
             if (row0 + r < ps.q.len && fwd.a[r] > bh) {
@@ -377,7 +385,7 @@ __device__ __forceinline__ int4 reverse_start(const int8_t* smat, int n_codes, c
         const Team t = in_pass(team, k, rows, rq.len, &base);
         const int row0 = base + lane * R;
         if (t.active) build_profile<R>(smat, n_codes, rq, row0, prof, lane);
-        rev.run(rq, rs, base, k == 0, k == r_passes - 1, prof, lane, oe, ge, bnd, bh, nullptr, t);
+        rev.run(rq, rs, base, k == 0, k == r_passes - 1, prof, lane, oe, ge, bnd, bnd, bh, nullptr, t);
         int mi = 0, mj = 0, md = 0;
         bool found = false;
 #pragma unroll
@@ -490,6 +498,21 @@ __global__ void __launch_bounds__(kTeamMaxWarps * 32) tb_ends_team(SWGPU_TB_ENDS
                        Team{warp, warps, m.ring, true}, m.scratch);
 }
 
+// H(ie, je) of a region of `len` rows after its last pass (`h`: H of the lane's rows in the last
+// column) into *region_score, by the lane that owns the last row (in the last team pass, which
+// is the owning warp's last pass).
+template <int R>
+__device__ __forceinline__ void last_cell(int len, const int (&h)[R], int lane, const Team& team, int32_t* region_score) {
+    const int rows = 32 * R, last = len - 1, group = last / rows;
+    if (group % team.warps == team.warp && lane == (last % rows) / R) {
+        int v = kNeg;
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+            if (r == last % R) v = h[r];
+        *region_score = v;
+    }
+}
+
 // Pass 3 for one pair: the nibbles of its rectangle q x s from `words` (its groups of 32 * R
 // rows one after the other), and H of the last cell in *region_score.
 template <int R, bool TEAM>
@@ -502,18 +525,9 @@ __device__ __forceinline__ void pair_region(const int8_t* smat, int n_codes, con
         int base;
         const Team t = in_pass(team, k, rows, q.len, &base);
         if (t.active) build_profile<R>(smat, n_codes, q, base + lane * R, prof, lane);
-        reg.run(q, s, base, k == 0, k == n_passes - 1, prof, lane, oe, ge, bnd, 0, words + (int64_t)(base / rows) * s.len * 32, t);
+        reg.run(q, s, base, k == 0, k == n_passes - 1, prof, lane, oe, ge, bnd, bnd, 0, words + (int64_t)(base / rows) * s.len * 32, t);
     }
-    // H(ie, je): the last row's value in the last column, held by the lane that owns it (in the
-    // last team pass, which is the owning warp's last pass)
-    const int last = q.len - 1, group = last / rows;
-    if (group % team.warps == team.warp && lane == (last % rows) / R) {
-        int v = kNeg;
-#pragma unroll
-        for (int r = 0; r < R; ++r)
-            if (r == last % R) v = reg.h[r];
-        *region_score = v;
-    }
+    last_cell<R>(q.len, reg.h, lane, team, region_score);
 }
 
 // Pass 3 for one pair per warp: nibbles of the rectangle [is..ie] x [js..je] at byte offset
@@ -559,24 +573,109 @@ __global__ void __launch_bounds__(kTeamMaxWarps * 32) tb_region_team(SWGPU_TB_RE
                          Team{warp, warps, m.ring, true});
 }
 
-// The path of each pair from its region's nibbles, one thread per pair: operations
-// (0 pair, 1 subject residue vs gap 'D', 2 query residue vs gap 'I') written from the end of
-// the pair's slot ops[ops_off[p] .. ops_off[p] + height + width) backwards, so the path reads
-// start to end; n_ops[p] = its length, or -1 if the path leaves the region.
-extern "C" __global__ void tb_walk(const int32_t* rect, int n_pairs, int R, const uint8_t* dirs, const int64_t* dirs_off, uint8_t* ops,
-                        const int64_t* ops_off, int32_t* n_ops) {
-    const int p = blockIdx.x * blockDim.x + threadIdx.x;
+// ---------------------------------------------------------------- strips
+// A region of h x w cells needs h * w / 2 bytes of nibbles at once in pass 3: 5 GB for an
+// alignment of 10^5 x 10^5, so that a launch held only a dozen of align-long's 200 alignments
+// of that size and most SMs idled, and a region over a quarter of the GPU's memory (2.5 x 10^5
+// squared on an H200) went to the CPU. In strips, pass 3 keeps one team pass of nibbles at a
+// time, as the CPU reference's checkpointed strips do (swgpu_core/align/traceback.py, pass 3):
+//   1. tb_strip(_team) with pass_of null runs every team pass in kGlobal mode, each pass k but
+//      the last leaving its last row (H, F) in checkpoint k, and writes H(ie, je);
+//   2. for each pass k from the last to the first, tb_strip(_team) with pass_of[p] = k runs
+//      pass k again in kRegion mode from checkpoint k - 1 (the corner for k = 0), its nibbles
+//      in the pair's strip buffer, and tb_walk_strip follows them from where the path entered
+//      the strip's last row to where it leaves its first.
+// Why the paths equal tb_walk's: pass k's cells depend on the rows above it only through the
+// row it reads at its top, (H, F) of the last row of pass k - 1, which is checkpoint k - 1,
+// written by the same pass of the same recurrences (kGlobal's H is kRegion's, and F is the
+// same max either way); the borders (H(i, 0), E(i, 0)) are the same for every pass. So each
+// nibble of pass k is the one tb_region stores, and the walk reads the same nibble at every
+// cell: it crosses from one strip to the next with its matrix (state) and operation count in
+// `walk` (WalkField), the same walk cut where its row leaves a strip. The region's layout is
+// tb_region's, group by group; a strip's buffer holds the groups of one team pass.
+// Per pair: pass_of null or pass_of[p] = k (< 0: no work); ckpt + ckpt_off[p]: (passes - 1)
+// rows of w + 1 (H, F); dirs + dirs_off[p]: one team pass of nibbles; region_score[p] from step 1.
+#define SWGPU_TB_STRIP_PARAMS                                                                                                    \
+    const uint8_t *residues, const int64_t *qoff, const int64_t *soff, const int32_t *rect, int n_pairs, const int8_t *matrix,   \
+        int n_codes, int gap_open, int gap_extend, int2 *ckpt, const int64_t *ckpt_off, const int32_t *pass_of, uint8_t *dirs,  \
+        const int64_t *dirs_off, int32_t *region_score
+
+// One step of the strips for one pair: every pass with checkpoints (pass < 0), or pass `pass` with its nibbles.
+template <int R, bool TEAM>
+__device__ __forceinline__ void pair_strip(const int8_t* smat, int n_codes, const Seq& q, const Seq& s, uint8_t* prof, int lane, int oe,
+                                           int ge, int2* ckpt, int pass, typename NibbleWord<R>::T* words, int32_t* region_score,
+                                           const Team& team) {
+    const int rows = 32 * R, span = rows * team.warps;
+    const int n_passes = (q.len + span - 1) / span;
+    const int64_t stride = s.len + 1;
+    int base;
+    if (pass < 0) {
+        Pass<R, kGlobal, TEAM> g;
+        for (int k = 0; k < n_passes; ++k) {
+            const Team t = in_pass(team, k, rows, q.len, &base);
+            if (t.active) build_profile<R>(smat, n_codes, q, base + lane * R, prof, lane);
+            g.run(q, s, base, k == 0, k == n_passes - 1, prof, lane, oe, ge, k > 0 ? ckpt + (k - 1) * stride : nullptr,
+                  k < n_passes - 1 ? ckpt + k * stride : nullptr, 0, nullptr, t);
+        }
+        last_cell<R>(q.len, g.h, lane, team, region_score);
+        return;
+    }
+    Pass<R, kRegion, TEAM> reg;
+    const Team t = in_pass(team, pass, rows, q.len, &base);
+    if (t.active) build_profile<R>(smat, n_codes, q, base + lane * R, prof, lane);
+    // the strip's groups from its first: group base / rows of the region is the strip's group base / rows - pass * W
+    reg.run(q, s, base, pass == 0, true, prof, lane, oe, ge, pass > 0 ? ckpt + (pass - 1) * stride : nullptr, nullptr, 0,
+            words + (int64_t)(base / rows - pass * team.warps) * s.len * 32, t);
+}
+
+template <int R>
+__global__ void __launch_bounds__(Warps<R>::value * 32) tb_strip(SWGPU_TB_STRIP_PARAMS) {
+    constexpr int W = Warps<R>::value;
+    __shared__ int8_t smat[kMaxCodes * kMaxCodes];
+    __shared__ __align__(16) uint8_t profiles[W][kMaxCodes * 32 * R];
+    load_matrix(matrix, n_codes, smat);
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int p = blockIdx.x * W + warp;
     if (p >= n_pairs) return;
-    const int height = rect[4 * p + 1] - rect[4 * p] + 1, width = rect[4 * p + 3] - rect[4 * p + 2] + 1;
-    const uint8_t* d = dirs + dirs_off[p];
-    uint8_t* end = ops + ops_off[p] + height + width;
+    const int pass = pass_of ? pass_of[p] : -1;
+    if (pass_of && pass < 0) return;
+    const PairSeqs ps = region_seqs(residues, qoff, soff, rect, p);
+    pair_strip<R, false>(smat, n_codes, ps.q, ps.s, profiles[warp], lane, gap_open + gap_extend, gap_extend, ckpt + ckpt_off[p], pass,
+                         reinterpret_cast<typename NibbleWord<R>::T*>(dirs + dirs_off[p]), region_score + p, alone());
+}
+
+// tb_strip with a team per pair (block p, pair p), as tb_region_team.
+template <int R>
+__global__ void __launch_bounds__(kTeamMaxWarps * 32) tb_strip_team(SWGPU_TB_STRIP_PARAMS) {
+    __shared__ int8_t smat[kMaxCodes * kMaxCodes];
+    load_matrix(matrix, n_codes, smat);
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+    const int p = blockIdx.x;
+    if (p >= n_pairs) return;  // the whole block
+    const int pass = pass_of ? pass_of[p] : -1;
+    if (pass_of && pass < 0) return;  // the whole block
+    const TeamMemory m = team_memory<R>(n_codes, warps);
+    const PairSeqs ps = region_seqs(residues, qoff, soff, rect, p);
+    pair_strip<R, true>(smat, n_codes, ps.q, ps.s, m.profiles + warp * m.profile_bytes, lane, gap_open + gap_extend, gap_extend,
+                        ckpt + ckpt_off[p], pass, reinterpret_cast<typename NibbleWord<R>::T*>(dirs + dirs_off[p]), region_score + p,
+                        Team{warp, warps, m.ring, true});
+}
+
+// The walk through the nibbles `d` of rows top + 1 .. of a region `width` columns wide (their
+// groups of 32 * R rows from the first), from (i, j) in matrix `state` (0 H, 1 E, 2 F), each
+// operation written before `end` (0 pair, 1 subject residue vs gap 'D', 2 query residue vs gap
+// 'I'; `n` counts them): the path's length where it reaches the region's corner, -1 where it
+// leaves the region anywhere else, kWalking where it reaches row `top` > 0 (it goes on in the
+// rows above; i, j, state, n, end say where).
+__device__ __forceinline__ int walk_rows(const uint8_t* d, int width, int R, int top, int& i, int& j, int& state, int& n, uint8_t*& end) {
     const int rows = 32 * R, half = R / 2;
-    int i = height, j = width, state = 0, n = 0, result = -1;
-    while (i >= 1) {
-        if (j < 1) break;
-        const int k = i - 1;
-        const int pass = k / rows, lane = (k % rows) / R, r = k % R;
-        const int64_t byte = (((int64_t)pass * width + (j - 1)) * 32 + lane) * half + (r >> 1);
+    while (true) {
+        if (i < 1) return -1;
+        if (i <= top) return kWalking;
+        if (j < 1) return -1;
+        const int k = i - 1 - top;
+        const int group = k / rows, lane = (k % rows) / R, r = k % R;
+        const int64_t byte = (((int64_t)group * width + (j - 1)) * 32 + lane) * half + (r >> 1);
         const int bits = (d[byte] >> ((r & 1) * 4)) & 15;
         if (state == 0) {
             const int src = bits & 3;
@@ -585,10 +684,7 @@ extern "C" __global__ void tb_walk(const int32_t* rect, int n_pairs, int R, cons
                 ++n;
                 --i;
                 --j;
-                if (i < 1) {
-                    if (j == 0) result = n;
-                    break;
-                }
+                if (i < 1) return j == 0 ? n : -1;
             } else {
                 state = src;
             }
@@ -604,7 +700,39 @@ extern "C" __global__ void tb_walk(const int32_t* rect, int n_pairs, int R, cons
             state = bits & 8 ? 2 : 0;
         }
     }
-    n_ops[p] = result;
+}
+
+// Step 2's walk of each pair through its strip pass_of[p] (< 0, or a walk already done: nothing),
+// one thread per pair: from the state in walk[p * kWalkFields ..] (the region's last cell, H, no
+// operation, before the last strip), the operations written into the pair's slot of ops as
+// tb_walk writes them; n_ops[p] = the path's length, -1 if it left the region, kWalking until done.
+extern "C" __global__ void tb_walk_strip(const int32_t* rect, int n_pairs, int R, int span, const int32_t* pass_of, const uint8_t* dirs,
+                                         const int64_t* dirs_off, uint8_t* ops, const int64_t* ops_off, int32_t* walk, int32_t* n_ops) {
+    const int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= n_pairs || pass_of[p] < 0 || n_ops[p] != kWalking) return;
+    const int height = rect[4 * p + 1] - rect[4 * p] + 1, width = rect[4 * p + 3] - rect[4 * p + 2] + 1;
+    int32_t* w = walk + (int64_t)p * kWalkFields;
+    int i = w[kWalkI], j = w[kWalkJ], state = w[kWalkState], n = w[kWalkLength];
+    uint8_t* end = ops + ops_off[p] + height + width - n;
+    n_ops[p] = walk_rows(dirs + dirs_off[p], width, R, pass_of[p] * span, i, j, state, n, end);
+    w[kWalkI] = i;
+    w[kWalkJ] = j;
+    w[kWalkState] = state;
+    w[kWalkLength] = n;
+}
+
+// The path of each pair from its region's nibbles, one thread per pair: operations
+// (0 pair, 1 subject residue vs gap 'D', 2 query residue vs gap 'I') written from the end of
+// the pair's slot ops[ops_off[p] .. ops_off[p] + height + width) backwards, so the path reads
+// start to end; n_ops[p] = its length, or -1 if the path leaves the region.
+extern "C" __global__ void tb_walk(const int32_t* rect, int n_pairs, int R, const uint8_t* dirs, const int64_t* dirs_off, uint8_t* ops,
+                        const int64_t* ops_off, int32_t* n_ops) {
+    const int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= n_pairs) return;
+    const int height = rect[4 * p + 1] - rect[4 * p] + 1, width = rect[4 * p + 3] - rect[4 * p + 2] + 1;
+    uint8_t* end = ops + ops_off[p] + height + width;
+    int i = height, j = width, state = 0, n = 0;
+    n_ops[p] = walk_rows(dirs + dirs_off[p], width, R, 0, i, j, state, n, end);
 }
 
 #ifdef SWGPU_INSTANTIATE  // offline builds (nvcc -cubin in the tests) compile every instance CuPy may ask for
@@ -612,7 +740,9 @@ extern "C" __global__ void tb_walk(const int32_t* rect, int n_pairs, int R, cons
     template __global__ void tb_ends<R>(SWGPU_TB_ENDS_PARAMS);             \
     template __global__ void tb_ends_team<R>(SWGPU_TB_ENDS_PARAMS);        \
     template __global__ void tb_region<R>(SWGPU_TB_REGION_PARAMS);         \
-    template __global__ void tb_region_team<R>(SWGPU_TB_REGION_PARAMS);
+    template __global__ void tb_region_team<R>(SWGPU_TB_REGION_PARAMS);    \
+    template __global__ void tb_strip<R>(SWGPU_TB_STRIP_PARAMS);           \
+    template __global__ void tb_strip_team<R>(SWGPU_TB_STRIP_PARAMS);
 SWGPU_TB_INSTANCES(4)
 SWGPU_TB_INSTANCES(8)
 SWGPU_TB_INSTANCES(16)

@@ -330,6 +330,16 @@ class RawKernel:
             rect, n, r, dirs, dirs_off, ops, ops_off, n_ops = args
             _write(work, dict(rect=rect, dirs=dirs, dirs_off=dirs_off, ops=ops, ops_off=ops_off, n_ops=n_ops))
             scalars = [2, int(r), 0, grid[0], block[0], int(n), 0, 0, 0, 0, 0, 0, 0]
+        elif kind == "tb_walk_strip":
+            rect, n, r, span, pass_of, dirs, dirs_off, ops, ops_off, walk, n_ops = args
+            _write(work, dict(rect=rect, pass_of=pass_of, dirs=dirs, dirs_off=dirs_off, ops=ops, ops_off=ops_off, walk=walk, n_ops=n_ops))
+            scalars = [4, int(r), 0, grid[0], block[0], int(n), 0, 0, 0, 0, int(span), 0, 0]
+        elif kind.startswith("tb_strip"):
+            residues, qoff, soff, rect, n, matrix, n_codes, go, ge, ckpt, ckpt_off, pass_of, dirs, dirs_off, score = args
+            _write(work, dict(residues=residues, qoff=qoff, soff=soff, rect=rect, matrix=matrix, ckpt=ckpt, ckpt_off=ckpt_off,
+                              pass_of=np.zeros(0, np.int32) if pass_of is None else pass_of, dirs=dirs, dirs_off=dirs_off, score=score))  # fmt: skip
+            scalars = [3, r, block[0] // 32 if team else 0, grid[0], block[0], int(n), int(n_codes), int(go), int(ge), int(pass_of is not None),
+                       0, 0, shared_mem]  # fmt: skip
         elif kind.startswith("tb_ends"):
             residues, qoff, qlen, soff, slen, n, matrix, n_codes, go, ge, expected, given, boundary, bnd_off, ends = args
             arrays = dict(residues=residues, qoff=qoff, qlen=qlen, soff=soff, slen=slen, matrix=matrix, bnd_off=bnd_off)
@@ -348,9 +358,15 @@ class RawKernel:
                        int(boundary is not None), shared_mem]  # fmt: skip
         (work / "scalars.txt").write_text(" ".join(map(str, scalars)) + "\n")
         subprocess.run([_binary("traceback_main.cpp", self.options), str(work), str(SEED)], check=True)
-        if kind == "tb_walk":
+        if kind in ("tb_walk", "tb_walk_strip"):
             ops[:] = np.fromfile(work / "ops.bin", np.uint8)
             n_ops[:] = np.fromfile(work / "n_ops.bin", np.int32)
+            if kind == "tb_walk_strip":
+                walk[...] = np.fromfile(work / "walk.bin", np.int32).reshape(walk.shape)
+        elif kind.startswith("tb_strip"):
+            ckpt[...] = np.fromfile(work / "ckpt.bin", np.int32).reshape(ckpt.shape)
+            dirs[:] = np.fromfile(work / "dirs.bin", np.uint8)
+            score[:] = np.fromfile(work / "score.bin", np.int32)
         elif kind.startswith("tb_ends"):
             ends[...] = np.fromfile(work / "ends.bin", np.int32).reshape(ends.shape)
         else:
