@@ -440,7 +440,7 @@ def _regions(
                     _finish(k, pending, out)
                     pending_bytes = 0
                 kind = _StripLaunch if strips else _RegionLaunch
-                launch = kind(k, ok[part], heights[part], widths[part], r, w, cost[part], out, qoff, soff, base)
+                launch = kind(k, ok[part], heights[part], widths[part], r, w, out, qoff, soff, base)
                 base += launch.size
                 if queued:
                     pending.append(launch)
@@ -510,12 +510,13 @@ def _offsets(sizes: np.ndarray) -> np.ndarray:
 
 
 class _RegionLaunch(_Paths):
-    """Pass 3 and the walk for ``pairs`` (all of rows per lane ``r`` and team size ``w``, ``nbytes``
-    of nibbles each), queued when made."""
+    """Pass 3 and the walk for ``pairs`` (all of rows per lane ``r`` and team size ``w``), queued
+    when made."""
 
-    def __init__(self, k: _Kernels, pairs, heights, widths, r: int, w: int, nbytes, out: PackedTraces, qoff, soff, base: int) -> None:
+    def __init__(self, k: _Kernels, pairs, heights, widths, r: int, w: int, out: PackedTraces, qoff, soff, base: int) -> None:
         super().__init__(pairs, heights, widths, out, base)
         m = pairs.size
+        nbytes = nibble_bytes(heights, widths, r)
         d_dirs_off = cp.asarray(_offsets(nbytes))
         dirs = cp.empty(int(nbytes.sum()), np.uint8)
         bnd, bnd_off = _boundary(heights, widths, r * w)
@@ -532,7 +533,7 @@ class _StripLaunch(_Paths):
     queued when made: the checkpoints, then per team pass from the last, that pass's nibbles
     and the walk through them (``kernels/traceback.cu``, "strips")."""
 
-    def __init__(self, k: _Kernels, pairs, heights, widths, r: int, w: int, nbytes, out: PackedTraces, qoff, soff, base: int) -> None:
+    def __init__(self, k: _Kernels, pairs, heights, widths, r: int, w: int, out: PackedTraces, qoff, soff, base: int) -> None:
         super().__init__(pairs, heights, widths, out, base)
         m = pairs.size
         span = 32 * r * w
