@@ -29,6 +29,7 @@ from swgpu_core.align.gpu_plan import (
     team_cap,
     team_fits,
     team_shared_bytes,
+    traced_in_strips,
 )
 from swgpu_core.kernel_abi import MAX_CODES, TB_TEAM_DELAY, TB_TEAM_MAX_WARPS
 
@@ -175,3 +176,19 @@ def test_strips_hold_checkpoints_and_one_team_pass():
     big = np.array([100_000])
     assert nibble_bytes(big, big, 16)[0] > 4 * STRIP_NIBBLES
     assert strip_bytes(big, big, 16, 4)[0] < 0.25e9
+
+
+def test_strips_only_where_the_whole_regions_would_wait_or_not_fit():
+    """Huge rectangles go to strips where the call's whole regions exceed a launch (align-long's
+    200 alignments of 10^5 x 10^5) or one alone exceeds the per-pair budget; one such alignment,
+    or a few that fit a launch together, keep the whole region (computed once, not twice)."""
+    five_gb, launch, pair = nibble_bytes(np.array([100_000]), np.array([100_000]), 16)[0], 70 << 30, 35 << 30
+    assert not traced_in_strips(np.array([five_gb]), pair, launch).any()  # --top 1
+    assert not traced_in_strips(np.full(10, five_gb), pair, launch).any()  # 50 GB: one launch holds them
+    assert traced_in_strips(np.full(200, five_gb), pair, launch).all()  # 1 TB: a dozen at a time otherwise
+    small = np.full(200, STRIP_NIBBLES)  # 3 x 10^4 alignments are below it: never in strips
+    assert not traced_in_strips(small, pair, launch).any()
+    mixed = np.array([five_gb] * 20 + [1000] * 5)  # only the huge ones of a crowded call
+    assert traced_in_strips(mixed, pair, launch).tolist() == [True] * 20 + [False] * 5
+    alone = np.array([pair + 1, 1000])  # over the per-pair budget: strips rather than the CPU, crowded or not
+    assert traced_in_strips(alone, pair, launch).tolist() == [True, False]

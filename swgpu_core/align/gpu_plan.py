@@ -72,13 +72,7 @@ TEAM_STEP_COST = {1: 1.0, 2: 1.5, 4: 1.5, 8: 1.9}
 TEAM_WARPS_PER_SM = 8
 #: Nibble bytes per ``tb_region`` launch at least (and the cap before it followed the memory).
 MIN_LAUNCH_BYTES = 2 << 30
-#: A rectangle with more nibble bytes than this is traced in strips (``kernels/traceback.cu``,
-#: "strips"): one team pass of nibbles at a time after a pass that keeps a checkpoint row per
-#: team pass, at the price of computing the rectangle twice and two launches per team pass.
-#: Over this size (about 46,000 x 46,000 cells) a launch's budget (35-70 GB on an H200) held
-#: only a few dozen rectangles at once: align-long's 200 alignments of 10^5 x 10^5 (5 GB each)
-#: ran about a dozen at a time and took 98.8 s on one H200 (bench/RESULTS.md, thirty-fifth
-#: session), where in strips each needs a few hundred MB and all of them run at once.
+#: A rectangle with more nibble bytes than this may be traced in strips (:func:`traced_in_strips`).
 STRIP_NIBBLES = 1 << 30
 
 
@@ -207,6 +201,28 @@ def strip_bytes(heights: np.ndarray, widths: np.ndarray, r: np.ndarray, w: np.nd
     span = 32 * np.asarray(r, np.int64) * np.asarray(w, np.int64)
     checkpoints = (passes(heights, span // 32) - 1) * (widths + 1) * 8
     return checkpoints + nibble_bytes(np.minimum(heights, span), widths, r)
+
+
+def traced_in_strips(nbytes: np.ndarray, pair_budget: int, launch_budget: int) -> np.ndarray:
+    """Which rectangles, of ``nbytes`` nibble bytes each, pass 3 traces in strips
+    (``kernels/traceback.cu``, "strips": one team pass of nibbles at a time after a pass that
+    keeps a checkpoint row per team pass): those over :data:`STRIP_NIBBLES` where the call's
+    whole regions would not all fit one launch of ``launch_budget`` bytes, and any that alone
+    exceeds ``pair_budget`` (which would go to the CPU otherwise).
+
+    Why: whole regions of more than a launch run a launch after another. align-long's 200
+    alignments of 10^5 x 10^5 (5 GB each) ran about a dozen at a time on an H200, 101.7 s; in
+    strips each needs about 0.2 GB and all run at once, 30.4 s (bench/RESULTS.md,
+    thirty-sixth session). But strips compute a rectangle twice (the checkpoints, then each
+    strip again) in two launches per team pass, so where the whole regions run at once anyway
+    they would only cost: one such alignment alone, whose region pass takes about 2.7 s on a
+    team of eight warps by the step costs above (25 team passes of 1.3 * 10^5 steps), would
+    take about as much again. Below :data:`STRIP_NIBBLES` (about 46,000 x 46,000 cells) a
+    launch holds enough rectangles at once to keep the GPU busy."""
+    nbytes = np.asarray(nbytes, np.int64)
+    whole = nbytes <= pair_budget
+    crowded = int(nbytes[whole].sum()) > launch_budget
+    return (nbytes > STRIP_NIBBLES) & (crowded | ~whole)
 
 
 def launch_bytes(available: int) -> int:

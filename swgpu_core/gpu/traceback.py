@@ -22,10 +22,11 @@ bit for bit: the kernels run the same int32 recurrences and tie rules (see
    in launches of at most ``launch_bytes`` of nibbles (by default half the device memory
    available); a rectangle traced in strips counts its checkpoints and one strip.
 3. ``tb_region`` (one warp per pair, or ``tb_region_team``) stores the nibbles, ``tb_walk``
-   (one thread per pair) follows them and writes each path. A rectangle of more nibbles than
-   :data:`~swgpu_core.align.gpu_plan.STRIP_NIBBLES` is traced in strips instead
-   (``tb_strip``, ``tb_walk_strip``: the kernel source derives why the paths are the same),
-   holding one team pass of nibbles at a time, so that many huge rectangles run at once.
+   (one thread per pair) follows them and writes each path. Huge rectangles that would not
+   all fit one launch are traced in strips instead
+   (:func:`~swgpu_core.align.gpu_plan.traced_in_strips`; ``tb_strip``, ``tb_walk_strip``: the
+   kernel source derives why the paths are the same), holding one team pass of nibbles at a
+   time, so that they run at once.
 
 :func:`align_packed` is the low-level entry (residues back to back, offsets, optional
 expected scores; results as flat arrays, no Python object per pair);
@@ -48,7 +49,6 @@ from .. import kernel_abi
 from ..align import traceback as cpu
 from ..align.gpu_plan import (
     ROWS_PER_LANE,
-    STRIP_NIBBLES,
     latency,
     launch_groups,
     launch_order,
@@ -58,6 +58,7 @@ from ..align.gpu_plan import (
     strip_bytes,
     team_fits,
     team_shared_bytes,
+    traced_in_strips,
 )
 from ..align.gpu_plan import launch_bytes as planned_launch_bytes
 from ..align.traceback import AlignedPairs, PairTask, PairTasks, PairTrace, TracebackError, TracedPaths, trace_region
@@ -213,7 +214,7 @@ def align_packed(
     pair_budget: int | None = None,
     launch_bytes: int | None = None,
     team_warps: int | None = None,
-    strip_nibbles: int = STRIP_NIBBLES,
+    strip_nibbles: int | None = None,
 ) -> PackedTraces:
     """Trace pair ``k`` = (residues[qoff[k]:+qlen[k]], residues[soff[k]:+slen[k]]) for all k.
 
@@ -228,8 +229,8 @@ def align_packed(
 
     Rows per lane, teams and the launches' size follow :mod:`swgpu_core.align.gpu_plan` (a call
     of few pairs is latency-bound; ``launch_bytes`` None: half the device memory available).
-    ``strip_nibbles``: a rectangle of more nibble bytes is traced in strips (0: every one, for
-    the tests). ``pair_budget``: the most device bytes of one rectangle traced on the GPU (its
+    ``strip_nibbles`` (tests): every rectangle of more nibble bytes is traced in strips (0:
+    every one); None: :func:`~swgpu_core.align.gpu_plan.traced_in_strips` decides. ``pair_budget``: the most device bytes of one rectangle traced on the GPU (its
     nibbles, or in strips its checkpoints and one strip); larger ones run pass 3 on the CPU.
     None: half of ``launch_bytes``, which holds such a rectangle whether the launches of teams
     and of one-warp pairs run side by side (each then has half) or not. Until 2026-11-28 it
@@ -401,19 +402,20 @@ def _ends(k: _Kernels, qoff, qlen, soff, slen, expected, end_cells, ends: np.nda
 
 
 def _regions(
-    k: _Kernels, residues, qoff, qlen, soff, slen, out: PackedTraces, pair_budget: int, launch_bytes: int, strip_nibbles: int
+    k: _Kernels, residues, qoff, qlen, soff, slen, out: PackedTraces, pair_budget: int, launch_bytes: int, strip_nibbles: int | None
 ) -> None:
     """Pass 3 and the walk for the traced pairs: on the GPU in launches of at most
     ``launch_bytes`` of device memory (half each for the teams and the one-warp pairs when a
-    call has both: their launches run side by side), rectangles of more than ``strip_nibbles``
-    nibble bytes in strips, on the CPU those whose device memory exceeds ``pair_budget``. The
+    call has both: their launches run side by side), in strips those that
+    :func:`~swgpu_core.align.gpu_plan.traced_in_strips` names (or ``strip_nibbles`` says), on
+    the CPU those whose device memory exceeds ``pair_budget``. The
     paths land in one host buffer (``out.ops``), each pair's in a slot of height + width bytes."""
     ok = np.flatnonzero(out.status == Status.OK)
     heights = (out.qend[ok] - out.qstart[ok] + 1).astype(np.int64)
     widths = (out.send[ok] - out.sstart[ok] + 1).astype(np.int64)
     r_reg, w_reg = k.layout(heights, widths)
     nbytes = nibble_bytes(heights, widths, r_reg)
-    in_strips = nbytes > strip_nibbles
+    in_strips = traced_in_strips(nbytes, pair_budget, launch_bytes) if strip_nibbles is None else nbytes > strip_nibbles
     cost = np.where(in_strips, strip_bytes(heights, widths, r_reg, w_reg), nbytes)  # device bytes while traced
     on_gpu = cost <= pair_budget
     out.ops = np.empty(int((heights + widths).sum()), np.uint8)
